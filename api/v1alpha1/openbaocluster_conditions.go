@@ -1,0 +1,118 @@
+package v1alpha1
+
+// ConditionType names a condition of an OpenBaoCluster.
+type ConditionType string
+
+// Condition types. Available, Progressing and Degraded follow the Kubernetes convention;
+// the others are specific to baokeeper.
+const (
+	// ConditionAvailable is True when a majority of members is Ready, unsealed and serving.
+	ConditionAvailable ConditionType = "Available"
+	// ConditionProgressing is True while the cluster moves toward its spec: first creation,
+	// initialization, or a version change.
+	ConditionProgressing ConditionType = "Progressing"
+	// ConditionDegraded is True when the cluster serves with fewer members than desired,
+	// or when baokeeper refused the spec.
+	ConditionDegraded ConditionType = "Degraded"
+	// ConditionUpgradePaused is True while spec.upgrade.paused holds an upgrade.
+	ConditionUpgradePaused ConditionType = "UpgradePaused"
+	// ConditionBreakGlass is True while automation is stopped and a person must act.
+	ConditionBreakGlass ConditionType = "BreakGlass"
+	// ConditionSpecValid is False when the version or image policy refused the spec.
+	ConditionSpecValid ConditionType = "SpecValid"
+	// ConditionTLSReady is True when a serving certificate that covers every member exists.
+	ConditionTLSReady ConditionType = "TLSReady"
+)
+
+// Reason is the CamelCase reason of a condition or an event.
+type Reason string
+
+// Reasons of the Available condition.
+const (
+	// ReasonQuorumReady means a majority of members is Ready and unsealed.
+	ReasonQuorumReady Reason = "QuorumReady"
+	// ReasonQuorumNotReady means fewer than a majority of members is Ready.
+	ReasonQuorumNotReady Reason = "QuorumNotReady"
+)
+
+// Reasons of the Progressing condition.
+const (
+	// ReasonCreating means workload objects are being created.
+	ReasonCreating Reason = "Creating"
+	// ReasonInitializing means members are starting, initializing or unsealing.
+	ReasonInitializing Reason = "Initializing"
+	// ReasonReconciled means the cluster matches its spec.
+	ReasonReconciled Reason = "Reconciled"
+	// ReasonUpgradePending means a version change passed the policy and waits for the
+	// upgrade manager.
+	ReasonUpgradePending Reason = "UpgradePending"
+)
+
+// Reasons of the Degraded condition.
+const (
+	// ReasonAllMembersReady means every desired member is Ready.
+	ReasonAllMembersReady Reason = "AllMembersReady"
+	// ReasonMembersNotReady means some members are not Ready.
+	ReasonMembersNotReady Reason = "MembersNotReady"
+	// ReasonSpecRefused means the policy refused the spec.
+	ReasonSpecRefused Reason = "SpecRefused"
+)
+
+// Reasons of the SpecValid condition.
+const (
+	// ReasonSpecAccepted means the version and image passed the policy.
+	ReasonSpecAccepted Reason = "SpecAccepted"
+	// ReasonStrategyNotSupported means the requested strategy is not carried out by this release.
+	ReasonStrategyNotSupported Reason = "StrategyNotSupported"
+)
+
+// Reasons of the TLSReady condition.
+const (
+	// ReasonCertificateIssued means the operator-issued certificate is current.
+	ReasonCertificateIssued Reason = "CertificateIssued"
+	// ReasonUserCertificate means the user-provided Secret is used.
+	ReasonUserCertificate Reason = "UserCertificate"
+	// ReasonUserCertificateMissing means the user-provided Secret is missing or incomplete.
+	ReasonUserCertificateMissing Reason = "UserCertificateMissing"
+)
+
+// Reasons of the UpgradePaused and BreakGlass conditions.
+const (
+	// ReasonNotPaused means spec.upgrade.paused is false.
+	ReasonNotPaused Reason = "NotPaused"
+	// ReasonPausedBySpec means spec.upgrade.paused is true.
+	ReasonPausedBySpec Reason = "PausedBySpec"
+	// ReasonNotActive means break-glass is not active.
+	ReasonNotActive Reason = "NotActive"
+)
+
+// Event reasons. Events are emitted only at transitions a person cares about.
+const (
+	// EventCreated is emitted when the workload objects of a cluster are first created.
+	EventCreated Reason = "Created"
+	// EventRunning is emitted when every member became Ready, initialized and unsealed.
+	EventRunning Reason = "Running"
+	// EventDegraded is emitted when a Running cluster lost a member.
+	EventDegraded Reason = "Degraded"
+	// EventCertificateIssued is emitted when a serving certificate is issued or renewed.
+	EventCertificateIssued Reason = "CertificateIssued"
+	// EventSpecRefused is emitted when the version or image policy refuses the spec.
+	EventSpecRefused Reason = "SpecRefused"
+	// EventVersionSkipWarning is emitted when an upgrade skips minor versions.
+	EventVersionSkipWarning Reason = "MinorVersionSkip"
+	// EventUpgradePending is emitted when a version change waits for the upgrade manager.
+	EventUpgradePending Reason = "UpgradePending"
+)
+
+// Control annotations on an OpenBaoCluster. Each is edge-triggered: baokeeper acts once
+// per new value and records the handled value in status.requests.
+const (
+	// AnnotationPromote releases a blue-green upgrade that waits for promotion.
+	AnnotationPromote = "baokeeper.dev/promote"
+	// AnnotationRollback rolls back a blue-green upgrade.
+	AnnotationRollback = "baokeeper.dev/rollback"
+	// AnnotationRetry retries a failed upgrade step.
+	AnnotationRetry = "baokeeper.dev/retry"
+	// AnnotationBreakGlassAck acknowledges break-glass; only the current nonce counts.
+	AnnotationBreakGlassAck = "baokeeper.dev/break-glass-ack"
+)

@@ -1,0 +1,722 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// UpgradeStrategyType names how a version change is rolled out.
+// +kubebuilder:validation:Enum=RollingUpdate;BlueGreen
+type UpgradeStrategyType string
+
+const (
+	// RollingUpdateStrategy replaces members in place: followers one at a time, the leader last.
+	RollingUpdateStrategy UpgradeStrategyType = "RollingUpdate"
+	// BlueGreenStrategy starts a second ("green") set of members as non-voters and switches over.
+	BlueGreenStrategy UpgradeStrategyType = "BlueGreen"
+)
+
+// SnapshotPolicy says when a Raft snapshot is taken before an upgrade.
+// +kubebuilder:validation:Enum=Always;IfOlderThan;Never
+type SnapshotPolicy string
+
+const (
+	// SnapshotAlways takes a fresh snapshot before every upgrade.
+	SnapshotAlways SnapshotPolicy = "Always"
+	// SnapshotIfOlderThan reuses the last snapshot when it is younger than maxAge.
+	SnapshotIfOlderThan SnapshotPolicy = "IfOlderThan"
+	// SnapshotNever takes no snapshot. Undo then means restoring a backup taken elsewhere.
+	SnapshotNever SnapshotPolicy = "Never"
+)
+
+// SealType selects how OpenBao unseals.
+// +kubebuilder:validation:Enum=Static;Custom
+type SealType string
+
+const (
+	// StaticSeal uses a 32-byte key that baokeeper generates once and keeps in a Secret.
+	StaticSeal SealType = "Static"
+	// CustomSeal uses a seal stanza the user writes (transit, pkcs11, a cloud KMS, ...).
+	CustomSeal SealType = "Custom"
+)
+
+// OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.seal) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
+type OpenBaoClusterSpec struct {
+	// version is the OpenBao version the cluster should run, as a semantic version
+	// (MAJOR.MINOR.PATCH, an optional leading "v", prerelease and build metadata allowed).
+	// Changing it starts an upgrade. Downgrades below status.currentVersion are refused.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^v?(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\\\+[0-9A-Za-z.-]+)?$')",message="spec.version must be a semantic version MAJOR.MINOR.PATCH such as 2.4.0 (a leading v is allowed)"
+	Version string `json:"version"`
+
+	// image is the OpenBao container image. Defaults to the OpenBao image repository
+	// with tag = version. A tag that looks like a semantic version must equal version;
+	// a digest (@sha256:...) is accepted as it is.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// replicas is the number of Raft voters: an odd number from 1 to 9, so that a
+	// majority always exists. 3 tolerates one failure, 5 tolerates two.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	// +kubebuilder:validation:XValidation:rule="self % 2 == 1",message="spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority; change it to an odd number"
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// upgrade controls how version changes are rolled out.
+	// +optional
+	// +kubebuilder:default={}
+	Upgrade UpgradeSpec `json:"upgrade,omitempty"`
+
+	// tls configures the listener certificates. By default baokeeper runs its own CA.
+	// +optional
+	// +kubebuilder:default={}
+	TLS TLSSpec `json:"tls,omitempty"`
+
+	// seal configures how members unseal themselves. By default a static key that
+	// baokeeper generates once and never overwrites.
+	// +optional
+	// +kubebuilder:default={}
+	Seal SealSpec `json:"seal,omitempty"`
+
+	// storage configures the persistent volume that holds each member's Raft data.
+	// +optional
+	// +kubebuilder:default={}
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// raft tunes the integrated storage.
+	// +optional
+	// +kubebuilder:default={}
+	Raft RaftSpec `json:"raft,omitempty"`
+
+	// resources are the compute resources of each OpenBao container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// initialization configures OpenBao's self-initialization, which runs once on first
+	// start. baokeeper always enables the service-account auth method and the two
+	// operator roles; extraRequests run after them.
+	// +optional
+	// +kubebuilder:default={}
+	Initialization InitializationSpec `json:"initialization,omitempty"`
+}
+
+// UpgradeSpec controls version changes.
+type UpgradeSpec struct {
+	// strategy is how a version change is rolled out: RollingUpdate (default) or BlueGreen.
+	// It may change only while no upgrade runs (status.upgrade is empty).
+	// Only RollingUpdate is carried out in this release; BlueGreen is accepted by the API
+	// and refused by the controller with a condition until the blue-green manager lands.
+	// +optional
+	// +kubebuilder:default=RollingUpdate
+	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
+
+	// paused holds a running upgrade at the next safe point (between two members), with
+	// the UpgradePaused condition saying so. Setting it back to false resumes.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// preUpgradeSnapshot says whether and where a Raft snapshot is taken before an upgrade.
+	// +optional
+	// +kubebuilder:default={}
+	PreUpgradeSnapshot PreUpgradeSnapshotSpec `json:"preUpgradeSnapshot,omitempty"`
+
+	// rolling tunes the RollingUpdate strategy.
+	// +optional
+	// +kubebuilder:default={}
+	Rolling RollingUpdateSpec `json:"rolling,omitempty"`
+
+	// blueGreen tunes the BlueGreen strategy (not carried out in this release).
+	// +optional
+	// +kubebuilder:default={}
+	BlueGreen BlueGreenSpec `json:"blueGreen,omitempty"`
+
+	// executor configures the Jobs that perform Raft operations (step-down, join,
+	// promote, demote, remove-peer, snapshot) with the mutating OpenBao role.
+	// +optional
+	Executor ExecutorSpec `json:"executor,omitempty"`
+}
+
+// PreUpgradeSnapshotSpec configures the snapshot taken before an upgrade.
+// +kubebuilder:validation:XValidation:rule="self.policy != 'IfOlderThan' || has(self.maxAge)",message="spec.upgrade.preUpgradeSnapshot.maxAge is required when policy is IfOlderThan; add maxAge such as 1h"
+type PreUpgradeSnapshotSpec struct {
+	// policy is Always (default), IfOlderThan (reuse a snapshot younger than maxAge) or Never.
+	// Under Always and IfOlderThan an upgrade is refused by its precheck until s3 is set.
+	// +optional
+	// +kubebuilder:default=Always
+	Policy SnapshotPolicy `json:"policy,omitempty"`
+
+	// maxAge is how old a reusable snapshot may be under IfOlderThan.
+	// +optional
+	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
+
+	// s3 is the S3-compatible object store that receives the snapshot.
+	// +optional
+	S3 *S3Target `json:"s3,omitempty"`
+}
+
+// S3Target is an S3-compatible bucket for snapshots.
+type S3Target struct {
+	// endpoint is the URL of the S3 API, for example https://s3.eu-west-1.amazonaws.com.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Endpoint string `json:"endpoint"`
+
+	// bucket is the bucket name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Bucket string `json:"bucket"`
+
+	// prefix is prepended to every object key.
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// region is the bucket's region.
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// forcePathStyle addresses the bucket as endpoint/bucket, which most self-hosted
+	// S3-compatible servers need.
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+
+	// credentialsSecretRef names a Secret in the cluster's namespace with the keys
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	// +required
+	CredentialsSecretRef corev1.LocalObjectReference `json:"credentialsSecretRef"`
+}
+
+// RollingUpdateSpec tunes the rolling strategy.
+type RollingUpdateSpec struct {
+	// stepTimeout bounds each member's replacement, from deleting the pod to the last
+	// gate passing. A member that does not pass in time fails the upgrade.
+	// +optional
+	// +kubebuilder:default="10m"
+	StepTimeout *metav1.Duration `json:"stepTimeout,omitempty"`
+
+	// settleTime is waited after a member passed every gate, before the next one starts.
+	// +optional
+	// +kubebuilder:default="10s"
+	SettleTime *metav1.Duration `json:"settleTime,omitempty"`
+
+	// maxLagEntries is how far behind the leader's Raft index a restarted voter may be
+	// and still count as caught up.
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=0
+	MaxLagEntries *int64 `json:"maxLagEntries,omitempty"`
+}
+
+// BlueGreenSpec tunes the blue-green strategy. Not carried out in this release: the
+// fields are accepted and kept so that manifests written now stay valid.
+type BlueGreenSpec struct {
+	// autoPromote promotes green without waiting for the baokeeper.dev/promote annotation.
+	// +optional
+	AutoPromote bool `json:"autoPromote,omitempty"`
+
+	// minSyncDuration is how long green must stay healthy as non-voters before promotion.
+	// +optional
+	// +kubebuilder:default="1m"
+	MinSyncDuration *metav1.Duration `json:"minSyncDuration,omitempty"`
+
+	// validationHook is a Job run against green before promotion.
+	// +optional
+	ValidationHook *ValidationHookSpec `json:"validationHook,omitempty"`
+
+	// autoRollback rolls back on its own when a step fails.
+	// +optional
+	AutoRollback AutoRollbackSpec `json:"autoRollback,omitempty"`
+
+	// maxJobFailures is how many executor Job failures are tolerated before the upgrade fails.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	MaxJobFailures *int32 `json:"maxJobFailures,omitempty"`
+}
+
+// ValidationHookSpec is a Job that checks green before it is promoted.
+type ValidationHookSpec struct {
+	// image runs the check.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Image string `json:"image"`
+
+	// command is the entrypoint.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// args are the arguments.
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// env is passed to the container; BAO_ADDR of green is added by baokeeper.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// timeout bounds the Job.
+	// +optional
+	// +kubebuilder:default="5m"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// AutoRollbackSpec says when a blue-green upgrade rolls back on its own.
+type AutoRollbackSpec struct {
+	// onExecutorFailure rolls back when an executor Job fails maxJobFailures times.
+	// +optional
+	OnExecutorFailure bool `json:"onExecutorFailure,omitempty"`
+
+	// onValidationFailure rolls back when the validation hook fails.
+	// +optional
+	OnValidationFailure bool `json:"onValidationFailure,omitempty"`
+}
+
+// ExecutorSpec configures executor Jobs.
+type ExecutorSpec struct {
+	// image is the executor image. Defaults to the operator's own image.
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// TLSSpec configures TLS for the API and cluster listeners.
+type TLSSpec struct {
+	// secretName names a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) that the user
+	// manages. Its certificate must cover every member's DNS name and the Services.
+	// When empty, baokeeper runs its own CA and serving certificate.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// certificateDuration is the lifetime of operator-issued serving certificates.
+	// +optional
+	// +kubebuilder:default="2160h"
+	CertificateDuration *metav1.Duration `json:"certificateDuration,omitempty"`
+
+	// renewBefore renews an operator-issued serving certificate this long before it expires.
+	// +optional
+	// +kubebuilder:default="720h"
+	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// SealSpec configures unsealing.
+type SealSpec struct {
+	// type is Static (default: a key generated once and kept in a Secret) or Custom.
+	// +optional
+	// +kubebuilder:default=Static
+	Type SealType `json:"type,omitempty"`
+
+	// customStanza is a complete seal stanza in HCL, used when type is Custom, for
+	// example `seal "transit" { ... }`. Credentials it needs go in env via secrets,
+	// never in this field.
+	// +optional
+	CustomStanza string `json:"customStanza,omitempty"`
+}
+
+// StorageSpec configures the Raft data volume.
+type StorageSpec struct {
+	// size of each member's volume.
+	// +optional
+	// +kubebuilder:default="1Gi"
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// storageClassName of the volume claims; empty uses the cluster default.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// RaftSpec tunes integrated storage.
+type RaftSpec struct {
+	// performanceMultiplier scales Raft timing: 1 is the fastest failure detection
+	// (about 1 s heartbeats), larger values tolerate slower networks.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	PerformanceMultiplier *int32 `json:"performanceMultiplier,omitempty"`
+}
+
+// InitializationSpec configures self-initialization.
+type InitializationSpec struct {
+	// extraRequests are OpenBao API requests run once, during self-initialization, after
+	// baokeeper's own (auth method, policies, roles). Use them to mount secret engines,
+	// write policies and create roles for applications. They run with the privileges of
+	// initialization, so review them like root-level configuration. Changing them after
+	// the cluster initialized has no effect.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	ExtraRequests []InitRequest `json:"extraRequests,omitempty"`
+}
+
+// InitRequest is one self-initialization request.
+type InitRequest struct {
+	// name identifies the request in logs.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// operation is the API operation.
+	// +optional
+	// +kubebuilder:default=update
+	// +kubebuilder:validation:Enum=create;update;delete;read;list
+	Operation string `json:"operation,omitempty"`
+
+	// path is the API path without the /v1/ prefix, for example sys/mounts/secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Path string `json:"path"`
+
+	// data is the request body as a JSON object of strings, numbers, booleans, lists and objects.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Data *apiextensionsv1.JSON `json:"data,omitempty"`
+}
+
+// ClusterPhase is a one-word summary of the cluster's state.
+// +kubebuilder:validation:Enum=Pending;Initializing;Running;Upgrading;Degraded;Failed;BreakGlass
+type ClusterPhase string
+
+const (
+	// PhasePending means the workload objects are being created.
+	PhasePending ClusterPhase = "Pending"
+	// PhaseInitializing means members are starting, initializing or unsealing.
+	PhaseInitializing ClusterPhase = "Initializing"
+	// PhaseRunning means every member is Ready, initialized and unsealed.
+	PhaseRunning ClusterPhase = "Running"
+	// PhaseUpgrading means a version change is in progress.
+	PhaseUpgrading ClusterPhase = "Upgrading"
+	// PhaseDegraded means the cluster serves but some member is not ready.
+	PhaseDegraded ClusterPhase = "Degraded"
+	// PhaseFailed means baokeeper refused the spec or a step failed; the message says what to change.
+	PhaseFailed ClusterPhase = "Failed"
+	// PhaseBreakGlass means all automation stopped until the nonce is acknowledged.
+	PhaseBreakGlass ClusterPhase = "BreakGlass"
+)
+
+// OpenBaoClusterStatus is the observed state of an OpenBao cluster.
+type OpenBaoClusterStatus struct {
+	// phase is a one-word summary.
+	// +optional
+	Phase ClusterPhase `json:"phase,omitempty"`
+
+	// message says, in a sentence a person can act on, what the cluster waits for.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// currentVersion is the version every member runs. It advances only when every member
+	// runs the target version.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// readyMembers counts members that are Ready, initialized and unsealed.
+	// +optional
+	ReadyMembers int32 `json:"readyMembers,omitempty"`
+
+	// members lists what each member runs, ordered by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Members []MemberStatus `json:"members,omitempty"`
+
+	// conditions: Available, Progressing, Degraded, UpgradePaused, BreakGlass, plus
+	// TLSReady and SpecValid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// upgrade describes the upgrade in progress; empty when none runs.
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
+	// blueGreen describes a blue-green upgrade in progress.
+	// +optional
+	BlueGreen *BlueGreenStatus `json:"blueGreen,omitempty"`
+
+	// breakGlass is set when automation stopped and a person must act.
+	// +optional
+	BreakGlass *BreakGlassStatus `json:"breakGlass,omitempty"`
+
+	// requests records the last handled value of each control annotation.
+	// +optional
+	Requests RequestsStatus `json:"requests,omitempty"`
+
+	// tls reports the operator-issued serving certificate.
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
+}
+
+// MemberStatus is what one member runs, as last observed.
+type MemberStatus struct {
+	// name of the pod.
+	// +required
+	Name string `json:"name"`
+	// version the member's OpenBao reports (sys/health), empty when unknown.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// image of the pod's OpenBao container.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// ready is the pod's Ready condition.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// TLSStatus reports the operator-issued serving certificate.
+type TLSStatus struct {
+	// notAfter is the expiry of the serving certificate.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// renewAt is when baokeeper renews it.
+	// +optional
+	RenewAt *metav1.Time `json:"renewAt,omitempty"`
+}
+
+// UpgradeStatus describes an upgrade in progress.
+type UpgradeStatus struct {
+	// strategy used by this upgrade.
+	// +optional
+	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
+	// fromVersion is the version the cluster ran when the upgrade started.
+	// +optional
+	FromVersion string `json:"fromVersion,omitempty"`
+	// targetVersion is the version being rolled out.
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// startedAt is when the upgrade started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// plan is what will happen, computed before anything changes.
+	// +optional
+	Plan *UpgradePlan `json:"plan,omitempty"`
+	// currentStep is the step in progress.
+	// +optional
+	CurrentStep *UpgradeStep `json:"currentStep,omitempty"`
+	// completedPods are the members already on the target version, in order.
+	// +optional
+	// +listType=atomic
+	CompletedPods []string `json:"completedPods,omitempty"`
+	// snapshot is the receipt of the pre-upgrade snapshot.
+	// +optional
+	Snapshot *SnapshotReceipt `json:"snapshot,omitempty"`
+	// failure says why the upgrade stopped.
+	// +optional
+	Failure *UpgradeFailure `json:"failure,omitempty"`
+}
+
+// UpgradePlan is the plan of an upgrade.
+type UpgradePlan struct {
+	// pods in the order they are replaced.
+	// +optional
+	// +listType=atomic
+	Pods []string `json:"pods,omitempty"`
+	// prechecks and their results.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Prechecks []Precheck `json:"prechecks,omitempty"`
+	// snapshotLocation is where the pre-upgrade snapshot goes.
+	// +optional
+	SnapshotLocation string `json:"snapshotLocation,omitempty"`
+	// undoPath says how to undo the upgrade.
+	// +optional
+	UndoPath string `json:"undoPath,omitempty"`
+}
+
+// PrecheckResult is the outcome of a precheck.
+// +kubebuilder:validation:Enum=Pending;Passed;Failed
+type PrecheckResult string
+
+const (
+	// PrecheckPending means not evaluated yet.
+	PrecheckPending PrecheckResult = "Pending"
+	// PrecheckPassed means the check passed.
+	PrecheckPassed PrecheckResult = "Passed"
+	// PrecheckFailed means the check failed; the message says why.
+	PrecheckFailed PrecheckResult = "Failed"
+)
+
+// Precheck is one check made before an upgrade starts.
+type Precheck struct {
+	// name of the check.
+	// +required
+	Name string `json:"name"`
+	// result of the check.
+	// +optional
+	Result PrecheckResult `json:"result,omitempty"`
+	// message explains the result.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// UpgradeStep is the step in progress.
+type UpgradeStep struct {
+	// action is what the step does, for example ReplaceMember or TransferLeadership.
+	// +optional
+	Action string `json:"action,omitempty"`
+	// pod the step acts on.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// startedAt is when the step started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// waitingFor says what the step waits for, in a sentence a person can act on.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
+}
+
+// SnapshotReceipt records a snapshot that was taken.
+type SnapshotReceipt struct {
+	// location is the object URL.
+	// +optional
+	Location string `json:"location,omitempty"`
+	// takenAt is when the snapshot was taken.
+	// +optional
+	TakenAt *metav1.Time `json:"takenAt,omitempty"`
+	// sizeBytes of the snapshot.
+	// +optional
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
+	// sha256 of the snapshot.
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// UpgradeFailure says why an upgrade stopped.
+type UpgradeFailure struct {
+	// reason is a CamelCase word.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message names the pod, the cause and the pods not yet started.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// pod the failure is about.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// at is when the failure was recorded.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+}
+
+// BlueGreenStatus describes a blue-green upgrade.
+type BlueGreenStatus struct {
+	// phase of the blue-green upgrade.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// blueRevision is the StatefulSet revision of blue.
+	// +optional
+	BlueRevision string `json:"blueRevision,omitempty"`
+	// greenRevision is the StatefulSet revision of green.
+	// +optional
+	GreenRevision string `json:"greenRevision,omitempty"`
+	// phaseStartedAt is when the phase started.
+	// +optional
+	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
+	// jobFailures counts executor Job failures.
+	// +optional
+	JobFailures int32 `json:"jobFailures,omitempty"`
+	// promotion is Waiting, Requested or Done.
+	// +optional
+	Promotion string `json:"promotion,omitempty"`
+	// rollbackReason says why a rollback started.
+	// +optional
+	RollbackReason string `json:"rollbackReason,omitempty"`
+}
+
+// BreakGlassStatus is set when automation stopped.
+type BreakGlassStatus struct {
+	// active is true while automation is stopped.
+	// +optional
+	Active bool `json:"active,omitempty"`
+	// reason is a CamelCase word.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message explains what happened.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// nonce must be copied into the baokeeper.dev/break-glass-ack annotation to go on.
+	// +optional
+	Nonce string `json:"nonce,omitempty"`
+	// enteredAt is when break-glass started.
+	// +optional
+	EnteredAt *metav1.Time `json:"enteredAt,omitempty"`
+	// recoverySteps are what a person should do.
+	// +optional
+	// +listType=atomic
+	RecoverySteps []string `json:"recoverySteps,omitempty"`
+	// acknowledgedAt is when the nonce was acknowledged.
+	// +optional
+	AcknowledgedAt *metav1.Time `json:"acknowledgedAt,omitempty"`
+}
+
+// RequestsStatus records the last handled value of each control annotation.
+type RequestsStatus struct {
+	// promote is the last handled baokeeper.dev/promote value.
+	// +optional
+	Promote string `json:"promote,omitempty"`
+	// rollback is the last handled baokeeper.dev/rollback value.
+	// +optional
+	Rollback string `json:"rollback,omitempty"`
+	// retry is the last handled baokeeper.dev/retry value.
+	// +optional
+	Retry string `json:"retry,omitempty"`
+	// breakGlassAck is the last handled baokeeper.dev/break-glass-ack value.
+	// +optional
+	BreakGlassAck string `json:"breakGlassAck,omitempty"`
+}
+
+// OpenBaoCluster is an OpenBao cluster on integrated (Raft) storage whose version
+// changes baokeeper carries out without losing quorum or acknowledged writes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bao,categories=baokeeper
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.upgrade.strategy`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.upgrade) || !has(oldSelf.spec.upgrade) || !has(self.spec.upgrade) || oldSelf.spec.upgrade.strategy == self.spec.upgrade.strategy",message="spec.upgrade.strategy cannot change while an upgrade runs (status.upgrade is set); wait for it to finish or fail, then change the strategy"
+type OpenBaoCluster struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state.
+	// +required
+	Spec OpenBaoClusterSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status OpenBaoClusterStatus `json:"status,omitempty"`
+}
+
+// OpenBaoClusterList is a list of OpenBaoClusters.
+//
+// +kubebuilder:object:root=true
+type OpenBaoClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the clusters.
+	Items []OpenBaoCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OpenBaoCluster{}, &OpenBaoClusterList{})
+}
