@@ -22,6 +22,10 @@ const (
 	ConditionSpecValid ConditionType = "SpecValid"
 	// ConditionTLSReady is True when a serving certificate that covers every member exists.
 	ConditionTLSReady ConditionType = "TLSReady"
+	// ConditionInitialized is True once a member reported the cluster initialized. It
+	// never goes back to False: from then on self-initialization is disabled, so a
+	// member that lost its data joins the cluster instead of starting a second one.
+	ConditionInitialized ConditionType = "Initialized"
 )
 
 // Reason is the CamelCase reason of a condition or an event.
@@ -56,6 +60,8 @@ const (
 	ReasonMembersNotReady Reason = "MembersNotReady"
 	// ReasonSpecRefused means the policy refused the spec.
 	ReasonSpecRefused Reason = "SpecRefused"
+	// ReasonSealKeyMissing means the static-seal key Secret of an initialized cluster is gone.
+	ReasonSealKeyMissing Reason = "SealKeyMissing"
 )
 
 // Reasons of the SpecValid condition.
@@ -74,6 +80,14 @@ const (
 	ReasonUserCertificate Reason = "UserCertificate"
 	// ReasonUserCertificateMissing means the user-provided Secret is missing or incomplete.
 	ReasonUserCertificateMissing Reason = "UserCertificateMissing"
+)
+
+// Reasons of the Initialized condition.
+const (
+	// ReasonSelfInitialized means ordinal 0 initialized the cluster and a member became Ready.
+	ReasonSelfInitialized Reason = "SelfInitialized"
+	// ReasonWaitingForInitialization means no member has become Ready yet.
+	ReasonWaitingForInitialization Reason = "WaitingForInitialization"
 )
 
 // Reasons of the UpgradePaused and BreakGlass conditions.

@@ -1,0 +1,150 @@
+// Command baokeeper is the baokeeper operator. Its default mode, "manager", runs the
+// controllers; "executor" is the mode executor Jobs run in.
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
+	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
+	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+func main() {
+	args := os.Args[1:]
+	mode := "manager"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		mode, args = args[0], args[1:]
+	}
+	var err error
+	switch mode {
+	case "manager":
+		err = runManager(args)
+	case "executor":
+		err = errors.New("the executor mode arrives with the upgrade manager; this build has no executor steps")
+	default:
+		err = fmt.Errorf("unknown mode %q: use manager (default) or executor", mode)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "baokeeper: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func runManager(args []string) error {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	metricsAddr := fs.String("metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	probeAddr := fs.String("health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	leaderElect := fs.Bool("leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	controllerSA := fs.String("controller-service-account", "", "namespace/name of the operator's service account, bound to the read-only OpenBao role. Defaults to $POD_NAMESPACE/$SERVICE_ACCOUNT_NAME.")
+	tokenPath := fs.String("openbao-token-path", "/var/run/secrets/baokeeper/token", "Projected service-account token (audience "+workload.TokenAudience+") used to log in to OpenBao.")
+	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
+	opts := zap.Options{}
+	opts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	sa, err := controllerServiceAccount(*controllerSA)
+	if err != nil {
+		return err
+	}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("failed to register Kubernetes types: %w", err)
+	}
+	if err := baov1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("failed to register OpenBaoCluster types: %w", err)
+	}
+
+	managed, err := labels.NewRequirement(workload.LabelManagedBy, selection.Equals, []string{workload.ManagedByValue})
+	if err != nil {
+		return err
+	}
+	cfg := ctrl.GetConfigOrDie()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress: *probeAddr,
+		LeaderElection:         *leaderElect,
+		LeaderElectionID:       "baokeeper.openbao.baokeeper.dev",
+		Cache: cache.Options{
+			// The cache holds only what baokeeper labels, plus the clusters themselves.
+			DefaultLabelSelector: labels.NewSelector().Add(*managed),
+			ByObject: map[client.Object]cache.ByObject{
+				&baov1.OpenBaoCluster{}: {Label: labels.Everything()},
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the manager: %w", err)
+	}
+
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("failed to create a Kubernetes client: %w", err)
+	}
+	clk := clock.RealClock{}
+	r := &app.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("baokeeper"),
+		Clock:     clk,
+		Rand:      rand.Reader,
+		Issuer:    saissuer.NewCachedSource(saissuer.RESTGetter{Client: cs.Discovery().RESTClient()}, clk, 10*time.Minute),
+		OpenBao:   &app.CachingClientFactory{TokenPath: *tokenPath, Timeout: *openbaoTimeout},
+		Config:    app.Config{ControllerServiceAccount: sa, HealthTimeout: *openbaoTimeout},
+	}
+	if err := controller.SetupWithManager(mgr, r); err != nil {
+		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting manager", "controllerServiceAccount", sa.String())
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func controllerServiceAccount(flagValue string) (types.NamespacedName, error) {
+	v := flagValue
+	if v == "" {
+		ns, name := os.Getenv("POD_NAMESPACE"), os.Getenv("SERVICE_ACCOUNT_NAME")
+		if ns == "" || name == "" {
+			return types.NamespacedName{}, errors.New("the operator's service account is unknown: pass --controller-service-account=namespace/name or set POD_NAMESPACE and SERVICE_ACCOUNT_NAME")
+		}
+		v = ns + "/" + name
+	}
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok || ns == "" || name == "" {
+		return types.NamespacedName{}, fmt.Errorf("--controller-service-account %q must be namespace/name", v)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}

@@ -1,0 +1,50 @@
+package openbaocluster
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// CachingClientFactory builds one read-only OpenBao client per cluster and CA, and
+// reuses it so the controller logs in once per token lifetime, not once per pass.
+type CachingClientFactory struct {
+	// TokenPath is the controller's projected service-account token.
+	TokenPath string
+	// Timeout bounds each OpenBao call.
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	clients map[string]openbao.Client
+}
+
+// ForCluster implements ClientFactory.
+func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error) {
+	key := fmt.Sprintf("%s/%s/%x", c.Namespace, c.Name, sha256.Sum256(caPEM))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cl, ok := f.clients[key]; ok {
+		return cl, nil
+	}
+	cl, err := openbao.New(openbao.Config{
+		Address:   fmt.Sprintf("https://%s.%s.svc:%d", workload.NamesFor(c).ClientService(), c.Namespace, workload.APIPort),
+		CACertPEM: caPEM,
+		AuthMount: workload.AuthMount,
+		Role:      workload.ControllerRole,
+		TokenPath: f.TokenPath,
+		Timeout:   f.Timeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the OpenBao client of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if f.clients == nil {
+		f.clients = map[string]openbao.Client{}
+	}
+	f.clients[key] = cl
+	return cl, nil
+}

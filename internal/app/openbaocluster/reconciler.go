@@ -1,0 +1,104 @@
+package openbaocluster
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
+	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+)
+
+// ClientFactory returns the controller's read-only OpenBao client for one cluster.
+type ClientFactory interface {
+	// ForCluster returns a client for the cluster, verifying TLS against caPEM.
+	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error)
+}
+
+// Config is the static configuration of the reconciler.
+type Config struct {
+	// ControllerServiceAccount is the operator's own service account, bound to the
+	// read-only OpenBao role.
+	ControllerServiceAccount types.NamespacedName
+	// HealthTimeout bounds the sys/health read of one member.
+	HealthTimeout time.Duration
+}
+
+// Reconciler reconciles the workload of OpenBaoClusters.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// APIReader reads objects baokeeper does not label (a user-provided TLS Secret).
+	APIReader client.Reader
+	// Recorder emits events at transitions a person cares about.
+	Recorder events.EventRecorder
+	// Clock is read once per pass.
+	Clock clock.PassiveClock
+	// Rand is the source of keys and serial numbers.
+	Rand io.Reader
+	// Issuer gives the service-account issuer and keys for the JWT auth method.
+	Issuer saissuer.Source
+	// OpenBao builds read-only OpenBao clients.
+	OpenBao ClientFactory
+	// Config is the static configuration.
+	Config Config
+}
+
+// Reconcile runs one pass; see the package documentation for its steps.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	cluster := &baov1.OpenBaoCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("OpenBaoCluster", klog.KObj(cluster)))
+
+	before := cluster.Status.DeepCopy()
+	obs, err := r.observe(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := &pass{cluster: cluster, obs: obs}
+
+	defer func() {
+		computeStatus(cluster, obs, p, reterr == nil)
+		if _, err := statusapply.Apply(ctx, r.Client, cluster, before); err != nil {
+			reterr = errors.Join(reterr, err)
+			return
+		}
+		r.emitTransitionEvents(cluster, before, p)
+	}()
+
+	if res, err := r.validate(ctx, p); err != nil || !res.IsZero() {
+		return res, err
+	}
+	if res, err := r.reconcileWorkload(ctx, p); err != nil || !res.IsZero() {
+		return res, err
+	}
+	return r.requeueAfter(p), nil
+}
+
+// requeueAfter is the only timer the workload loop sets: the renewal of an
+// operator-issued certificate. Everything else is driven by watches.
+func (r *Reconciler) requeueAfter(p *pass) ctrl.Result {
+	if p.renewAt.IsZero() {
+		return ctrl.Result{}
+	}
+	d := p.renewAt.Sub(p.obs.now)
+	if d < time.Second {
+		d = time.Second
+	}
+	return ctrl.Result{RequeueAfter: d}
+}

@@ -1,0 +1,212 @@
+package openbaocluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// computeStatus derives the whole status from the observation and what the pass did.
+// It mutates memory only; statusapply writes it. observedGeneration advances only when
+// the pass succeeded.
+func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded bool) {
+	st := &c.Status
+	replicas := c.GetReplicas()
+	n := workload.NamesFor(c)
+
+	st.Members = st.Members[:0]
+	var ready int32
+	var notReady []string
+	for i := range replicas {
+		name := n.Member(i)
+		m := baov1.MemberStatus{Name: name}
+		if pod := obs.pods[name]; pod != nil {
+			m.Image = workload.ContainerImage(&pod.Spec)
+			m.Ready = podReady(pod)
+		}
+		if h := obs.health[name]; h != nil {
+			m.Version = normalizeVersion(h.Version)
+		}
+		if m.Ready {
+			ready++
+		} else {
+			notReady = append(notReady, name)
+		}
+		st.Members = append(st.Members, m)
+	}
+	st.ReadyMembers = ready
+	if len(st.Members) == 0 {
+		st.Members = nil
+	}
+
+	initialized := wasInitialized(c) || ready > 0
+	allReady := ready == replicas && obs.stsCurrent()
+	seedCurrentVersion(c)
+
+	gen := c.Generation
+	set := func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: string(t), Status: status, Reason: string(reason), Message: msg,
+			ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(obs.now),
+		})
+	}
+
+	quorum := replicas/2 + 1
+	if ready >= quorum {
+		set(baov1.ConditionAvailable, true, baov1.ReasonQuorumReady, fmt.Sprintf("%d of %d members are Ready; a majority is %d", ready, replicas, quorum))
+	} else {
+		set(baov1.ConditionAvailable, false, baov1.ReasonQuorumNotReady, fmt.Sprintf("%d of %d members are Ready; a majority needs %d", ready, replicas, quorum))
+	}
+
+	if initialized {
+		set(baov1.ConditionInitialized, true, baov1.ReasonSelfInitialized, "The cluster initialized itself; self-initialization is now disabled")
+	} else {
+		set(baov1.ConditionInitialized, false, baov1.ReasonWaitingForInitialization, fmt.Sprintf("Waiting for %s to initialize the cluster and become Ready", n.Member(0)))
+	}
+
+	if p.refusal != "" {
+		set(baov1.ConditionSpecValid, false, baov1.Reason(p.decision.Reason), p.refusal)
+	} else if p.decision != nil {
+		set(baov1.ConditionSpecValid, true, baov1.ReasonSpecAccepted, "spec.version and spec.image passed the version and image policy")
+	}
+
+	if p.tlsReason != "" {
+		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing, p.tlsReason, p.tlsMessage)
+	}
+	if c.Spec.TLS.SecretName == "" && !p.notAfter.IsZero() {
+		st.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter))}
+		if !p.renewAt.IsZero() {
+			st.TLS.RenewAt = ptr(metav1.NewTime(p.renewAt))
+		}
+	} else if c.Spec.TLS.SecretName != "" {
+		st.TLS = nil
+	}
+
+	if c.Spec.Upgrade.Paused {
+		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedBySpec, "spec.upgrade.paused is true: upgrades hold at the next safe point")
+	} else {
+		set(baov1.ConditionUpgradePaused, false, baov1.ReasonNotPaused, "spec.upgrade.paused is false")
+	}
+	set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
+
+	pending := versionChangePending(c)
+	switch {
+	case p.refusal != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
+	case p.blocked != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonSealKeyMissing, p.blocked)
+	case wasRunning(c) && ready < replicas:
+		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(notReady, ", ")))
+	default:
+		set(baov1.ConditionDegraded, false, baov1.ReasonAllMembersReady, fmt.Sprintf("%d of %d members are Ready", ready, replicas))
+	}
+
+	switch {
+	case obs.sts == nil && !p.createdSTS:
+		st.Phase = baov1.PhasePending
+		set(baov1.ConditionProgressing, true, baov1.ReasonCreating, "Creating the workload objects")
+	case !initialized || (!wasRunning(c) && !allReady):
+		st.Phase = baov1.PhaseInitializing
+		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, notReady, ready, replicas))
+	case !allReady:
+		st.Phase = baov1.PhaseDegraded
+		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
+	case pending != "":
+		st.Phase = baov1.PhaseRunning
+		set(baov1.ConditionProgressing, true, baov1.ReasonUpgradePending, pending)
+	default:
+		st.Phase = baov1.PhaseRunning
+		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
+	}
+	if p.refusal != "" && obs.sts == nil {
+		st.Phase = baov1.PhaseFailed
+	}
+
+	st.Message = statusMessage(c, p, ready, replicas, notReady, pending)
+	if succeeded {
+		st.ObservedGeneration = c.Generation
+	}
+}
+
+// seedCurrentVersion sets status.currentVersion the first time every member reports
+// the same version. Later changes of it belong to the upgrade manager.
+func seedCurrentVersion(c *baov1.OpenBaoCluster) {
+	if c.Status.CurrentVersion != "" || int32(len(c.Status.Members)) != c.GetReplicas() {
+		return
+	}
+	v := ""
+	for _, m := range c.Status.Members {
+		if !m.Ready || m.Version == "" || (v != "" && m.Version != v) {
+			return
+		}
+		v = m.Version
+	}
+	c.Status.CurrentVersion = v
+}
+
+// versionChangePending says, in a sentence, that spec.version differs from what runs.
+func versionChangePending(c *baov1.OpenBaoCluster) string {
+	cur := c.Status.CurrentVersion
+	if cur == "" || normalizeVersion(c.Spec.Version) == cur {
+		return ""
+	}
+	return fmt.Sprintf("spec.version %s differs from the running %s; this release of baokeeper does not carry out version changes yet, so the cluster keeps running %s", normalizeVersion(c.Spec.Version), cur, cur)
+}
+
+func wasRunning(c *baov1.OpenBaoCluster) bool {
+	return c.Status.Phase == baov1.PhaseRunning || c.Status.Phase == baov1.PhaseDegraded || c.Status.Phase == baov1.PhaseUpgrading
+}
+
+func initializingMessage(c *baov1.OpenBaoCluster, notReady []string, ready, replicas int32) string {
+	if len(notReady) == 0 {
+		return fmt.Sprintf("%d of %d members Ready; waiting for the StatefulSet status to catch up", ready, replicas)
+	}
+	return fmt.Sprintf("Waiting for %s to become Ready (initialized and unsealed); %d of %d members Ready", notReady[0], ready, replicas)
+}
+
+func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notReady []string, pending string) string {
+	switch {
+	case p.refusal != "":
+		return p.refusal
+	case p.blocked != "":
+		return p.blocked
+	case c.Status.Phase == baov1.PhasePending:
+		return "Creating the workload objects"
+	case c.Status.Phase == baov1.PhaseInitializing:
+		return initializingMessage(c, notReady, ready, replicas)
+	case c.Status.Phase == baov1.PhaseDegraded:
+		return fmt.Sprintf("%d of %d members Ready; waiting for %s", ready, replicas, strings.Join(notReady, ", "))
+	case pending != "":
+		return pending
+	default:
+		v := c.Status.CurrentVersion
+		if v == "" {
+			v = "an unknown version"
+		}
+		versions := map[string]bool{}
+		for _, m := range c.Status.Members {
+			versions[m.Version] = true
+		}
+		if len(versions) > 1 {
+			vs := make([]string, 0, len(versions))
+			for k := range versions {
+				vs = append(vs, k)
+			}
+			slices.Sort(vs)
+			return fmt.Sprintf("%d of %d members Ready; members report versions %s", ready, replicas, strings.Join(vs, ", "))
+		}
+		return fmt.Sprintf("%d of %d members Ready, running %s", ready, replicas, v)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

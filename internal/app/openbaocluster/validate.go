@@ -1,0 +1,30 @@
+package openbaocluster
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+// validate runs the version and image policy. A refusal changes nothing: the pass
+// ends here with a terminal error (no retry until the spec changes), and the deferred
+// status write carries the reason.
+func (r *Reconciler) validate(ctx context.Context, p *pass) (ctrl.Result, error) {
+	c := p.cluster
+	d := upgrade.EvaluateVersion(upgrade.VersionRequest{
+		Desired:        c.Spec.Version,
+		Image:          c.Spec.Image,
+		CurrentVersion: c.Status.CurrentVersion,
+	})
+	p.decision = &d
+	if d.Allowed {
+		return ctrl.Result{}, nil
+	}
+	p.refusal = d.Message
+	ctrl.LoggerFrom(ctx).Info("Refusing spec", "reason", string(d.Reason), "version", c.Spec.Version, "image", c.Spec.Image)
+	return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec refused (%s): %s", d.Reason, d.Message))
+}

@@ -1,0 +1,200 @@
+package openbaocluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// reconcileWorkload applies every object of the cluster in dependency order.
+func (r *Reconciler) reconcileWorkload(ctx context.Context, p *pass) (ctrl.Result, error) {
+	steps := []struct {
+		name string
+		fn   func(context.Context, *pass) error
+	}{
+		{"identities", r.applyIdentities},
+		{"seal", r.ensureSealKey},
+		{"tls", r.ensureTLS},
+		{"config", r.applyConfig},
+		{"services", r.applyServices},
+		{"statefulset", r.applyStatefulSet},
+	}
+	for _, s := range steps {
+		if err := s.fn(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) applyIdentities(ctx context.Context, p *pass) error {
+	for _, sa := range workload.ServiceAccounts(p.cluster) {
+		if err := applyObject(ctx, r.Client, sa); err != nil {
+			return err
+		}
+	}
+	role, binding := workload.ServiceRegistrationRBAC(p.cluster)
+	if err := applyObject(ctx, r.Client, role); err != nil {
+		return err
+	}
+	return applyObject(ctx, r.Client, binding)
+}
+
+// ensureSealKey creates the static-seal key once. It is never updated: a second key
+// would make the Raft data unreadable.
+func (r *Reconciler) ensureSealKey(ctx context.Context, p *pass) error {
+	if p.cluster.GetSealType() != baov1.StaticSeal || p.obs.sealSecret != nil {
+		return nil
+	}
+	if wasInitialized(p.cluster) {
+		p.blocked = fmt.Sprintf("The static-seal key Secret %s is missing, but the cluster was initialized with it: restore the Secret from your backup. baokeeper does not generate a new key, because members could no longer unseal their data",
+			workload.NamesFor(p.cluster).SealSecret())
+		return reconcile.TerminalError(errors.New(p.blocked))
+	}
+	s, err := workload.SealSecret(p.cluster, r.Rand)
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Creating static-seal key", "Secret", s.Name)
+	if err := r.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create seal Secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	return nil
+}
+
+// ensureTLS keeps a serving certificate that covers every member: the user's, or one
+// issued by the operator's CA and renewed before it expires.
+func (r *Reconciler) ensureTLS(ctx context.Context, p *pass) error {
+	c, obs := p.cluster, p.obs
+	if c.Spec.TLS.SecretName != "" {
+		return r.checkUserTLS(p)
+	}
+	ca := obs.ca
+	if renew, reason := workload.CADecision(ca, obs.now); renew {
+		ctrl.LoggerFrom(ctx).Info("Issuing cluster CA", "reason", reason)
+		kp, err := workload.NewCA(c, obs.now, r.Rand)
+		if err != nil {
+			return err
+		}
+		if err := applyObject(ctx, r.Client, withOwner(workload.CASecret(c, kp), c)); err != nil {
+			return err
+		}
+		ca = &kp
+	}
+	serving := obs.serving
+	if len(obs.servingCA) > 0 && string(obs.servingCA) != string(ca.CertPEM) {
+		serving = nil // issued by a CA that is no longer current
+	}
+	renew, reason, renewAt := workload.ServingDecision(c, serving, ca.CertPEM, obs.now)
+	if renew {
+		ctrl.LoggerFrom(ctx).Info("Issuing serving certificate", "reason", reason)
+		kp, err := workload.IssueServing(c, *ca, obs.now, r.Rand)
+		if err != nil {
+			return err
+		}
+		if err := applyObject(ctx, r.Client, withOwner(workload.TLSSecret(c, kp, ca.CertPEM), c)); err != nil {
+			return err
+		}
+		p.issuedCert = true
+		_, _, renewAt = workload.ServingDecision(c, &kp, ca.CertPEM, obs.now)
+		serving = &kp
+	}
+	p.renewAt = renewAt
+	if na, err := workload.CertNotAfter(serving.CertPEM); err == nil {
+		p.notAfter = na
+	}
+	p.tlsReason = baov1.ReasonCertificateIssued
+	p.tlsMessage = fmt.Sprintf("Serving certificate %s is valid until %s", workload.NamesFor(c).TLSSecret(), p.notAfter.UTC().Format("2006-01-02T15:04:05Z"))
+	return nil
+}
+
+func (r *Reconciler) checkUserTLS(p *pass) error {
+	s := p.obs.userTLS
+	name := p.cluster.Spec.TLS.SecretName
+	switch {
+	case s == nil:
+		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificateMissing,
+			fmt.Sprintf("Secret %s (spec.tls.secretName) does not exist: create it with tls.crt, tls.key and ca.crt", name)
+	case len(s.Data[workload.TLSCertKey]) == 0 || len(s.Data[workload.TLSKeyKey]) == 0 || len(s.Data[workload.CACertKey]) == 0:
+		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificateMissing,
+			fmt.Sprintf("Secret %s (spec.tls.secretName) must hold tls.crt, tls.key and ca.crt", name)
+	default:
+		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificate, fmt.Sprintf("Using the user-provided Secret %s", name)
+		if na, err := workload.CertNotAfter(s.Data[workload.TLSCertKey]); err == nil {
+			p.notAfter = na
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
+	c := p.cluster
+	cfg, err := workload.RenderConfig(c)
+	if err != nil {
+		return err
+	}
+	initHCL := workload.InitializeDisabled
+	if !wasInitialized(c) {
+		iss, err := r.Issuer.Issuer(ctx)
+		if err != nil {
+			return fmt.Errorf("failed to read the service-account issuer for %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		sa := r.Config.ControllerServiceAccount
+		initHCL, err = workload.RenderInitialize(c, workload.AuthParams{
+			Issuer:            iss.URL,
+			PublicKeysPEM:     iss.PublicKeysPEM,
+			ControllerSubject: workload.ServiceAccountSubject(sa.Namespace, sa.Name),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return applyObject(ctx, r.Client, workload.ConfigMap(c, cfg, initHCL))
+}
+
+func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {
+	for _, svc := range workload.Services(p.cluster) {
+		if err := applyObject(ctx, r.Client, svc); err != nil {
+			return err
+		}
+	}
+	return applyObject(ctx, r.Client, workload.PodDisruptionBudget(p.cluster))
+}
+
+// applyStatefulSet creates the StatefulSet with the image of spec.version, or keeps an
+// existing one's image: the workload loop never changes what a running cluster runs.
+func (r *Reconciler) applyStatefulSet(ctx context.Context, p *pass) error {
+	c := p.cluster
+	tlsName := c.Spec.TLS.SecretName
+	if tlsName == "" {
+		tlsName = workload.NamesFor(c).TLSSecret()
+	}
+	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
+		Image:         upgrade.ResolveImage(c.Spec.Image, c.Spec.Version),
+		TLSSecretName: tlsName,
+		Existing:      p.obs.sts,
+	})
+	if err != nil {
+		return err
+	}
+	if p.obs.sts == nil {
+		ctrl.LoggerFrom(ctx).Info("Creating StatefulSet", "StatefulSet", sts.Name, "image", workload.ContainerImage(&sts.Spec.Template.Spec))
+		p.createdSTS = true
+	}
+	p.runningImg = workload.ContainerImage(&sts.Spec.Template.Spec)
+	return applyObject(ctx, r.Client, sts)
+}
+
+func withOwner[T client.Object](obj T, c *baov1.OpenBaoCluster) T {
+	obj.SetOwnerReferences(append(obj.GetOwnerReferences(), workload.OwnerReference(c)))
+	return obj
+}

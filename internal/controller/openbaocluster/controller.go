@@ -1,0 +1,59 @@
+package openbaocluster
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;secrets;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:urls=/.well-known/openid-configuration;/openid/v1/jwks,verbs=get
+
+// SetupWithManager registers the reconciler with the manager.
+func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("openbaocluster").
+		For(&baov1.OpenBaoCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
+		Complete(r)
+}
+
+// podToCluster maps a member pod to its OpenBaoCluster through the cluster label.
+func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
+	name, ok := obj.GetLabels()[workload.LabelCluster]
+	if !ok || obj.GetLabels()[workload.LabelManagedBy] != workload.ManagedByValue {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+}

@@ -1,0 +1,258 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// OpenBao identities of baokeeper. The controller and executor Jobs log in with their
+// Kubernetes service-account tokens (audience-bound, projected) to a JWT auth method
+// that self-initialization enables. See docs/design/auth.md.
+const (
+	// AuthMount is the path of the JWT auth method, under auth/.
+	AuthMount = "baokeeper-jwt"
+	// ControllerRole is the read-only role of the controller.
+	ControllerRole = "baokeeper-controller"
+	// ExecutorRole is the mutating role of executor Jobs.
+	ExecutorRole = "baokeeper-executor"
+	// ControllerPolicy and ExecutorPolicy are the ACL policies of the two roles.
+	ControllerPolicy = "baokeeper-controller"
+	// ExecutorPolicy grants the Raft operations executor Jobs perform.
+	ExecutorPolicy = "baokeeper-executor"
+	// TokenAudience is the audience both service-account tokens must carry.
+	TokenAudience = "baokeeper"
+	// StaticSealKeyID names the generated static-seal key.
+	StaticSealKeyID = "baokeeper-static-1"
+
+	controllerTokenTTL    = "5m"
+	controllerTokenMaxTTL = "10m"
+	executorTokenTTL      = "15m"
+	executorTokenMaxTTL   = "30m"
+)
+
+// controllerPolicyHCL lets the controller read cluster health and membership and
+// nothing else. sys/health and sys/leader need no token at all.
+const controllerPolicyHCL = `# baokeeper controller: read-only view of Raft membership and health.
+path "sys/storage/raft/configuration" {
+  capabilities = ["read"]
+}
+path "sys/storage/raft/autopilot/state" {
+  capabilities = ["read"]
+}
+path "sys/ha-status" {
+  capabilities = ["read"]
+}
+`
+
+// executorPolicyHCL grants exactly the operations of a version change: leadership
+// transfer, voter changes, peer removal, autopilot tuning and snapshots.
+const executorPolicyHCL = `# baokeeper executor: Raft operations of an upgrade.
+path "sys/step-down" {
+  capabilities = ["update", "sudo"]
+}
+path "sys/storage/raft/configuration" {
+  capabilities = ["read"]
+}
+path "sys/storage/raft/autopilot/state" {
+  capabilities = ["read"]
+}
+path "sys/storage/raft/autopilot/configuration" {
+  capabilities = ["read", "update"]
+}
+path "sys/storage/raft/promote" {
+  capabilities = ["update"]
+}
+path "sys/storage/raft/demote" {
+  capabilities = ["update"]
+}
+path "sys/storage/raft/remove-peer" {
+  capabilities = ["update"]
+}
+path "sys/storage/raft/snapshot" {
+  capabilities = ["read"]
+}
+path "sys/ha-status" {
+  capabilities = ["read"]
+}
+`
+
+// AuthParams are the inputs of the JWT auth method: who may log in and how tokens are
+// verified. The reconciler reads the issuer and keys from the API server's service
+// account issuer discovery endpoints.
+type AuthParams struct {
+	// Issuer is the service-account token issuer (the iss claim).
+	Issuer string
+	// PublicKeysPEM verify service-account token signatures.
+	PublicKeysPEM []string
+	// ControllerSubject is system:serviceaccount:<ns>:<name> of the operator.
+	ControllerSubject string
+}
+
+// ServiceAccountSubject is the sub claim of a service-account token.
+func ServiceAccountSubject(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// RenderConfig renders config.hcl, shared by every member. Member-specific values come
+// from the environment (BAO_API_ADDR, BAO_CLUSTER_ADDR, BAO_RAFT_NODE_ID) and from the
+// start script, which replaces PodIPPlaceholder with the pod's IP.
+func RenderConfig(c *baov1.OpenBaoCluster) (string, error) {
+	n := NamesFor(c)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Rendered by baokeeper for %s/%s. Edits are overwritten.\n", c.Namespace, c.Name)
+	fmt.Fprintf(&b, "ui           = false\ncluster_name = %s\nlog_level    = \"info\"\n\n", hclString(c.Namespace+"-"+c.Name))
+
+	fmt.Fprintf(&b, "listener \"tcp\" {\n")
+	fmt.Fprintf(&b, "  address         = \"%s:%d\"\n", PodIPPlaceholder, APIPort)
+	fmt.Fprintf(&b, "  cluster_address = \"%s:%d\"\n", PodIPPlaceholder, ClusterPort)
+	fmt.Fprintf(&b, "  tls_cert_file   = \"%s/%s\"\n", tlsMountPath, TLSCertKey)
+	fmt.Fprintf(&b, "  tls_key_file    = \"%s/%s\"\n", tlsMountPath, TLSKeyKey)
+	fmt.Fprintf(&b, "  tls_min_version = \"tls12\"\n")
+	fmt.Fprintf(&b, "  telemetry {\n    unauthenticated_metrics_access = true\n  }\n}\n\n")
+
+	fmt.Fprintf(&b, "storage \"raft\" {\n")
+	fmt.Fprintf(&b, "  path                   = \"%s\"\n", dataMountPath)
+	fmt.Fprintf(&b, "  performance_multiplier = %d\n", c.GetPerformanceMultiplier())
+	for i := range c.GetReplicas() {
+		fmt.Fprintf(&b, "  retry_join {\n")
+		fmt.Fprintf(&b, "    leader_api_addr     = \"https://%s:%d\"\n", n.MemberHost(i, c.Namespace), APIPort)
+		fmt.Fprintf(&b, "    leader_ca_cert_file = \"%s/%s\"\n", tlsMountPath, CACertKey)
+		fmt.Fprintf(&b, "  }\n")
+	}
+	fmt.Fprintf(&b, "}\n\n")
+
+	switch c.GetSealType() {
+	case baov1.CustomSeal:
+		if strings.TrimSpace(c.Spec.Seal.CustomStanza) == "" {
+			return "", fmt.Errorf("spec.seal.customStanza is empty: add a seal stanza or set spec.seal.type to Static")
+		}
+		b.WriteString(strings.TrimSpace(c.Spec.Seal.CustomStanza))
+		b.WriteString("\n\n")
+	default:
+		fmt.Fprintf(&b, "seal \"static\" {\n  current_key_id = %q\n  current_key    = \"file://%s/%s\"\n}\n\n",
+			StaticSealKeyID, sealMountPath, SealKeyKey)
+	}
+
+	b.WriteString("service_registration \"kubernetes\" {}\n\n")
+	b.WriteString("telemetry {\n  prometheus_retention_time = \"30s\"\n  disable_hostname          = true\n}\n")
+	return b.String(), nil
+}
+
+// initRequest is one request block of an initialize stanza.
+type initRequest struct {
+	name      string
+	operation string
+	path      string
+	data      map[string]any
+}
+
+// RenderInitialize renders the self-initialization stanzas: the JWT auth method, the
+// two policies and the two roles, then the user's extra requests. The start script
+// loads this file on ordinal 0 only, and the reconciler renders it only until the
+// cluster has reported initialized (see docs/design/initialization.md): a member that
+// lost its data must join the existing cluster, never initialize a second one.
+func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) {
+	if auth.Issuer == "" || len(auth.PublicKeysPEM) == 0 {
+		return "", fmt.Errorf("the service-account issuer and its public keys are unknown: check that the API server serves /.well-known/openid-configuration and /openid/v1/jwks")
+	}
+	if auth.ControllerSubject == "" {
+		return "", fmt.Errorf("the controller's service account is unknown: set --controller-service-account")
+	}
+	keys := make([]any, len(auth.PublicKeysPEM))
+	for i, k := range auth.PublicKeysPEM {
+		keys[i] = k
+	}
+	base := []struct {
+		stanza   string
+		requests []initRequest
+	}{
+		{"baokeeper_auth", []initRequest{
+			{"enable_jwt", "update", "sys/auth/" + AuthMount, map[string]any{
+				"type":        "jwt",
+				"description": "Kubernetes service accounts of baokeeper (controller and executor Jobs)",
+			}},
+			{"configure_jwt", "update", "auth/" + AuthMount + "/config", map[string]any{
+				"jwt_validation_pubkeys": keys,
+				"bound_issuer":           auth.Issuer,
+			}},
+		}},
+		{"baokeeper_policies", []initRequest{
+			{"controller_policy", "update", "sys/policies/acl/" + ControllerPolicy, map[string]any{"policy": controllerPolicyHCL}},
+			{"executor_policy", "update", "sys/policies/acl/" + ExecutorPolicy, map[string]any{"policy": executorPolicyHCL}},
+		}},
+		{"baokeeper_roles", []initRequest{
+			{"controller_role", "update", "auth/" + AuthMount + "/role/" + ControllerRole,
+				roleData(auth.ControllerSubject, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL)},
+			{"executor_role", "update", "auth/" + AuthMount + "/role/" + ExecutorRole,
+				roleData(ServiceAccountSubject(c.Namespace, NamesFor(c).ExecutorServiceAccount()), ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)},
+		}},
+	}
+
+	var b strings.Builder
+	b.WriteString("# Self-initialization, rendered by baokeeper. Loaded by ordinal 0 on first start only.\n")
+	for _, st := range base {
+		if err := writeInitialize(&b, st.stanza, st.requests); err != nil {
+			return "", err
+		}
+	}
+	if len(c.Spec.Initialization.ExtraRequests) > 0 {
+		reqs := make([]initRequest, 0, len(c.Spec.Initialization.ExtraRequests))
+		for _, r := range c.Spec.Initialization.ExtraRequests {
+			data := map[string]any{}
+			if r.Data != nil && len(r.Data.Raw) > 0 {
+				dec := json.NewDecoder(strings.NewReader(string(r.Data.Raw)))
+				dec.UseNumber()
+				if err := dec.Decode(&data); err != nil {
+					return "", fmt.Errorf("spec.initialization.extraRequests[%s].data is not a JSON object: %w", r.Name, err)
+				}
+			}
+			op := r.Operation
+			if op == "" {
+				op = "update"
+			}
+			reqs = append(reqs, initRequest{name: "user_" + strings.ReplaceAll(r.Name, "-", "_"), operation: op, path: r.Path, data: data})
+		}
+		if err := writeInitialize(&b, "user", reqs); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// InitializeDisabled is the content of initialize.hcl once the cluster initialized.
+const InitializeDisabled = "# The cluster has initialized: self-initialization is disabled.\n"
+
+func roleData(subject, policy, ttl, maxTTL string) map[string]any {
+	return map[string]any{
+		"role_type":       "jwt",
+		"user_claim":      "sub",
+		"bound_subject":   subject,
+		"bound_audiences": []any{TokenAudience},
+		"token_policies":  []any{policy},
+		"token_ttl":       ttl,
+		"token_max_ttl":   maxTTL,
+		"token_type":      "batch",
+	}
+}
+
+func writeInitialize(b *strings.Builder, stanza string, reqs []initRequest) error {
+	fmt.Fprintf(b, "\ninitialize %q {\n", stanza)
+	for _, r := range reqs {
+		fmt.Fprintf(b, "  request %q {\n", r.name)
+		fmt.Fprintf(b, "    operation = %q\n", r.operation)
+		fmt.Fprintf(b, "    path      = %s\n", hclString(r.path))
+		if len(r.data) > 0 {
+			b.WriteString("    data = ")
+			if err := hclValue(b, r.data, "    "); err != nil {
+				return fmt.Errorf("initialize request %s: %w", r.name, err)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("  }\n")
+	}
+	b.WriteString("}\n")
+	return nil
+}

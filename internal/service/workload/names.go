@@ -1,0 +1,126 @@
+package workload
+
+import (
+	"fmt"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// Ports and paths shared by the builders, the config and the probes.
+const (
+	// APIPort is OpenBao's API and client port.
+	APIPort = 8200
+	// ClusterPort is OpenBao's Raft and request-forwarding port.
+	ClusterPort = 8201
+
+	// ContainerName is the name of the OpenBao container in each member pod.
+	ContainerName = "openbao"
+
+	configMountPath = "/openbao/config"
+	runMountPath    = "/openbao/run"
+	tlsMountPath    = "/openbao/tls"
+	sealMountPath   = "/openbao/seal"
+	dataMountPath   = "/openbao/data"
+
+	// ConfigKey is the ConfigMap key of the shared server configuration.
+	ConfigKey = "config.hcl"
+	// InitializeKey is the ConfigMap key of the self-initialization stanzas.
+	InitializeKey = "initialize.hcl"
+	// SealKeyKey is the Secret key holding the static-seal key (64 hex characters).
+	SealKeyKey = "key"
+	// CACertKey, TLSCertKey and TLSKeyKey are the keys of TLS Secrets.
+	CACertKey = "ca.crt"
+	// CAKeyKey is the CA private key in the operator's CA Secret.
+	CAKeyKey = "ca.key"
+	// TLSCertKey is the serving certificate chain.
+	TLSCertKey = "tls.crt"
+	// TLSKeyKey is the serving private key.
+	TLSKeyKey = "tls.key"
+
+	// PodIPPlaceholder is replaced by the pod's IP by the start script.
+	PodIPPlaceholder = "__POD_IP__"
+)
+
+// Labels baokeeper puts on everything it creates.
+const (
+	// LabelManagedBy marks objects baokeeper manages; the controller's cache selects on it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of LabelManagedBy.
+	ManagedByValue = "baokeeper"
+	// LabelName is the application name.
+	LabelName = "app.kubernetes.io/name"
+	// LabelInstance is the OpenBaoCluster name.
+	LabelInstance = "app.kubernetes.io/instance"
+	// LabelComponent distinguishes members from executor Jobs.
+	LabelComponent = "app.kubernetes.io/component"
+	// LabelCluster names the owning OpenBaoCluster; used to map pods back to it.
+	LabelCluster = "baokeeper.dev/cluster"
+	// LabelActive is set to "true" on the active member by OpenBao's service registration.
+	LabelActive = "openbao-active"
+)
+
+// Names returns the object names of one cluster.
+type Names struct{ cluster string }
+
+// NamesFor returns the names of the cluster's objects.
+func NamesFor(c *baov1.OpenBaoCluster) Names { return Names{cluster: c.Name} }
+
+// StatefulSet is the member StatefulSet and the client Service.
+func (n Names) StatefulSet() string { return n.cluster }
+
+// ClientService balances over Ready members.
+func (n Names) ClientService() string { return n.cluster }
+
+// HeadlessService gives each member a stable DNS name, ready or not.
+func (n Names) HeadlessService() string { return n.cluster + "-internal" }
+
+// ActiveService selects only the active member.
+func (n Names) ActiveService() string { return n.cluster + "-active" }
+
+// ConfigMap holds config.hcl and initialize.hcl.
+func (n Names) ConfigMap() string { return n.cluster + "-config" }
+
+// SealSecret holds the static-seal key.
+func (n Names) SealSecret() string { return n.cluster + "-seal" }
+
+// CASecret holds the operator-run CA.
+func (n Names) CASecret() string { return n.cluster + "-ca" }
+
+// TLSSecret holds the operator-issued serving certificate.
+func (n Names) TLSSecret() string { return n.cluster + "-tls" }
+
+// ServiceAccount is the identity of the member pods.
+func (n Names) ServiceAccount() string { return n.cluster }
+
+// ExecutorServiceAccount is the identity of executor Jobs.
+func (n Names) ExecutorServiceAccount() string { return n.cluster + "-executor" }
+
+// ServiceRegistrationRole lets members label their own pods.
+func (n Names) ServiceRegistrationRole() string { return n.cluster + "-service-registration" }
+
+// PodDisruptionBudget protects quorum from voluntary disruption.
+func (n Names) PodDisruptionBudget() string { return n.cluster }
+
+// Member is the pod name of ordinal i.
+func (n Names) Member(i int32) string { return fmt.Sprintf("%s-%d", n.cluster, i) }
+
+// MemberHost is the stable DNS name of ordinal i.
+func (n Names) MemberHost(i int32, namespace string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", n.Member(i), n.HeadlessService(), namespace)
+}
+
+// SelectorLabels select the member pods of a cluster.
+func SelectorLabels(c *baov1.OpenBaoCluster) map[string]string {
+	return map[string]string{
+		LabelName:     "openbao",
+		LabelInstance: c.Name,
+		LabelCluster:  c.Name,
+	}
+}
+
+// CommonLabels are put on every object of a cluster.
+func CommonLabels(c *baov1.OpenBaoCluster) map[string]string {
+	l := SelectorLabels(c)
+	l[LabelManagedBy] = ManagedByValue
+	return l
+}

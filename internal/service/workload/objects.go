@@ -1,0 +1,145 @@
+package workload
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// OwnerReference makes the cluster the controller of an object, so that the garbage
+// collector removes it with the cluster and the controller is told of its changes.
+func OwnerReference(c *baov1.OpenBaoCluster) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         baov1.GroupVersion.String(),
+		Kind:               "OpenBaoCluster",
+		Name:               c.Name,
+		UID:                c.UID,
+		Controller:         ptrTo(true),
+		BlockOwnerDeletion: ptrTo(true),
+	}
+}
+
+func objectMeta(c *baov1.OpenBaoCluster, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       c.Namespace,
+		Labels:          CommonLabels(c),
+		OwnerReferences: []metav1.OwnerReference{OwnerReference(c)},
+	}
+}
+
+// ServiceAccounts returns the member and executor service accounts. Neither mounts
+// the legacy API token: members get a projected token, executors an audience-bound one.
+func ServiceAccounts(c *baov1.OpenBaoCluster) []*corev1.ServiceAccount {
+	n := NamesFor(c)
+	mk := func(name, component string) *corev1.ServiceAccount {
+		sa := &corev1.ServiceAccount{
+			TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta:                   objectMeta(c, name),
+			AutomountServiceAccountToken: ptrTo(false),
+		}
+		sa.Labels[LabelComponent] = component
+		return sa
+	}
+	return []*corev1.ServiceAccount{mk(n.ServiceAccount(), "server"), mk(n.ExecutorServiceAccount(), "executor")}
+}
+
+// ServiceRegistrationRBAC lets members read and label their own pods, which is what
+// OpenBao's Kubernetes service registration does (openbao-active, openbao-sealed, ...).
+func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	n := NamesFor(c)
+	role := &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: objectMeta(c, n.ServiceRegistrationRole()),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""},
+			Resources: []string{"pods"},
+			Verbs:     []string{"get", "update", "patch"},
+		}},
+	}
+	binding := &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: objectMeta(c, n.ServiceRegistrationRole()),
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: n.ServiceAccount(), Namespace: c.Namespace}},
+	}
+	return role, binding
+}
+
+// ConfigMap holds config.hcl and initialize.hcl.
+func ConfigMap(c *baov1.OpenBaoCluster, config, initialize string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(c, NamesFor(c).ConfigMap()),
+		Data:       map[string]string{ConfigKey: config, InitializeKey: initialize},
+	}
+}
+
+func servicePorts() []corev1.ServicePort {
+	return []corev1.ServicePort{
+		{Name: "https", Port: APIPort, TargetPort: intstr.FromString("https"), Protocol: corev1.ProtocolTCP},
+		{Name: "cluster", Port: ClusterPort, TargetPort: intstr.FromString("cluster"), Protocol: corev1.ProtocolTCP},
+	}
+}
+
+// Services returns the headless Service (stable member DNS names, including members
+// that are not Ready, which Raft needs to form), the client Service (Ready members)
+// and the active Service (the member OpenBao labelled active).
+func Services(c *baov1.OpenBaoCluster) []*corev1.Service {
+	n := NamesFor(c)
+	headless := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(c, n.HeadlessService()),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 SelectorLabels(c),
+			Ports:                    servicePorts(),
+		},
+	}
+	client := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(c, n.ClientService()),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: SelectorLabels(c),
+			Ports:    servicePorts()[:1],
+		},
+	}
+	activeSel := SelectorLabels(c)
+	activeSel[LabelActive] = "true"
+	active := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(c, n.ActiveService()),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: activeSel,
+			Ports:    servicePorts()[:1],
+		},
+	}
+	return []*corev1.Service{headless, client, active}
+}
+
+// PodDisruptionBudget allows one voluntary disruption at a time, which keeps quorum for
+// 3 or more members. A single member is never evicted voluntarily: its loss is an outage.
+func PodDisruptionBudget(c *baov1.OpenBaoCluster) *policyv1.PodDisruptionBudget {
+	pdb := &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: objectMeta(c, NamesFor(c).PodDisruptionBudget()),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+		},
+	}
+	if c.GetReplicas() == 1 {
+		one := intstr.FromInt32(1)
+		pdb.Spec.MinAvailable = &one
+	} else {
+		one := intstr.FromInt32(1)
+		pdb.Spec.MaxUnavailable = &one
+	}
+	return pdb
+}

@@ -1,0 +1,197 @@
+package workload
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+const (
+	// TerminationGracePeriodSeconds covers OpenBao's 10 s step-down cooldown (a leader
+	// that just stepped down takes about 10 s to exit on SIGTERM) with room to spare.
+	TerminationGracePeriodSeconds int64 = 30
+
+	// ReadinessPath is Ready for active and standby members, not for sealed or
+	// uninitialized ones.
+	ReadinessPath = "/v1/sys/health?standbyok=true&perfstandbyok=true"
+
+	// openbaoUID and openbaoGID are the user and group of the official image.
+	openbaoUID int64 = 100
+	openbaoGID int64 = 1000
+)
+
+// startScript renders the per-pod listener address and starts OpenBao. Only ordinal 0
+// loads initialize.hcl, so at most one member can ever self-initialize; the others
+// join it through retry_join.
+const startScript = `set -e
+case "$POD_IP" in *:*) ip="[$POD_IP]" ;; *) ip="$POD_IP" ;; esac
+sed "s/` + PodIPPlaceholder + `/$ip/g" ` + configMountPath + `/` + ConfigKey + ` > ` + runMountPath + `/` + ConfigKey + `
+set -- server -config=` + runMountPath + `/` + ConfigKey + `
+case "$POD_NAME" in
+  *-0) set -- "$@" -config=` + configMountPath + `/` + InitializeKey + ` ;;
+esac
+exec bao "$@"
+`
+
+// StatefulSetParams are the inputs of the StatefulSet builder.
+type StatefulSetParams struct {
+	// Image is the OpenBao image of a new StatefulSet. An existing StatefulSet keeps its
+	// own image: only the upgrade manager changes it.
+	Image string
+	// TLSSecretName is the Secret mounted at the TLS path.
+	TLSSecretName string
+	// Existing is the observed StatefulSet, nil when there is none yet.
+	Existing *appsv1.StatefulSet
+}
+
+// StatefulSet builds the member StatefulSet. Its OnDelete update strategy means
+// Kubernetes never replaces a member on its own: a template change takes effect only
+// when the upgrade manager deletes a pod, in the order its plan chose (leader last),
+// which a partitioned RollingUpdate cannot express. OrderedReady start means ordinal 0
+// initializes alone before any other member starts.
+func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.StatefulSet, error) {
+	n := NamesFor(c)
+	image := p.Image
+	if p.Existing != nil {
+		if cur := containerImage(&p.Existing.Spec.Template.Spec); cur != "" {
+			image = cur
+		}
+	}
+	if image == "" {
+		return nil, fmt.Errorf("no OpenBao image for %s/%s: set spec.version or spec.image", c.Namespace, c.Name)
+	}
+	podLabels := CommonLabels(c)
+	podLabels[LabelComponent] = "server"
+	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc", n.HeadlessService(), c.Namespace)
+
+	env := []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		{Name: "BAO_K8S_POD_NAME", Value: "$(POD_NAME)"},
+		{Name: "BAO_K8S_NAMESPACE", Value: "$(POD_NAMESPACE)"},
+		{Name: "BAO_RAFT_NODE_ID", Value: "$(POD_NAME)"},
+		{Name: "BAO_API_ADDR", Value: fmt.Sprintf("https://%s:%d", host, APIPort)},
+		{Name: "BAO_CLUSTER_ADDR", Value: fmt.Sprintf("https://%s:%d", host, ClusterPort)},
+		{Name: "BAO_ADDR", Value: fmt.Sprintf("https://%s:%d", host, APIPort)},
+		{Name: "BAO_CACERT", Value: tlsMountPath + "/" + CACertKey},
+	}
+
+	mounts := []corev1.VolumeMount{
+		{Name: "config", MountPath: configMountPath, ReadOnly: true},
+		{Name: "run", MountPath: runMountPath},
+		{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
+		{Name: "data", MountPath: dataMountPath},
+	}
+	volumes := []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.ConfigMap()}}}},
+		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: p.TLSSecretName}}},
+	}
+	if c.GetSealType() == baov1.StaticSeal {
+		mounts = append(mounts, corev1.VolumeMount{Name: "seal", MountPath: sealMountPath, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "seal", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: n.SealSecret()}}})
+	}
+
+	container := corev1.Container{
+		Name:         ContainerName,
+		Image:        image,
+		Command:      []string{"/bin/sh", "-c"},
+		Args:         []string{startScript},
+		Env:          env,
+		Resources:    c.Spec.Resources,
+		VolumeMounts: mounts,
+		Ports: []corev1.ContainerPort{
+			{Name: "https", ContainerPort: APIPort, Protocol: corev1.ProtocolTCP},
+			{Name: "cluster", ContainerPort: ClusterPort, Protocol: corev1.ProtocolTCP},
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: ReadinessPath, Port: intstr.FromInt32(APIPort), Scheme: corev1.URISchemeHTTPS,
+			}},
+			PeriodSeconds:    2,
+			TimeoutSeconds:   3,
+			FailureThreshold: 2,
+			SuccessThreshold: 1,
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptrTo(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+
+	sts := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: objectMeta(c, n.StatefulSet()),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptrTo(c.GetReplicas()),
+			ServiceName:         n.HeadlessService(),
+			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:            n.ServiceAccount(),
+					AutomountServiceAccountToken:  ptrTo(true),
+					TerminationGracePeriodSeconds: ptrTo(TerminationGracePeriodSeconds),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: ptrTo(true),
+						RunAsUser:    ptrTo(openbaoUID),
+						RunAsGroup:   ptrTo(openbaoGID),
+						FSGroup:      ptrTo(openbaoGID),
+					},
+					Containers: []corev1.Container{container},
+					Volumes:    volumes,
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{volumeClaim(c)},
+		},
+	}
+	if p.Existing != nil {
+		// Immutable fields keep what the StatefulSet was created with; a storage change
+		// needs a volume migration that this release does not do.
+		sts.Spec.VolumeClaimTemplates = p.Existing.Spec.VolumeClaimTemplates
+		sts.Spec.PodManagementPolicy = p.Existing.Spec.PodManagementPolicy
+		sts.Spec.ServiceName = p.Existing.Spec.ServiceName
+		sts.Spec.Selector = p.Existing.Spec.Selector
+	}
+	return sts, nil
+}
+
+func volumeClaim(c *baov1.OpenBaoCluster) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: CommonLabels(c)},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: c.Spec.Storage.StorageClassName,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: c.GetStorageSize()},
+			},
+		},
+	}
+}
+
+func containerImage(spec *corev1.PodSpec) string {
+	for _, ctr := range spec.Containers {
+		if ctr.Name == ContainerName {
+			return ctr.Image
+		}
+	}
+	return ""
+}
+
+// ContainerImage returns the image of the OpenBao container of a pod spec.
+func ContainerImage(spec *corev1.PodSpec) string { return containerImage(spec) }
