@@ -11,16 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -82,10 +78,6 @@ func runManager(args []string) error {
 		return fmt.Errorf("failed to register OpenBaoCluster types: %w", err)
 	}
 
-	managed, err := labels.NewRequirement(workload.LabelManagedBy, selection.Equals, []string{workload.ManagedByValue})
-	if err != nil {
-		return err
-	}
 	cfg := ctrl.GetConfigOrDie()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -93,13 +85,7 @@ func runManager(args []string) error {
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
 		LeaderElectionID:       "baokeeper.openbao.baokeeper.dev",
-		Cache: cache.Options{
-			// The cache holds only what baokeeper labels, plus the clusters themselves.
-			DefaultLabelSelector: labels.NewSelector().Add(*managed),
-			ByObject: map[client.Object]cache.ByObject{
-				&baov1.OpenBaoCluster{}: {Label: labels.Everything()},
-			},
-		},
+		Cache:                  controller.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)

@@ -63,7 +63,7 @@ func (c *client) clientToken(ctx context.Context, stale string) (string, error) 
 		return token, nil
 	}
 	select {
-	default:
+	case c.loginSlot <- struct{}{}:
 	case <-ctx.Done():
 		err := ctx.Err()
 		return "", newOpError(c.loginAction(), err, c.loginHint(err), nil)

@@ -157,7 +157,9 @@ func newClient(cfg Config, now func() time.Time) (*client, error) {
 	base, err := baoapi.NewClient(&baoapi.Config{
 		Address:    cfg.Address,
 		HttpClient: httpClient,
-		Timeout:    timeout,
+		// Timeouts come from the per-call context (see Client), which also
+		// covers a login and a retry; no separate per-request timeout.
+		Timeout: 0,
 		// No hidden retries: the reconciler requeues, and retries would eat
 		// the caller's deadline.
 		MaxRetries: 0,

@@ -1,0 +1,122 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// These specs talk to the real API server with the generated CRD: they prove the
+// OpenAPI schema, the defaults and the CEL rules, with the messages a person reads.
+var _ = Describe("OpenBaoCluster CRD validation", func() {
+	var ns string
+	ctx := context.Background()
+
+	BeforeEach(func() { ns = newNamespace(ctx) })
+
+	It("accepts a minimal cluster and fills in the defaults", func() {
+		c := newCluster(ns, "minimal")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		got := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+		Expect(got.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
+		Expect(got.Spec.Upgrade.Strategy).To(Equal(baov1.RollingUpdateStrategy))
+		Expect(got.Spec.Upgrade.PreUpgradeSnapshot.Policy).To(Equal(baov1.SnapshotAlways))
+		Expect(got.Spec.Upgrade.Rolling.StepTimeout).To(HaveValue(Equal(metav1.Duration{Duration: 10 * time.Minute})))
+		Expect(got.Spec.Upgrade.Rolling.SettleTime).To(HaveValue(Equal(metav1.Duration{Duration: 10 * time.Second})))
+		Expect(got.Spec.Upgrade.Rolling.MaxLagEntries).To(HaveValue(BeEquivalentTo(1000)))
+		Expect(got.Spec.Upgrade.BlueGreen.MaxJobFailures).To(HaveValue(BeEquivalentTo(3)))
+		Expect(got.Spec.Seal.Type).To(Equal(baov1.StaticSeal))
+		Expect(got.Spec.Raft.PerformanceMultiplier).To(HaveValue(BeEquivalentTo(1)))
+		Expect(got.Spec.Storage.Size).NotTo(BeNil())
+		Expect(got.Spec.Storage.Size.String()).To(Equal("1Gi"))
+		Expect(got.Spec.TLS.RenewBefore).To(HaveValue(Equal(metav1.Duration{Duration: 720 * time.Hour})))
+	})
+
+	DescribeTable("accepts valid versions",
+		func(v string) {
+			Expect(k8s.Create(ctx, newCluster(ns, "ok", withVersion(v)))).To(Succeed())
+		},
+		Entry("plain", "2.4.0"),
+		Entry("leading v", "v2.5.1"),
+		Entry("prerelease", "2.5.0-rc1"),
+		Entry("build metadata", "2.4.0+build.7"),
+	)
+
+	DescribeTable("refuses invalid objects with a message that says what to change",
+		func(mutate func(*baov1.OpenBaoCluster), wantMsg string) {
+			c := newCluster(ns, "bad")
+			mutate(c)
+			err := k8s.Create(ctx, c)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(wantMsg))
+		},
+		Entry("two-part version", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4" },
+			"spec.version must be a semantic version MAJOR.MINOR.PATCH such as 2.4.0"),
+		Entry("a word as version", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "latest" },
+			"spec.version must be a semantic version"),
+		Entry("leading zero", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.04.0" },
+			"spec.version must be a semantic version"),
+		Entry("empty version", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "" },
+			"spec.version"),
+		Entry("even replicas", func(c *baov1.OpenBaoCluster) { n := int32(4); c.Spec.Replicas = &n },
+			"spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority"),
+		Entry("too many replicas", func(c *baov1.OpenBaoCluster) { n := int32(11); c.Spec.Replicas = &n },
+			"should be less than or equal to 9"),
+		Entry("zero replicas", func(c *baov1.OpenBaoCluster) { n := int32(0); c.Spec.Replicas = &n },
+			"should be greater than or equal to 1"),
+		Entry("unknown strategy", func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = "Canary" },
+			`Unsupported value: "Canary": supported values: "RollingUpdate", "BlueGreen"`),
+		Entry("custom seal without stanza", func(c *baov1.OpenBaoCluster) { c.Spec.Seal.Type = baov1.CustomSeal },
+			"spec.seal.customStanza is required when spec.seal.type is Custom"),
+		Entry("IfOlderThan without maxAge", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotIfOlderThan
+		}, "spec.upgrade.preUpgradeSnapshot.maxAge is required when policy is IfOlderThan"),
+	)
+
+	It("refuses a strategy change while an upgrade runs, and allows it otherwise", func() {
+		c := newCluster(ns, "strat")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+
+		By("changing the strategy with no upgrade running")
+		c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
+		Expect(k8s.Update(ctx, c)).To(Succeed())
+
+		By("marking an upgrade as running in status")
+		c.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}
+		Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+
+		By("changing the strategy mid-upgrade")
+		c.Spec.Upgrade.Strategy = baov1.RollingUpdateStrategy
+		err := k8s.Update(ctx, c)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.upgrade.strategy cannot change while an upgrade runs (status.upgrade is set)"))
+
+		By("changing something else mid-upgrade")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+		c.Spec.Upgrade.Paused = true
+		Expect(k8s.Update(ctx, c)).To(Succeed())
+	})
+
+	It("stores extra initialization requests with free-form data", func() {
+		c := newCluster(ns, "init")
+		c.Spec.Initialization.ExtraRequests = []baov1.InitRequest{{
+			Name: "kv", Path: "sys/mounts/secret",
+			Data: &apiextensionsv1.JSON{Raw: []byte(`{"type":"kv","options":{"version":"2"}}`)},
+		}}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		got := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+		Expect(got.Spec.Initialization.ExtraRequests).To(HaveLen(1))
+		Expect(got.Spec.Initialization.ExtraRequests[0].Operation).To(Equal("update"))
+		Expect(string(got.Spec.Initialization.ExtraRequests[0].Data.Raw)).To(MatchJSON(`{"type":"kv","options":{"version":"2"}}`))
+	})
+})
+
