@@ -43,7 +43,7 @@ const (
 )
 
 // OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
-// +kubebuilder:validation:XValidation:rule="!has(self.seal) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
+// +kubebuilder:validation:XValidation:rule="!has(self.seal) || !has(self.seal.type) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
 type OpenBaoClusterSpec struct {
 	// version is the OpenBao version the cluster should run, as a semantic version
 	// (MAJOR.MINOR.PATCH, an optional leading "v", prerelease and build metadata allowed).
@@ -145,7 +145,7 @@ type UpgradeSpec struct {
 }
 
 // PreUpgradeSnapshotSpec configures the snapshot taken before an upgrade.
-// +kubebuilder:validation:XValidation:rule="self.policy != 'IfOlderThan' || has(self.maxAge)",message="spec.upgrade.preUpgradeSnapshot.maxAge is required when policy is IfOlderThan; add maxAge such as 1h"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy) || self.policy != 'IfOlderThan' || has(self.maxAge)",message="spec.upgrade.preUpgradeSnapshot.maxAge is required when policy is IfOlderThan; add maxAge such as 1h"
 type PreUpgradeSnapshotSpec struct {
 	// policy is Always (default), IfOlderThan (reuse a snapshot younger than maxAge) or Never.
 	// Under Always and IfOlderThan an upgrade is refused by its precheck until s3 is set.

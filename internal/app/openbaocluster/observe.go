@@ -205,4 +205,17 @@ func wasInitialized(c *baov1.OpenBaoCluster) bool {
 	return meta.IsStatusConditionTrue(c.Status.Conditions, string(baov1.ConditionInitialized))
 }
 
+// initializedNow is wasInitialized, or a member is Ready in this observation.
+func initializedNow(c *baov1.OpenBaoCluster, obs *observation) bool {
+	if wasInitialized(c) {
+		return true
+	}
+	for _, pod := range obs.pods {
+		if podReady(pod) {
+			return true
+		}
+	}
+	return false
+}
+
 func normalizeVersion(v string) string { return strings.TrimPrefix(v, "v") }

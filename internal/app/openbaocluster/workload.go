@@ -143,7 +143,7 @@ func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 		return err
 	}
 	initHCL := workload.InitializeDisabled
-	if !wasInitialized(c) {
+	if !initializedNow(c, p.obs) {
 		iss, err := r.Issuer.Issuer(ctx)
 		if err != nil {
 			return fmt.Errorf("failed to read the service-account issuer for %s/%s: %w", c.Namespace, c.Name, err)

@@ -119,4 +119,3 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(string(got.Spec.Initialization.ExtraRequests[0].Data.Raw)).To(MatchJSON(`{"type":"kv","options":{"version":"2"}}`))
 	})
 })
-

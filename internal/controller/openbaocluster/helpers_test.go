@@ -21,7 +21,6 @@ func newNamespace(ctx context.Context) string {
 	return name
 }
 
-
 type clusterOpt func(*baov1.OpenBaoCluster)
 
 func withReplicas(n int32) clusterOpt {

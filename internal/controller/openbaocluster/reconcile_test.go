@@ -1,0 +1,413 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+const (
+	timeout  = 20 * time.Second
+	interval = 100 * time.Millisecond
+)
+
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+// expectOwned asserts that obj exists and is controlled by the cluster.
+func expectOwned(ctx context.Context, c *baov1.OpenBaoCluster, obj client.Object, name string) {
+	GinkgoHelper()
+	Eventually(func() error { return k8s.Get(ctx, key(c.Namespace, name), obj) }, timeout, interval).Should(Succeed(), "%T %s", obj, name)
+	Expect(obj.GetOwnerReferences()).To(ConsistOf(HaveField("UID", c.UID)), "%T %s must be owned by the cluster", obj, name)
+	ref := obj.GetOwnerReferences()[0]
+	Expect(ref.Controller).To(HaveValue(BeTrue()))
+	Expect(ref.Kind).To(Equal("OpenBaoCluster"))
+	Expect(obj.GetLabels()).To(HaveKeyWithValue(workload.LabelManagedBy, workload.ManagedByValue))
+}
+
+// markPodsReady simulates the kubelet: it creates the member pods the StatefulSet
+// controller would create (envtest runs no controllers), marks them Ready, and
+// reports the StatefulSet's status as current.
+func markPodsReady(ctx context.Context, c *baov1.OpenBaoCluster, ready int32) {
+	GinkgoHelper()
+	sts := &appsv1.StatefulSet{}
+	Expect(k8s.Get(ctx, key(c.Namespace, c.Name), sts)).To(Succeed())
+	for i := range c.GetReplicas() {
+		name := fmt.Sprintf("%s-%d", c.Name, i)
+		pod := &corev1.Pod{}
+		if err := k8s.Get(ctx, key(c.Namespace, name), pod); err != nil {
+			pod = &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: sts.Spec.Template.Labels},
+				Spec:       *sts.Spec.Template.Spec.DeepCopy(),
+			}
+			// The StatefulSet controller turns each claim template into a pod volume.
+			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name}}})
+			Expect(k8s.Create(ctx, pod)).To(Succeed())
+		}
+		status := corev1.ConditionFalse
+		if i < ready {
+			status = corev1.ConditionTrue
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+	}
+	sts.Status.ObservedGeneration = sts.Generation
+	sts.Status.Replicas = c.GetReplicas()
+	sts.Status.ReadyReplicas = ready
+	Expect(k8s.Status().Update(ctx, sts)).To(Succeed())
+}
+
+// updateCluster changes the cluster's spec or metadata, retrying on conflicts with
+// the controller's own writes.
+func updateCluster(ctx context.Context, c *baov1.OpenBaoCluster, mutate func(*baov1.OpenBaoCluster)) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := getCluster(ctx, c)
+		mutate(cur)
+		return k8s.Update(ctx, cur)
+	})).To(Succeed())
+}
+
+func getCluster(ctx context.Context, c *baov1.OpenBaoCluster) *baov1.OpenBaoCluster {
+	GinkgoHelper()
+	got := &baov1.OpenBaoCluster{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+	return got
+}
+
+func condition(c *baov1.OpenBaoCluster, t baov1.ConditionType) *metav1.Condition {
+	return meta.FindStatusCondition(c.Status.Conditions, string(t))
+}
+
+func eventReasons(ctx context.Context, c *baov1.OpenBaoCluster) []string {
+	list := &eventsv1.EventList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(c.Namespace))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == c.Name && e.Regarding.Kind == "OpenBaoCluster" {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// workloadVersions records the resourceVersion of every workload object.
+func workloadVersions(ctx context.Context, c *baov1.OpenBaoCluster) map[string]string {
+	GinkgoHelper()
+	n := workload.NamesFor(c)
+	objs := map[string]client.Object{
+		"sts/" + n.StatefulSet():                     &appsv1.StatefulSet{},
+		"cm/" + n.ConfigMap():                        &corev1.ConfigMap{},
+		"secret/" + n.SealSecret():                   &corev1.Secret{},
+		"secret/" + n.CASecret():                     &corev1.Secret{},
+		"secret/" + n.TLSSecret():                    &corev1.Secret{},
+		"svc/" + n.HeadlessService():                 &corev1.Service{},
+		"svc/" + n.ClientService():                   &corev1.Service{},
+		"svc/" + n.ActiveService():                   &corev1.Service{},
+		"sa/" + n.ServiceAccount():                   &corev1.ServiceAccount{},
+		"sa/" + n.ExecutorServiceAccount():           &corev1.ServiceAccount{},
+		"role/" + n.ServiceRegistrationRole():        &rbacv1.Role{},
+		"rolebinding/" + n.ServiceRegistrationRole(): &rbacv1.RoleBinding{},
+		"pdb/" + n.PodDisruptionBudget():             &policyv1.PodDisruptionBudget{},
+	}
+	out := map[string]string{}
+	for k, o := range objs {
+		name := k[strings.Index(k, "/")+1:]
+		Expect(k8s.Get(ctx, key(c.Namespace, name), o)).To(Succeed(), k)
+		out[k] = o.GetResourceVersion()
+	}
+	return out
+}
+
+var _ = Describe("OpenBaoCluster workload reconciler", func() {
+	var ns string
+	ctx := context.Background()
+
+	BeforeEach(func() {
+		ns = newNamespace(ctx)
+		bao.SetDefaultHealth(openbao.Health{Initialized: true, Version: "2.4.0", Standby: true})
+	})
+
+	It("creates every workload object with the right content and owner", func() {
+		c := newCluster(ns, "bao")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		n := workload.NamesFor(c)
+
+		By("service accounts, and RBAC for service registration")
+		for _, name := range []string{n.ServiceAccount(), n.ExecutorServiceAccount()} {
+			expectOwned(ctx, c, &corev1.ServiceAccount{}, name)
+		}
+		role := &rbacv1.Role{}
+		expectOwned(ctx, c, role, n.ServiceRegistrationRole())
+		Expect(role.Rules).To(ConsistOf(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "update", "patch"}}))
+		binding := &rbacv1.RoleBinding{}
+		expectOwned(ctx, c, binding, n.ServiceRegistrationRole())
+		Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: n.ServiceAccount(), Namespace: ns}))
+		Expect(binding.RoleRef.Name).To(Equal(role.Name))
+
+		By("a static-seal key that is not owned, so it outlives the cluster object")
+		seal := &corev1.Secret{}
+		Eventually(func() error { return k8s.Get(ctx, key(ns, n.SealSecret()), seal) }, timeout, interval).Should(Succeed())
+		Expect(seal.OwnerReferences).To(BeEmpty())
+		Expect(seal.Immutable).To(HaveValue(BeTrue()))
+		Expect(string(seal.Data[workload.SealKeyKey])).To(MatchRegexp(`^[0-9a-f]{64}$`))
+
+		By("a CA and a serving certificate covering every member and Service")
+		ca := &corev1.Secret{}
+		expectOwned(ctx, c, ca, n.CASecret())
+		tlsSecret := &corev1.Secret{}
+		expectOwned(ctx, c, tlsSecret, n.TLSSecret())
+		Expect(tlsSecret.Type).To(Equal(corev1.SecretTypeTLS))
+		Expect(tlsSecret.Data[workload.CACertKey]).To(Equal(ca.Data[workload.CACertKey]))
+		block, _ := pem.Decode(tlsSecret.Data[workload.TLSCertKey])
+		Expect(block).NotTo(BeNil())
+		cert, err := x509.ParseCertificate(block.Bytes)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cert.DNSNames).To(ContainElements(
+			"bao-0.bao-internal."+ns+".svc", "bao-1.bao-internal."+ns+".svc", "bao-2.bao-internal."+ns+".svc",
+			"bao."+ns+".svc", "bao-active."+ns+".svc", "bao-internal."+ns+".svc"))
+		roots := x509.NewCertPool()
+		Expect(roots.AppendCertsFromPEM(ca.Data[workload.CACertKey])).To(BeTrue())
+		_, err = cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "bao-1.bao-internal." + ns + ".svc"})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("config.hcl and initialize.hcl")
+		cm := &corev1.ConfigMap{}
+		expectOwned(ctx, c, cm, n.ConfigMap())
+		cfg := cm.Data[workload.ConfigKey]
+		for i := range 3 {
+			Expect(cfg).To(ContainSubstring(fmt.Sprintf(`leader_api_addr     = "https://bao-%d.bao-internal.%s.svc:8200"`, i, ns)))
+		}
+		Expect(cfg).To(ContainSubstring(`performance_multiplier = 1`))
+		Expect(cfg).To(ContainSubstring(`seal "static"`))
+		Expect(cfg).To(ContainSubstring(`service_registration "kubernetes" {}`))
+		Expect(cfg).To(ContainSubstring(`prometheus_retention_time`))
+		Expect(cfg).To(ContainSubstring(`tls_cert_file   = "/openbao/tls/tls.crt"`))
+		init := cm.Data[workload.InitializeKey]
+		Expect(init).To(ContainSubstring(`path      = "sys/auth/baokeeper-jwt"`))
+		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:baokeeper-system:baokeeper"`))
+		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:` + ns + `:bao-executor"`))
+		Expect(init).To(ContainSubstring(`"bound_audiences" = ["baokeeper"]`))
+		Expect(init).To(ContainSubstring(`BEGIN PUBLIC KEY`))
+		Expect(init).To(MatchRegexp(`"bound_issuer" = "https?://`))
+
+		By("headless, client and active Services, and a PodDisruptionBudget")
+		headless := &corev1.Service{}
+		expectOwned(ctx, c, headless, n.HeadlessService())
+		Expect(headless.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+		Expect(headless.Spec.PublishNotReadyAddresses).To(BeTrue())
+		clientSvc := &corev1.Service{}
+		expectOwned(ctx, c, clientSvc, n.ClientService())
+		Expect(clientSvc.Spec.Ports).To(ConsistOf(HaveField("Port", BeEquivalentTo(8200))))
+		active := &corev1.Service{}
+		expectOwned(ctx, c, active, n.ActiveService())
+		Expect(active.Spec.Selector).To(HaveKeyWithValue("openbao-active", "true"))
+		pdb := &policyv1.PodDisruptionBudget{}
+		expectOwned(ctx, c, pdb, n.PodDisruptionBudget())
+		Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1))
+
+		By("a StatefulSet that Kubernetes never rolls on its own")
+		sts := &appsv1.StatefulSet{}
+		expectOwned(ctx, c, sts, n.StatefulSet())
+		Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType))
+		Expect(sts.Spec.PodManagementPolicy).To(Equal(appsv1.OrderedReadyPodManagement))
+		Expect(sts.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
+		Expect(sts.Spec.ServiceName).To(Equal(n.HeadlessService()))
+		pod := sts.Spec.Template.Spec
+		Expect(pod.TerminationGracePeriodSeconds).To(HaveValue(BeNumerically(">=", 20)))
+		Expect(pod.ServiceAccountName).To(Equal(n.ServiceAccount()))
+		Expect(pod.Containers).To(HaveLen(1))
+		ctr := pod.Containers[0]
+		Expect(ctr.Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
+		Expect(ctr.ReadinessProbe.HTTPGet.Path).To(Equal("/v1/sys/health?standbyok=true&perfstandbyok=true"))
+		Expect(ctr.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS))
+		Expect(ctr.VolumeMounts).To(ContainElement(HaveField("MountPath", "/openbao/data")))
+		Expect(sts.Spec.VolumeClaimTemplates).To(HaveLen(1))
+		Expect(sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String()).To(Equal("1Gi"))
+
+		By("status: Initializing while no member is Ready")
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseInitializing))
+		got := getCluster(ctx, c)
+		Expect(got.Status.Message).To(ContainSubstring("Waiting for bao-0"))
+		Expect(condition(got, baov1.ConditionInitialized).Status).To(Equal(metav1.ConditionFalse))
+		Expect(condition(got, baov1.ConditionTLSReady).Status).To(Equal(metav1.ConditionTrue))
+		Expect(eventReasons(ctx, c)).To(ContainElement(string(baov1.EventCreated)))
+	})
+
+	It("changes nothing on a second reconcile", func() {
+		c := newCluster(ns, "stable")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseInitializing))
+		before := workloadVersions(ctx, c)
+		statusBefore := getCluster(ctx, c).ResourceVersion
+
+		r := newReconciler()
+		for range 2 {
+			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.RequeueAfter).To(BeNumerically(">", 24*time.Hour), "only certificate renewal sets a timer")
+		}
+		Expect(workloadVersions(ctx, c)).To(Equal(before))
+		Expect(getCluster(ctx, c).ResourceVersion).To(Equal(statusBefore), "an unchanged status is not written")
+	})
+
+	It("reaches Running when every member is Ready, seeds currentVersion and disables self-initialization", func() {
+		c := newCluster(ns, "run")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
+
+		By("one member Ready: initialized, still Initializing")
+		markPodsReady(ctx, c, 1)
+		Eventually(func() *metav1.Condition { return condition(getCluster(ctx, c), baov1.ConditionInitialized) }, timeout, interval).
+			Should(HaveField("Status", metav1.ConditionTrue))
+		Expect(getCluster(ctx, c).Status.Phase).To(Equal(baov1.PhaseInitializing))
+		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("Waiting for run-1"))
+
+		By("every member Ready")
+		markPodsReady(ctx, c, 3)
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
+		got := getCluster(ctx, c)
+		Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
+		Expect(got.Status.ReadyMembers).To(BeEquivalentTo(3))
+		Expect(got.Status.Members).To(HaveEach(HaveField("Version", "2.4.0")))
+		Expect(got.Status.Message).To(Equal("3 of 3 members Ready, running 2.4.0"))
+		Expect(condition(got, baov1.ConditionAvailable).Status).To(Equal(metav1.ConditionTrue))
+		Expect(condition(got, baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+		Expect(condition(got, baov1.ConditionProgressing).Reason).To(Equal(string(baov1.ReasonReconciled)))
+		Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventRunning)))
+
+		cm := &corev1.ConfigMap{}
+		Eventually(func() string {
+			Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
+			return cm.Data[workload.InitializeKey]
+		}, timeout, interval).Should(Equal(workload.InitializeDisabled))
+
+		By("a member lost: Degraded, still Available")
+		markPodsReady(ctx, c, 2)
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseDegraded))
+		got = getCluster(ctx, c)
+		Expect(condition(got, baov1.ConditionAvailable).Status).To(Equal(metav1.ConditionTrue))
+		Expect(condition(got, baov1.ConditionDegraded).Message).To(ContainSubstring("run-2"))
+		Expect(condition(got, baov1.ConditionInitialized).Status).To(Equal(metav1.ConditionTrue), "Initialized is sticky")
+	})
+
+	It("refuses a downgrade and an image mismatch with a condition and an event, changing nothing", func() {
+		c := newCluster(ns, "policy")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
+		markPodsReady(ctx, c, 3)
+		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
+		// Let the pass that disables self-initialization land before taking the baseline.
+		Eventually(func() string {
+			cm := &corev1.ConfigMap{}
+			Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
+			return cm.Data[workload.InitializeKey]
+		}, timeout, interval).Should(Equal(workload.InitializeDisabled))
+		before := workloadVersions(ctx, c)
+
+		By("a downgrade below status.currentVersion")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Spec.Version = "2.3.9"
+		})
+		Eventually(func() *metav1.Condition { return condition(getCluster(ctx, c), baov1.ConditionSpecValid) }, timeout, interval).
+			Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "DowngradeRefused")))
+		got := getCluster(ctx, c)
+		Expect(got.Status.Message).To(ContainSubstring("spec.version"))
+		Expect(got.Status.Message).To(ContainSubstring("2.4.0"))
+		Expect(condition(got, baov1.ConditionDegraded).Reason).To(Equal(string(baov1.ReasonSpecRefused)))
+		Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning), "the cluster still serves")
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventSpecRefused)))
+		Expect(workloadVersions(ctx, c)).To(Equal(before))
+
+		By("an image whose tag disagrees with spec.version")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Spec.Version = "2.4.0"
+			cur.Spec.Image = "ghcr.io/openbao/openbao:2.4.1"
+		})
+		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionSpecValid).Reason }, timeout, interval).
+			Should(Equal("ImageVersionMismatch"))
+		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("spec.image"))
+		Expect(workloadVersions(ctx, c)).To(Equal(before))
+
+		By("fixing the spec clears the refusal")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Image = "" })
+		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionSpecValid).Reason }, timeout, interval).
+			Should(Equal(string(baov1.ReasonSpecAccepted)))
+		Expect(condition(getCluster(ctx, c), baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+	})
+
+	It("accepts an upgrade request but never changes the running image", func() {
+		c := newCluster(ns, "up")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
+		markPodsReady(ctx, c, 3)
+		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
+
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Spec.Version = "2.4.1"
+		})
+		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionProgressing).Reason }, timeout, interval).
+			Should(Equal(string(baov1.ReasonUpgradePending)))
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, key(ns, c.Name), sts)).To(Succeed())
+		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
+		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventUpgradePending)))
+	})
+
+	It("re-creates a deleted object and never replaces the seal key of an initialized cluster", func() {
+		c := newCluster(ns, "repair")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		n := workload.NamesFor(c)
+		svc := &corev1.Service{}
+		Eventually(func() error { return k8s.Get(ctx, key(ns, n.ActiveService()), svc) }, timeout, interval).Should(Succeed())
+		Expect(k8s.Delete(ctx, svc)).To(Succeed())
+		Eventually(func() types.UID {
+			fresh := &corev1.Service{}
+			if err := k8s.Get(ctx, key(ns, n.ActiveService()), fresh); err != nil {
+				return ""
+			}
+			return fresh.UID
+		}, timeout, interval).ShouldNot(Or(BeEmpty(), Equal(svc.UID)))
+
+		markPodsReady(ctx, c, 3)
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
+		seal := &corev1.Secret{}
+		Expect(k8s.Get(ctx, key(ns, n.SealSecret()), seal)).To(Succeed())
+		Expect(k8s.Delete(ctx, seal)).To(Succeed())
+		// The seal Secret is not owned, so nudge a pass with an annotation.
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Annotations = map[string]string{"test/nudge": "1"}
+		})
+		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionDegraded).Reason }, timeout, interval).
+			Should(Equal(string(baov1.ReasonSealKeyMissing)))
+		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("restore the Secret from your backup"))
+		Consistently(func() error { return k8s.Get(ctx, key(ns, n.SealSecret()), &corev1.Secret{}) }, 2*time.Second, 200*time.Millisecond).
+			ShouldNot(Succeed())
+	})
+})
