@@ -112,8 +112,6 @@ const (
 	EventCertificateIssued Reason = "CertificateIssued"
 	// EventSpecRefused is emitted when the version or image policy refuses the spec.
 	EventSpecRefused Reason = "SpecRefused"
-	// EventVersionSkipWarning is emitted when an upgrade skips minor versions.
-	EventVersionSkipWarning Reason = "MinorVersionSkip"
 	// EventUpgradePending is emitted when a version change waits for the upgrade manager.
 	EventUpgradePending Reason = "UpgradePending"
 )

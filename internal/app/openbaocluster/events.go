@@ -46,7 +46,7 @@ func (r *Reconciler) emitTransitionEvents(c *baov1.OpenBaoCluster, before *baov1
 		old := meta.FindStatusCondition(before.Conditions, string(baov1.ConditionSpecValid))
 		if old == nil || old.ObservedGeneration != c.Generation {
 			for _, w := range p.decision.Warnings {
-				r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(baov1.EventVersionSkipWarning), actionValidate, "%s", w.Message)
+				r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(w.Reason), actionValidate, "%s", w.Message)
 			}
 		}
 	}
