@@ -70,7 +70,9 @@ type OpenBaoClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self % 2 == 1",message="spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority; change it to an odd number"
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// upgrade controls how version changes are rolled out.
+	// upgrade controls how version changes are rolled out. In this release version
+	// changes are validated and reported (condition Progressing, reason UpgradePending)
+	// but not yet carried out: the upgrade manager that uses these fields arrives later.
 	// +optional
 	// +kubebuilder:default={}
 	Upgrade UpgradeSpec `json:"upgrade,omitempty"`
@@ -119,16 +121,18 @@ type UpgradeSpec struct {
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
 
 	// paused holds a running upgrade at the next safe point (between two members), with
-	// the UpgradePaused condition saying so. Setting it back to false resumes.
+	// the UpgradePaused condition saying so. Setting it back to false resumes. Reported
+	// now; it takes effect once the upgrade manager lands.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
 	// preUpgradeSnapshot says whether and where a Raft snapshot is taken before an upgrade.
+	// Used by the upgrade manager (a later release).
 	// +optional
 	// +kubebuilder:default={}
 	PreUpgradeSnapshot PreUpgradeSnapshotSpec `json:"preUpgradeSnapshot,omitempty"`
 
-	// rolling tunes the RollingUpdate strategy.
+	// rolling tunes the RollingUpdate strategy. Used by the upgrade manager (a later release).
 	// +optional
 	// +kubebuilder:default={}
 	Rolling RollingUpdateSpec `json:"rolling,omitempty"`
@@ -139,7 +143,8 @@ type UpgradeSpec struct {
 	BlueGreen BlueGreenSpec `json:"blueGreen,omitempty"`
 
 	// executor configures the Jobs that perform Raft operations (step-down, join,
-	// promote, demote, remove-peer, snapshot) with the mutating OpenBao role.
+	// promote, demote, remove-peer, snapshot) with the mutating OpenBao role. Used by
+	// the upgrade manager (a later release).
 	// +optional
 	Executor ExecutorSpec `json:"executor,omitempty"`
 }
