@@ -361,7 +361,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(condition(getCluster(ctx, c), baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 	})
 
-	It("accepts an upgrade request but never changes the running image", func() {
+	It("accepts an upgrade request, warns about a skipped minor version, and never changes the running image", func() {
 		c := newCluster(ns, "up")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
@@ -369,7 +369,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
 
 		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
-			cur.Spec.Version = "2.4.1"
+			cur.Spec.Version = "2.6.0"
 		})
 		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionProgressing).Reason }, timeout, interval).
 			Should(Equal(string(baov1.ReasonUpgradePending)))
@@ -378,6 +378,8 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
 		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
 		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventUpgradePending)))
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("MinorVersionSkip"),
+			"2.4.0 to 2.6.0 skips 2.5: allowed, with a warning event")
 	})
 
 	It("re-creates a deleted object and never replaces the seal key of an initialized cluster", func() {
