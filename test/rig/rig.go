@@ -1,0 +1,93 @@
+package rig
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Fixed addresses inside the rig's network namespace.
+const (
+	// APIServerIP is the API server's address on the namespace's loopback device.
+	APIServerIP = "10.250.0.1"
+	// PodIPPrefix is the prefix of pod addresses; the agent adds each to lo.
+	PodIPPrefix = "10.250.0."
+	// ReadyFile is written into the rig directory once everything is up.
+	ReadyFile = "ready"
+	// KubeconfigFile is the admin kubeconfig in the rig directory.
+	KubeconfigFile = "kubeconfig"
+)
+
+// ControlPlane is a running control plane.
+type ControlPlane struct{ cp *controlPlane }
+
+// Kubeconfig is the path of the admin kubeconfig.
+func (c *ControlPlane) Kubeconfig() string { return c.cp.kubeconfig }
+
+// APIServerPort is the API server's port.
+func (c *ControlPlane) APIServerPort() int { return apiPort }
+
+// Stop stops the daemons in reverse start order.
+func (c *ControlPlane) Stop() { c.cp.stop() }
+
+// StartControlPlane writes the PKI and kubeconfig under dir and starts etcd, the API
+// server, the controller manager and the scheduler from binDir, each waited for. It
+// must run inside the rig's network namespace.
+func StartControlPlane(ctx context.Context, binDir, dir string) (*ControlPlane, error) {
+	if err := RequireInsideNetns(); err != nil {
+		return nil, err
+	}
+	cp, err := startControlPlane(ctx, binDir, dir, net.ParseIP(APIServerIP))
+	if err != nil {
+		return nil, err
+	}
+	return &ControlPlane{cp: cp}, nil
+}
+
+// LoadImageMap reads "image=path" lines (blank lines and # comments ignored); relative
+// paths are taken from base.
+func LoadImageMap(path, base string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the image map %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		img, bin, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want image=path, got %q", path, n, line)
+		}
+		bin = strings.TrimSpace(bin)
+		if !filepath.IsAbs(bin) {
+			bin = filepath.Join(base, bin)
+		}
+		m[strings.TrimSpace(img)] = bin
+	}
+	return m, sc.Err()
+}
+
+// RequireInsideNetns refuses to go on unless APIServerIP is an address of this network
+// namespace. Outside the rig's namespace 10.250.0.1 would be routed off the machine,
+// and the rig must never send traffic there.
+func RequireInsideNetns() error {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return fmt.Errorf("failed to list local addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.String() == APIServerIP {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not a local address here: run the rig inside its network namespace (rig netns-run -- ...)", APIServerIP)
+}
