@@ -57,7 +57,7 @@ rig-bins: ## Build the whole control plane and kubectl.
 ##@ Test
 
 .PHONY: test
-test: verify envtest-bins openbao-bins ## Unit, fuzz seeds, envtest and real-OpenBao tests.
+test: verify rig-bins openbao-bins ## Unit, fuzz seeds, envtest, real-OpenBao and rig control-plane tests.
 	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao) =="
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
