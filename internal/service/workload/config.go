@@ -208,6 +208,9 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 				if err := dec.Decode(&data); err != nil {
 					return "", fmt.Errorf("spec.initialization.extraRequests[%s].data is not a JSON object: %w", r.Name, err)
 				}
+				if err := hclValue(&strings.Builder{}, data, ""); err != nil {
+					return "", fmt.Errorf("spec.initialization.extraRequests[%s].data cannot be rendered: %w", r.Name, err)
+				}
 			}
 			op := r.Operation
 			if op == "" {

@@ -27,12 +27,22 @@ func hclValue(b *strings.Builder, v any, indent string) error {
 	case int64:
 		b.WriteString(strconv.FormatInt(t, 10))
 	case json.Number:
+		// OpenBao parses HCL v1, which reads integer literals as int64.
+		if !strings.ContainsAny(t.String(), ".eE") {
+			if _, err := strconv.ParseInt(t.String(), 10, 64); err != nil {
+				return fmt.Errorf("the integer %s does not fit in 64 bits; write it as a string", t)
+			}
+		}
 		b.WriteString(t.String())
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			return fmt.Errorf("cannot render %v as an HCL number", t)
 		}
-		b.WriteString(strconv.FormatFloat(t, 'f', -1, 64))
+		f := strconv.FormatFloat(t, 'f', -1, 64)
+		if _, err := strconv.ParseInt(f, 10, 64); err != nil && !strings.Contains(f, ".") {
+			f = strconv.FormatFloat(t, 'e', -1, 64)
+		}
+		b.WriteString(f)
 	case []string:
 		items := make([]any, len(t))
 		for i := range t {
@@ -73,11 +83,9 @@ func hclValue(b *strings.Builder, v any, indent string) error {
 	return nil
 }
 
-// hclString quotes s as an HCL string. HCL interpolates "${" and "%{" sequences, so
-// they are escaped to keep user data literal.
+// hclString quotes s as an HCL v1 string (the parser OpenBao uses). HCL v1 treats
+// "${" as the start of an interpolation and has no "$${" escape, so the dollar sign is
+// written as the escape \u0024, which keeps user data literal.
 func hclString(s string) string {
-	q := strconv.Quote(s)
-	q = strings.ReplaceAll(q, "${", "$${")
-	q = strings.ReplaceAll(q, "%{", "%%{")
-	return q
+	return strings.ReplaceAll(strconv.Quote(s), "${", `\u0024{`)
 }

@@ -1,0 +1,195 @@
+package workload
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// ownedObjects returns every object the cluster owns, built by the package.
+func ownedObjects(c *baov1.OpenBaoCluster) []metav1.Object {
+	var objs []metav1.Object
+	for _, sa := range ServiceAccounts(c) {
+		objs = append(objs, sa)
+	}
+	role, binding := ServiceRegistrationRBAC(c)
+	objs = append(objs, role, binding, ConfigMap(c, "config", "init"))
+	for _, svc := range Services(c) {
+		objs = append(objs, svc)
+	}
+	return append(objs, PodDisruptionBudget(c))
+}
+
+func TestOwnedObjectsHaveControllerReferenceAndLabels(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	objs := ownedObjects(c)
+
+	names := make([]string, 0, len(objs))
+	for _, o := range objs {
+		names = append(names, o.GetName())
+	}
+	g.Expect(names).To(Equal([]string{
+		"bao", "bao-executor", "bao-service-registration", "bao-service-registration", "bao-config",
+		"bao-internal", "bao", "bao-active", "bao",
+	}))
+
+	want := metav1.OwnerReference{
+		APIVersion:         "openbao.baokeeper.dev/v1alpha1",
+		Kind:               "OpenBaoCluster",
+		Name:               "bao",
+		UID:                testUID,
+		Controller:         ptrTo(true),
+		BlockOwnerDeletion: ptrTo(true),
+	}
+	g.Expect(baov1.GroupVersion.String()).To(Equal(want.APIVersion))
+	for _, o := range objs {
+		g.Expect(o.GetOwnerReferences()).To(Equal([]metav1.OwnerReference{want}),
+			"%s must be garbage-collected with the cluster and reported to its controller", o.GetName())
+		g.Expect(o.GetLabels()).To(HaveKeyWithValue(LabelManagedBy, ManagedByValue),
+			"%s: the controller's cache only sees managed-by objects", o.GetName())
+		g.Expect(o.GetLabels()).To(HaveKeyWithValue(LabelCluster, "bao"), o.GetName())
+		g.Expect(o.GetNamespace()).To(Equal("ns"), o.GetName())
+	}
+}
+
+func TestOwnedObjectsDoNotShareLabelMaps(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	sas := ServiceAccounts(c)
+	g.Expect(sas[0].Labels).To(HaveKeyWithValue(LabelComponent, "server"))
+	g.Expect(sas[1].Labels).To(HaveKeyWithValue(LabelComponent, "executor"),
+		"setting one account's component must not change the other's (shared map)")
+
+	svcs := Services(c)
+	g.Expect(svcs[0].Spec.Selector).NotTo(HaveKey(LabelActive), "the active selector must not leak into the headless Service")
+	g.Expect(svcs[1].Spec.Selector).NotTo(HaveKey(LabelActive), "the active selector must not leak into the client Service")
+	g.Expect(SelectorLabels(c)).NotTo(HaveKey(LabelActive))
+	g.Expect(CommonLabels(c)).NotTo(HaveKey(LabelComponent))
+}
+
+func TestServiceAccounts(t *testing.T) {
+	g := NewWithT(t)
+	sas := ServiceAccounts(newCluster())
+	g.Expect(sas).To(HaveLen(2))
+	for _, sa := range sas {
+		g.Expect(sa.AutomountServiceAccountToken).To(HaveValue(BeFalse()),
+			"%s must not mount the legacy token; pods get projected, audience-bound tokens", sa.Name)
+	}
+}
+
+func TestServiceRegistrationRBAC(t *testing.T) {
+	g := NewWithT(t)
+	role, binding := ServiceRegistrationRBAC(newCluster())
+	g.Expect(role.Rules).To(HaveLen(1))
+	g.Expect(role.Rules[0].APIGroups).To(Equal([]string{""}))
+	g.Expect(role.Rules[0].Resources).To(Equal([]string{"pods"}), "members may touch pods only")
+	g.Expect(role.Rules[0].Verbs).To(ConsistOf("get", "update", "patch"))
+	g.Expect(role.Rules[0].Verbs).NotTo(ContainElement("delete"), "a member must not be able to delete its peers")
+	g.Expect(binding.RoleRef.Name).To(Equal(role.Name))
+	g.Expect(binding.RoleRef.Kind).To(Equal("Role"))
+	g.Expect(binding.Subjects).To(ConsistOf(HaveField("Name", "bao")))
+	g.Expect(binding.Subjects[0].Namespace).To(Equal("ns"))
+	g.Expect(binding.Subjects[0].Kind).To(Equal("ServiceAccount"))
+}
+
+func TestConfigMap(t *testing.T) {
+	g := NewWithT(t)
+	cm := ConfigMap(newCluster(), "cfg-text", "init-text")
+	g.Expect(cm.Name).To(Equal("bao-config"))
+	g.Expect(cm.Data).To(Equal(map[string]string{"config.hcl": "cfg-text", "initialize.hcl": "init-text"}))
+}
+
+func TestServices(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	svcs := Services(c)
+	g.Expect(svcs).To(HaveLen(3))
+	headless, client, active := svcs[0], svcs[1], svcs[2]
+
+	g.Expect(headless.Name).To(Equal("bao-internal"))
+	g.Expect(headless.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone), "members need per-pod DNS names")
+	g.Expect(headless.Spec.PublishNotReadyAddresses).To(BeTrue(),
+		"unsealed-but-not-ready members must resolve, or Raft can never form")
+	g.Expect(headless.Spec.Selector).To(Equal(SelectorLabels(c)))
+	g.Expect(headless.Spec.Ports).To(ConsistOf(
+		And(HaveField("Port", int32(APIPort)), HaveField("TargetPort", intstr.FromString("https"))),
+		And(HaveField("Port", int32(ClusterPort)), HaveField("TargetPort", intstr.FromString("cluster"))),
+	), "the headless Service carries Raft traffic on 8201 too")
+
+	g.Expect(client.Name).To(Equal("bao"))
+	g.Expect(client.Spec.ClusterIP).To(BeEmpty())
+	g.Expect(client.Spec.PublishNotReadyAddresses).To(BeFalse(), "clients must only reach Ready members")
+	g.Expect(client.Spec.Selector).To(Equal(SelectorLabels(c)))
+	g.Expect(client.Spec.Ports).To(ConsistOf(HaveField("Port", int32(APIPort))))
+
+	g.Expect(active.Name).To(Equal("bao-active"))
+	g.Expect(active.Spec.Selector).To(HaveKeyWithValue("openbao-active", "true"),
+		"the active Service must select only the member OpenBao labelled active")
+	for k, v := range SelectorLabels(c) {
+		g.Expect(active.Spec.Selector).To(HaveKeyWithValue(k, v), "the active Service must stay within this cluster")
+	}
+	g.Expect(active.Spec.Ports).To(ConsistOf(HaveField("Port", int32(APIPort))))
+}
+
+func TestServicesTargetContainerPorts(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	sts, err := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.0", TLSSecretName: "bao-tls"})
+	g.Expect(err).NotTo(HaveOccurred())
+	ports := map[string]int32{}
+	for _, p := range sts.Spec.Template.Spec.Containers[0].Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	for _, svc := range Services(c) {
+		for _, p := range svc.Spec.Ports {
+			g.Expect(ports).To(HaveKeyWithValue(p.TargetPort.StrVal, p.Port),
+				"Service %s port %s must target a named container port with the same number", svc.Name, p.Name)
+		}
+	}
+}
+
+func TestPodDisruptionBudget(t *testing.T) {
+	cases := []struct {
+		name               string
+		reason             string
+		replicas           int32
+		wantMinAvailable   *intstr.IntOrString
+		wantMaxUnavailable *intstr.IntOrString
+	}{
+		{
+			name:             "single member",
+			reason:           "the only member must never be evicted voluntarily; its loss is an outage",
+			replicas:         1,
+			wantMinAvailable: ptrTo(intstr.FromInt32(1)),
+		},
+		{
+			name:               "three members",
+			reason:             "losing one of three keeps a quorum of two",
+			replicas:           3,
+			wantMaxUnavailable: ptrTo(intstr.FromInt32(1)),
+		},
+		{
+			name:               "five members",
+			reason:             "one at a time also for five: drains never take two voters at once",
+			replicas:           5,
+			wantMaxUnavailable: ptrTo(intstr.FromInt32(1)),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := newCluster(withReplicas(tc.replicas))
+			pdb := PodDisruptionBudget(c)
+			g.Expect(pdb.Spec.MinAvailable).To(Equal(tc.wantMinAvailable), tc.reason)
+			g.Expect(pdb.Spec.MaxUnavailable).To(Equal(tc.wantMaxUnavailable), tc.reason)
+			g.Expect(pdb.Spec.Selector).To(Equal(&metav1.LabelSelector{MatchLabels: SelectorLabels(c)}))
+			g.Expect(pdb.Name).To(Equal("bao"))
+		})
+	}
+}

@@ -1,0 +1,291 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	baoapi "github.com/openbao/openbao/api/v2"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+const (
+	ns        = "e2e"
+	name      = "bao"
+	appSA     = "app"
+	bringUp   = 5 * time.Minute
+	recovery  = 3 * time.Minute
+	pollEvery = time.Second
+)
+
+var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
+	var caPEM []byte
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: ns}})).To(Succeed())
+		three := int32(3)
+		c := &baov1.OpenBaoCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: baov1.OpenBaoClusterSpec{
+				Version:  "2.4.0",
+				Replicas: &three,
+				Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
+					{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},
+					{Name: "app-policy", Path: "sys/policies/acl/app", Data: raw(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
+					{Name: "app-role", Path: "auth/baokeeper-jwt/role/app", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + ns + `:` + appSA + `","bound_audiences":["baokeeper"],"token_policies":["app"],"token_ttl":"5m"}`)},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+	})
+
+	It("becomes Running: initialized, unsealed, 3 voters and exactly one leader", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			c := cluster(ctx, g)
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.0"))
+		}, bringUp, pollEvery).Should(Succeed())
+		caPEM = clusterCA(ctx)
+
+		st := autopilot(ctx, caPEM)
+		Expect(st.Healthy).To(BeTrue())
+		Expect(st.Voters).To(ConsistOf("bao-0", "bao-1", "bao-2"))
+		Expect(st.FailureTolerance).To(Equal(1))
+		leaders := 0
+		for _, pod := range []string{"bao-0", "bao-1", "bao-2"} {
+			h, err := memberClient(ctx, caPEM, pod, "").Sys().HealthWithContext(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(h.Initialized).To(BeTrue(), pod)
+			Expect(h.Sealed).To(BeFalse(), pod)
+			if !h.Standby {
+				leaders++
+			}
+		}
+		Expect(leaders).To(Equal(1), "exactly one active member")
+	}, SpecTimeout(bringUp+time.Minute))
+
+	It("serves a KV write and read back through its client Service", func(ctx SpecContext) {
+		c := serviceClient(ctx, caPEM, name, appToken(ctx))
+		_, err := c.Logical().WriteWithContext(ctx, "secret/data/e2e", map[string]any{"data": map[string]any{"answer": "42"}})
+		Expect(err).NotTo(HaveOccurred())
+		s, err := c.Logical().ReadWithContext(ctx, "secret/data/e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
+	}, SpecTimeout(time.Minute))
+
+	It("brings back a deleted follower with its data, as a voter", func(ctx SpecContext) {
+		follower := ""
+		for _, p := range []string{"bao-0", "bao-1", "bao-2"} {
+			if p != autopilot(ctx, caPEM).Leader {
+				follower = p
+				break
+			}
+		}
+		replaceMember(ctx, caPEM, follower)
+		s, err := memberClient(ctx, caPEM, follower, appToken(ctx)).Logical().ReadWithContext(ctx, "secret/data/e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
+	}, SpecTimeout(recovery+time.Minute))
+
+	It("elects a new leader when the leader's pod is deleted, and the old member rejoins", func(ctx SpecContext) {
+		old := autopilot(ctx, caPEM).Leader
+		replaceMember(ctx, caPEM, old)
+		st := autopilot(ctx, caPEM)
+		Expect(st.Leader).NotTo(BeEmpty())
+		s, err := serviceClient(ctx, caPEM, name, appToken(ctx)).Logical().ReadWithContext(ctx, "secret/data/e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
+	}, SpecTimeout(recovery+time.Minute))
+
+	It("gives the controller a read-only identity", func(ctx SpecContext) {
+		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, token(ctx, "baokeeper-system", "baokeeper"), workload.ControllerRole))
+		_, err := c.Logical().ReadWithContext(ctx, "sys/storage/raft/configuration")
+		Expect(err).NotTo(HaveOccurred())
+		expectDenied(c.Sys().StepDownWithContext(ctx))
+		_, err = c.Logical().WriteWithContext(ctx, "sys/policies/acl/evil", map[string]any{"policy": `path "*" { capabilities = ["sudo"] }`})
+		expectDenied(err)
+		_, err = c.Logical().WriteWithContext(ctx, "secret/data/e2e", map[string]any{"data": map[string]any{"answer": "43"}})
+		expectDenied(err)
+	}, SpecTimeout(time.Minute))
+
+	It("keeps no root token in any Secret, ConfigMap, status or log", func(ctx SpecContext) {
+		tokenLike := regexp.MustCompile(`\b(s|hvs|b|hvb)\.[A-Za-z0-9_-]{20,}\b|root_token`)
+		var texts []string
+		for _, n := range []string{ns, "baokeeper-system"} {
+			secrets := &corev1.SecretList{}
+			Expect(k8s.List(ctx, secrets, client.InNamespace(n))).To(Succeed())
+			for _, s := range secrets.Items {
+				for k, v := range s.Data {
+					texts = append(texts, fmt.Sprintf("secret %s/%s[%s]: %s", n, s.Name, k, v))
+				}
+			}
+			cms := &corev1.ConfigMapList{}
+			Expect(k8s.List(ctx, cms, client.InNamespace(n))).To(Succeed())
+			for _, cm := range cms.Items {
+				for k, v := range cm.Data {
+					texts = append(texts, fmt.Sprintf("configmap %s/%s[%s]: %s", n, cm.Name, k, v))
+				}
+			}
+		}
+		c := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, c)).To(Succeed())
+		texts = append(texts, fmt.Sprintf("status: %+v", c.Status))
+		logs, _ := filepath.Glob(filepath.Join(rigDir, "nodes", "pods", "*", "*.log"))
+		Expect(logs).NotTo(BeEmpty())
+		for _, l := range logs {
+			b, err := os.ReadFile(l)
+			Expect(err).NotTo(HaveOccurred())
+			texts = append(texts, "log "+l+": "+string(b))
+		}
+		for _, t := range texts {
+			Expect(tokenLike.FindString(t)).To(BeEmpty(), "token-like string in %s", t[:min(len(t), 120)])
+		}
+	}, SpecTimeout(time.Minute))
+})
+
+// replaceMember deletes a member's pod and waits until a new pod is Ready, OpenBao is
+// unsealed on it, it is a voter again and autopilot is healthy.
+func replaceMember(ctx context.Context, caPEM []byte, pod string) {
+	GinkgoHelper()
+	old, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cs.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{})).To(Succeed())
+	Eventually(func(g Gomega) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(p.UID).NotTo(Equal(old.UID))
+		g.Expect(isReady(p)).To(BeTrue())
+		st := autopilot(ctx, caPEM)
+		g.Expect(st.Healthy).To(BeTrue())
+		g.Expect(st.Voters).To(ContainElement(pod))
+		g.Expect(st.Servers[pod].Healthy).To(BeTrue())
+	}, recovery, pollEvery).Should(Succeed())
+}
+
+func cluster(ctx context.Context, g Gomega) *baov1.OpenBaoCluster {
+	c := &baov1.OpenBaoCluster{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, c)).To(Succeed())
+	return c
+}
+
+func clusterCA(ctx context.Context) []byte {
+	GinkgoHelper()
+	s := &corev1.Secret{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name + "-tls"}, s)).To(Succeed())
+	return s.Data["ca.crt"]
+}
+
+// autopilot reads autopilot state with the controller's read-only identity.
+func autopilot(ctx context.Context, caPEM []byte) *baoapi.AutopilotState {
+	GinkgoHelper()
+	var st *baoapi.AutopilotState
+	Eventually(func(g Gomega) {
+		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, token(ctx, "baokeeper-system", "baokeeper"), workload.ControllerRole))
+		var err error
+		st, err = c.Sys().RaftAutopilotStateWithContext(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(st).NotTo(BeNil())
+	}, 30*time.Second, pollEvery).Should(Succeed())
+	return st
+}
+
+// memberClient talks to one member at its pod IP, verifying its certificate for the
+// member's DNS name.
+func memberClient(ctx context.Context, caPEM []byte, pod, tok string) *baoapi.Client {
+	GinkgoHelper()
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return apiClient(caPEM, p.Status.PodIP, fmt.Sprintf("%s.%s-internal.%s.svc", pod, name, ns), tok)
+}
+
+// serviceClient talks to a Service the way a client in the cluster would: there is
+// no kube-proxy in the rig, so the Service is resolved to a ready endpoint from its
+// EndpointSlices.
+func serviceClient(ctx context.Context, caPEM []byte, svc, tok string) *baoapi.Client {
+	GinkgoHelper()
+	slices := &discoveryv1.EndpointSliceList{}
+	Expect(k8s.List(ctx, slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: svc})).To(Succeed())
+	for _, s := range slices.Items {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && *ep.Conditions.Ready && len(ep.Addresses) > 0 {
+				return apiClient(caPEM, ep.Addresses[0], fmt.Sprintf("%s.%s.svc", svc, ns), tok)
+			}
+		}
+	}
+	Fail(fmt.Sprintf("Service %s/%s has no ready endpoint", ns, svc))
+	return nil
+}
+
+func apiClient(caPEM []byte, ip, serverName, tok string) *baoapi.Client {
+	GinkgoHelper()
+	conf := baoapi.DefaultConfig()
+	conf.Address = fmt.Sprintf("https://%s:8200", ip)
+	conf.MaxRetries = 0
+	conf.Timeout = 10 * time.Second
+	Expect(conf.ConfigureTLS(&baoapi.TLSConfig{CACertBytes: caPEM, TLSServerName: serverName})).To(Succeed())
+	c, err := baoapi.NewClient(conf)
+	Expect(err).NotTo(HaveOccurred())
+	c.SetToken(tok)
+	return c
+}
+
+func appToken(ctx context.Context) string {
+	GinkgoHelper()
+	return login(ctx, clusterCA(ctx), token(ctx, ns, appSA), "app")
+}
+
+func login(ctx context.Context, caPEM []byte, jwt, role string) string {
+	GinkgoHelper()
+	var tok string
+	Eventually(func(g Gomega) {
+		s, err := serviceClient(ctx, caPEM, name, "").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login", map[string]any{"role": role, "jwt": jwt})
+		g.Expect(err).NotTo(HaveOccurred())
+		tok = s.Auth.ClientToken
+	}, 30*time.Second, pollEvery).Should(Succeed())
+	return tok
+}
+
+func token(ctx context.Context, namespace, sa string) string {
+	GinkgoHelper()
+	exp := int64(600)
+	res, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authv1.TokenRequest{
+		Spec: authv1.TokenRequestSpec{Audiences: []string{workload.TokenAudience}, ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status.Token
+}
+
+func expectDenied(err error) {
+	GinkgoHelper()
+	var re *baoapi.ResponseError
+	Expect(errors.As(err, &re)).To(BeTrue(), "want a 403, got %v", err)
+	Expect(re.StatusCode).To(Equal(403), "%v", err)
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func raw(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }

@@ -1,0 +1,142 @@
+//go:build e2e
+
+// Package e2e runs baokeeper end to end on the local rig: a real control plane and
+// real OpenBao processes, with the operator installed from config/default and running
+// as a Deployment, exactly as on a real cluster. The suite runs inside the rig's
+// network namespace (make test-e2e arranges that).
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/test/rig"
+	"github.com/baokeeper/baokeeper/test/testenv"
+)
+
+var (
+	root       = testenv.RepoRoot()
+	rigDir     string
+	rigCmd     *exec.Cmd
+	rigDone    = make(chan error, 1)
+	kubeconfig string
+	restCfg    *rest.Config
+	k8s        client.Client
+	cs         *kubernetes.Clientset
+	scheme     = runtime.NewScheme()
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "baokeeper end to end on the local rig")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	if err := rig.RequireInsideNetns(); err != nil {
+		Fail("the e2e suite runs inside the rig's network namespace: use `make test-e2e` (" + err.Error() + ")")
+	}
+	rigBin := filepath.Join(root, "bin", "rig")
+	_, err := os.Stat(rigBin)
+	Expect(err).NotTo(HaveOccurred(), "bin/rig missing: use `make test-e2e`")
+
+	rigDir = os.Getenv("BAOKEEPER_RIG_DIR")
+	if rigDir == "" {
+		rigDir, err = os.MkdirTemp("", "baokeeper-rig-")
+		Expect(err).NotTo(HaveOccurred())
+	}
+	By("starting the rig in " + rigDir)
+	rigCmd = exec.Command(rigBin, "up", "--dir", rigDir, "--root", root)
+	logf, err := os.Create(filepath.Join(rigDir, "rig.log"))
+	Expect(err).NotTo(HaveOccurred())
+	rigCmd.Stdout, rigCmd.Stderr = logf, logf
+	rigCmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	Expect(rigCmd.Start()).To(Succeed())
+	go func() { rigDone <- rigCmd.Wait() }()
+	Eventually(func() error {
+		select {
+		case err := <-rigDone:
+			rigDone <- err
+			return StopTrying(fmt.Sprintf("rig exited: %v (see %s/rig.log)", err, rigDir))
+		default:
+		}
+		_, err := os.Stat(filepath.Join(rigDir, rig.ReadyFile))
+		return err
+	}, 3*time.Minute, 250*time.Millisecond).Should(Succeed())
+
+	kubeconfig = filepath.Join(rigDir, rig.KubeconfigFile)
+	restCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(baov1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(restCfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	cs, err = kubernetes.NewForConfig(restCfg)
+	Expect(err).NotTo(HaveOccurred())
+
+	By("installing baokeeper from config/default")
+	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "config", "default"))
+	kubectl(ctx, "-n", "baokeeper-system", "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+}, NodeTimeout(6*time.Minute))
+
+var _ = AfterSuite(func() {
+	if rigCmd == nil || rigCmd.Process == nil {
+		return
+	}
+	By("stopping the rig")
+	_ = syscall.Kill(-rigCmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-rigDone:
+	case <-time.After(2 * time.Minute):
+		_ = syscall.Kill(-rigCmd.Process.Pid, syscall.SIGKILL)
+	}
+	if os.Getenv("BAOKEEPER_RIG_DIR") == "" && !CurrentSpecReport().Failed() {
+		_ = os.RemoveAll(rigDir)
+	}
+})
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if report.Failed() {
+		AddReportEntry("rig logs", "control plane: "+filepath.Join(rigDir, "logs")+", pods: "+filepath.Join(rigDir, "nodes", "pods"))
+		printLogs()
+	}
+})
+
+// kubectl runs the rig's kubectl and fails the spec on error.
+func kubectl(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "k8s-1.37.2", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl %v: %s", args, out)
+	return string(out)
+}
+
+// printLogs prints the tail of every container log of the rig to the spec's output.
+func printLogs() {
+	logs, _ := filepath.Glob(filepath.Join(rigDir, "nodes", "pods", "*", "*.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		if len(b) > 4000 {
+			b = b[len(b)-4000:]
+		}
+		GinkgoWriter.Printf("==== %s (tail) ====\n%s\n", l, b)
+	}
+}
