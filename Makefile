@@ -62,6 +62,21 @@ test: verify rig-bins openbao-bins ## Unit, fuzz seeds, envtest, real-OpenBao an
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
+.PHONY: rig-build
+rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
+	go build -o $(BIN)/rig ./test/rig/cmd/rig
+	go build -o $(BIN)/baokeeper ./cmd/baokeeper
+	go test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e
+
+.PHONY: test-e2e
+test-e2e: rig-bins openbao-bins rig-build ## End-to-end specs on the local rig (needs root).
+	@echo "== e2e on the local rig (inside a private network namespace) =="
+	$(BIN)/rig netns-run --name baokeeper-e2e-$$$$ -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v
+
+.PHONY: demo
+demo: rig-bins openbao-bins rig-build ## Boot the rig, install baokeeper, create a cluster, write and read data.
+	$(BIN)/rig netns-run --name baokeeper-demo --forward 127.0.0.1:16443 -- hack/demo.sh
+
 .PHONY: test-unit
 test-unit: ## Unit tests only (no binaries needed).
 	go test -count=1 ./...
