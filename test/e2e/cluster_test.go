@@ -65,10 +65,14 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 		}, bringUp, pollEvery).Should(Succeed())
 		caPEM = clusterCA(ctx)
 
-		st := autopilot(ctx, caPEM)
-		Expect(st.Healthy).To(BeTrue())
-		Expect(st.Voters).To(ConsistOf("bao-0", "bao-1", "bao-2"))
-		Expect(st.FailureTolerance).To(Equal(1))
+		// Pods are Ready once unsealed; autopilot promotes the joined members to voters
+		// after its stabilization time, a few seconds later.
+		Eventually(func(g Gomega) {
+			st := autopilot(ctx, caPEM)
+			g.Expect(st.Healthy).To(BeTrue())
+			g.Expect(st.Voters).To(ConsistOf("bao-0", "bao-1", "bao-2"))
+			g.Expect(st.FailureTolerance).To(Equal(1))
+		}, time.Minute, pollEvery).Should(Succeed())
 		leaders := 0
 		for _, pod := range []string{"bao-0", "bao-1", "bao-2"} {
 			h, err := memberClient(ctx, caPEM, pod, "").Sys().HealthWithContext(ctx)
