@@ -71,7 +71,9 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 .PHONY: test-e2e
 test-e2e: rig-bins openbao-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace) =="
-	$(BIN)/rig netns-run --name baokeeper-e2e-$$$$ -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v
+	ns=baokeeper-e2e-$$$$; code=0; \
+		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v || code=$$?; \
+		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo
 demo: rig-bins openbao-bins rig-build ## Boot the rig, install baokeeper, create a cluster, write and read data.

@@ -87,6 +87,11 @@ func up(args []string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockRig()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	binAbs, err := filepath.Abs(abs(*binDir))
@@ -244,4 +249,24 @@ func removeCreatedMountPoints(record string, log logr.Logger) {
 		}
 	}
 	log.Info("Removed mount points created on the host", "count", removed)
+}
+
+// lockFile serializes rigs on one machine: they share the mount-point directories the
+// node agent creates on the host, and one rig's cleanup must not pull them from under
+// another's pods.
+const lockFile = "/run/lock/baokeeper-rig.lock"
+
+func lockRig() (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(lockFile), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open %s: %w", lockFile, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("another rig is running on this machine (it holds %s): stop it first, one rig at a time", lockFile)
+	}
+	return func() { _ = f.Close() }, nil
 }

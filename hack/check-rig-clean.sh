@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# check-rig-clean.sh NETNS: after an e2e run, fail if anything the rig started is
+# still around: a process whose executable lives in bin/ (control plane, OpenBao,
+# baokeeper, the rig), or the network namespace.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ns=${1:?usage: check-rig-clean.sh NETNS}
+bad=0
+if ip netns list 2>/dev/null | grep -qw "$ns"; then
+  echo "leftover: network namespace $ns"; bad=1
+fi
+for p in /proc/[0-9]*; do
+  exe=$(readlink "$p/exe" 2>/dev/null) || continue
+  case "$exe" in
+    "$ROOT"/bin/*)
+      echo "leftover process ${p#/proc/}: $exe $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)"; bad=1 ;;
+  esac
+done
+if [ "$bad" -eq 0 ]; then
+  echo "rig cleanup: no process or network namespace left behind"
+fi
+exit "$bad"
