@@ -67,7 +67,9 @@ build_k8s() {
 build_etcd() {
   local dir=$BIN/k8s-$K8S_VERSION
   mkdir -p "$dir"
-  if [ -x "$dir/etcd" ] && "$dir/etcd" --version 2>/dev/null | grep -q "$ETCD_VERSION"; then
+  local have=""
+  [ -x "$dir/etcd" ] && have=$("$dir/etcd" --version 2>/dev/null || true)
+  if [[ "$have" == *"$ETCD_VERSION"* ]]; then
     log "etcd $ETCD_VERSION: cached"
     return
   fi
