@@ -581,6 +581,12 @@ type UpgradeStep struct {
 	// waitingFor says what the step waits for, in a sentence a person can act on.
 	// +optional
 	WaitingFor string `json:"waitingFor,omitempty"`
+	// gatesPassedAt is when every gate of the member first held; the settle time runs from it.
+	// +optional
+	GatesPassedAt *metav1.Time `json:"gatesPassedAt,omitempty"`
+	// attempts counts executor Jobs started for this step (step-down retries).
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
 }
 
 // SnapshotReceipt records a snapshot that was taken.

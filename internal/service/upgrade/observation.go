@@ -1,0 +1,150 @@
+package upgrade
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Member is what one pass observed about one member: its pod, what its OpenBao
+// reports, and its place in Raft. Strategies decide from Members only, never from
+// the API server or OpenBao directly.
+type Member struct {
+	// Name is the pod name, for example bao-1.
+	Name string
+	// Ordinal is the StatefulSet ordinal.
+	Ordinal int
+
+	// PodExists is false while the pod is deleted and not yet re-created.
+	PodExists bool
+	// PodTerminating is true while the pod has a deletion timestamp.
+	PodTerminating bool
+	// PodReady is the pod's Ready condition.
+	PodReady bool
+	// Image is the image of the pod's OpenBao container.
+	Image string
+
+	// Initialized, Sealed and Version come from the member's sys/health; Version is
+	// empty when the member could not be read.
+	Initialized bool
+	Sealed      bool
+	Version     string
+
+	// InRaft is true when the member is in the Raft configuration.
+	InRaft bool
+	// Voter is true when it is a voter there.
+	Voter bool
+	// Healthy is autopilot's verdict on the member.
+	Healthy bool
+	// LastIndex is the member's last Raft index according to autopilot.
+	LastIndex uint64
+}
+
+// Cluster is what one pass observed about the whole cluster.
+type Cluster struct {
+	// Now is the pass's single clock reading.
+	Now time.Time
+	// Members are sorted by ordinal.
+	Members []Member
+	// Leader is the member autopilot names as leader; empty when unknown.
+	Leader string
+	// AutopilotKnown is false when autopilot state could not be read, or was read
+	// too soon after an election to be trusted.
+	AutopilotKnown bool
+	// AutopilotHealthy and FailureTolerance are autopilot's cluster verdict.
+	AutopilotHealthy bool
+	FailureTolerance int
+	// LeaderIndex is the leader's last Raft index.
+	LeaderIndex uint64
+}
+
+// Member returns the named member, or nil.
+func (c *Cluster) Member(name string) *Member {
+	for i := range c.Members {
+		if c.Members[i].Name == name {
+			return &c.Members[i]
+		}
+	}
+	return nil
+}
+
+// SortMembers orders members by ordinal, so decisions never depend on map order.
+func SortMembers(ms []Member) {
+	slices.SortFunc(ms, func(a, b Member) int { return a.Ordinal - b.Ordinal })
+}
+
+// Gate is one condition a replaced member must meet before the next step starts.
+type Gate struct {
+	// Name is a short CamelCase identifier.
+	Name string
+	// Passed reports whether the gate holds.
+	Passed bool
+	// WaitingFor says in words what is missing, for the status message.
+	WaitingFor string
+}
+
+// MemberGates evaluates, in order, the gates of brief invariant 3 for a member that
+// was replaced: pod Ready on the target image, OpenBao initialized, unsealed and on
+// the target version, back in the Raft configuration as a voter, autopilot healthy,
+// and its index within maxLag of the leader's. The first gate that fails says what
+// the step waits for; the settle time is measured by the caller.
+func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uint64) []Gate {
+	m := c.Member(name)
+	if m == nil {
+		return []Gate{{Name: "PodExists", WaitingFor: fmt.Sprintf("waiting for %s to be observed", name)}}
+	}
+	lag := uint64(0)
+	if c.LeaderIndex > m.LastIndex {
+		lag = c.LeaderIndex - m.LastIndex
+	}
+	return []Gate{
+		{Name: "PodRecreated", Passed: m.PodExists && !m.PodTerminating,
+			WaitingFor: fmt.Sprintf("waiting for %s to be re-created by the StatefulSet controller", name)},
+		{Name: "PodOnTargetImage", Passed: m.PodExists && m.Image == targetImage,
+			WaitingFor: fmt.Sprintf("waiting for %s to run image %s (it runs %s)", name, targetImage, orNone(m.Image))},
+		{Name: "PodReady", Passed: m.PodReady,
+			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)", name)},
+		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
+			WaitingFor: fmt.Sprintf("waiting for %s to unseal", name)},
+		{Name: "TargetVersion", Passed: SameVersion(m.Version, targetVersion),
+			WaitingFor: fmt.Sprintf("waiting for %s to report version %s (it reports %s)", name, targetVersion, orNone(m.Version))},
+		{Name: "AutopilotKnown", Passed: c.AutopilotKnown,
+			WaitingFor: "waiting for a trustworthy read of autopilot state"},
+		{Name: "Voter", Passed: m.InRaft && m.Voter,
+			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
+		{Name: "MemberHealthy", Passed: m.Healthy,
+			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
+		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy,
+			WaitingFor: "waiting for autopilot to report the cluster healthy"},
+		{Name: "CaughtUp", Passed: lag <= maxLag,
+			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
+	}
+}
+
+// FirstFailing returns the first gate that does not hold, or nil when all hold.
+func FirstFailing(gates []Gate) *Gate {
+	for i := range gates {
+		if !gates[i].Passed {
+			return &gates[i]
+		}
+	}
+	return nil
+}
+
+// SameVersion compares two versions ignoring a leading v; autopilot and health may
+// differ in that prefix. Unparsable versions compare as strings.
+func SameVersion(a, b string) bool {
+	va, errA := ParseVersion(a)
+	vb, errB := ParseVersion(b)
+	if errA != nil || errB != nil {
+		return a != "" && a == b
+	}
+	return va.Equal(vb)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing yet"
+	}
+	return s
+}

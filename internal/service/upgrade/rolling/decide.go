@@ -1,0 +1,343 @@
+package rolling
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+// Action is what the caller must do after a decision.
+type Action string
+
+// Actions, in the order a member usually goes through them.
+const (
+	// ActionUpdateTemplate sets the StatefulSet's pod template to the target image.
+	// With the OnDelete strategy this restarts nothing by itself.
+	ActionUpdateTemplate Action = "UpdateTemplate"
+	// ActionBeginStep persists the intent for the next member (status only).
+	ActionBeginStep Action = "BeginStep"
+	// ActionStepDown starts the executor Job that moves leadership off the member.
+	ActionStepDown Action = "StepDown"
+	// ActionStepDownVerified records that leadership moved to an upgraded member.
+	ActionStepDownVerified Action = "StepDownVerified"
+	// ActionDeletePod deletes the member's pod so it comes back on the new template.
+	ActionDeletePod Action = "DeletePod"
+	// ActionGatesPassed records when every gate first held (the settle time starts).
+	ActionGatesPassed Action = "GatesPassed"
+	// ActionCompleteMember records the member as upgraded.
+	ActionCompleteMember Action = "CompleteMember"
+	// ActionComplete finishes the upgrade: currentVersion and cleared status, in one write.
+	ActionComplete Action = "Complete"
+	// ActionFail stops the upgrade with a reason; members already upgraded stay.
+	ActionFail Action = "Fail"
+	// ActionHold waits at a safe point because spec.upgrade.paused is true.
+	ActionHold Action = "Hold"
+	// ActionWait waits for the world to change; WaitingFor says for what.
+	ActionWait Action = "Wait"
+)
+
+// Step actions stored in status.upgrade.currentStep.action.
+const (
+	// StepTransferLeadership is the step of the leader before its replacement.
+	StepTransferLeadership = "TransferLeadership"
+	// StepReplaceMember is the replacement of a member's pod.
+	StepReplaceMember = "ReplaceMember"
+)
+
+// Failure reasons.
+const (
+	// ReasonStepTimeout means a member did not pass its gates within stepTimeout.
+	ReasonStepTimeout = "StepTimeout"
+	// ReasonStepDownFailed means leadership could not be moved off the leader.
+	ReasonStepDownFailed = "StepDownFailed"
+)
+
+// MaxStepDownAttempts bounds step-down Jobs per upgrade step.
+const MaxStepDownAttempts = 3
+
+// StepDownCooldown is OpenBao's manualStepDownSleepPeriod: a node that stepped down
+// cannot take the HA lock again for 10 s, and a second step-down within that window
+// is wasted. Retries wait this long after a Job finished.
+const StepDownCooldown = 10 * time.Second
+
+// LeaderChangeGrace is how long after a successful step-down Job the new leader may
+// take to show up in autopilot before the step-down is tried again.
+const LeaderChangeGrace = 15 * time.Second
+
+// JobPhase is the observed phase of an executor Job.
+type JobPhase string
+
+// Job phases.
+const (
+	JobNone      JobPhase = ""
+	JobRunning   JobPhase = "Running"
+	JobSucceeded JobPhase = "Succeeded"
+	JobFailed    JobPhase = "Failed"
+)
+
+// Job is an observed executor Job of the current step.
+type Job struct {
+	Phase      JobPhase
+	FinishedAt time.Time
+	// Message is the Job's failure message, for the status.
+	Message string
+}
+
+// Input is everything Decide needs: the persisted upgrade status, one observation of
+// the cluster, and the settings. It holds no client and performs no I/O.
+type Input struct {
+	Upgrade       *baov1.UpgradeStatus
+	Cluster       *upgrade.Cluster
+	TargetImage   string
+	TargetVersion string
+	// TemplateImage is the image of the StatefulSet's pod template now.
+	TemplateImage string
+	Paused        bool
+	StepTimeout   time.Duration
+	SettleTime    time.Duration
+	MaxLag        uint64
+	// StepDownJob is the executor Job of the current step-down attempt.
+	StepDownJob Job
+}
+
+// Decision is what to do next and why.
+type Decision struct {
+	Action Action
+	// Pod is the member the action is about.
+	Pod string
+	// WaitingFor is the status message: what the upgrade waits for, in words.
+	WaitingFor string
+	// Reason and Message describe a failure (ActionFail).
+	Reason  string
+	Message string
+	// RequeueAfter is set when the next event is a timer (settle time, cooldown, timeout).
+	RequeueAfter time.Duration
+}
+
+// Plan orders the members for a rolling upgrade: followers from the highest ordinal
+// down, then the leader, so that exactly one planned leadership change happens, onto
+// a member that already runs the target version.
+func Plan(c *upgrade.Cluster) []string {
+	var order []string
+	for i := len(c.Members) - 1; i >= 0; i-- {
+		if c.Members[i].Name != c.Leader {
+			order = append(order, c.Members[i].Name)
+		}
+	}
+	if c.Leader != "" {
+		order = append(order, c.Leader)
+	}
+	return order
+}
+
+// Decide is the rolling state machine: given the persisted intent and one observation,
+// it returns the single next action. It is idempotent: an intent whose outcome is
+// already visible (the pod was deleted, leadership already moved) moves on instead of
+// acting again, which is what makes a restart of the operator at any point safe.
+func Decide(in Input) Decision {
+	up, c := in.Upgrade, in.Cluster
+	if up.Failure != nil {
+		return Decision{Action: ActionWait, Pod: up.Failure.Pod,
+			WaitingFor: fmt.Sprintf("upgrade failed (%s): fix the cause, then set the baokeeper.dev/retry annotation to a new value", up.Failure.Reason)}
+	}
+	if in.TemplateImage != in.TargetImage {
+		return Decision{Action: ActionUpdateTemplate, WaitingFor: fmt.Sprintf("updating the pod template to %s", in.TargetImage)}
+	}
+	step := up.CurrentStep
+	if step == nil || step.Pod == "" || slices.Contains(up.CompletedPods, step.Pod) {
+		return decideNext(in)
+	}
+	if step.StartedAt != nil && in.StepTimeout > 0 && c.Now.Sub(step.StartedAt.Time) > in.StepTimeout {
+		return failStep(in, ReasonStepTimeout, fmt.Sprintf("%s did not finish within %s: %s", step.Pod, in.StepTimeout, waitingSummary(step)))
+	}
+	switch step.Action {
+	case StepTransferLeadership:
+		return decideStepDown(in, step)
+	default:
+		return decideReplace(in, step)
+	}
+}
+
+// decideNext starts the next member, or completes the upgrade.
+func decideNext(in Input) Decision {
+	up, c := in.Upgrade, in.Cluster
+	var next string
+	for _, p := range up.Plan.Pods {
+		if !slices.Contains(up.CompletedPods, p) {
+			next = p
+			break
+		}
+	}
+	if next == "" {
+		for _, m := range c.Members {
+			if !upgrade.SameVersion(m.Version, in.TargetVersion) || !m.PodReady {
+				return Decision{Action: ActionWait, Pod: m.Name,
+					WaitingFor: fmt.Sprintf("every member is replaced; waiting for %s to report %s and be Ready", m.Name, in.TargetVersion)}
+			}
+		}
+		return Decision{Action: ActionComplete, WaitingFor: fmt.Sprintf("every member runs %s", in.TargetVersion)}
+	}
+	if in.Paused {
+		return Decision{Action: ActionHold, Pod: next,
+			WaitingFor: fmt.Sprintf("paused by spec.upgrade.paused before %s; %s", next, remaining(up))}
+	}
+	if ok, why := QuorumBudget(c, next); !ok {
+		return Decision{Action: ActionWait, Pod: next, WaitingFor: fmt.Sprintf("waiting to replace %s: %s", next, why)}
+	}
+	return Decision{Action: ActionBeginStep, Pod: next, WaitingFor: fmt.Sprintf("starting %s", next)}
+}
+
+// StepActionFor is the first step action of a member: the leader first hands off
+// leadership.
+func StepActionFor(c *upgrade.Cluster, pod string) string {
+	if c.Leader == pod {
+		return StepTransferLeadership
+	}
+	return StepReplaceMember
+}
+
+func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	if !c.AutopilotKnown || c.Leader == "" {
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: "waiting for a trustworthy read of autopilot state to find the leader"}
+	}
+	if c.Leader != step.Pod {
+		nl := c.Member(c.Leader)
+		if nl == nil || !upgrade.SameVersion(nl.Version, in.TargetVersion) {
+			return Decision{Action: ActionWait, Pod: step.Pod,
+				WaitingFor: fmt.Sprintf("leadership moved to %s, which does not run %s yet; waiting for it to settle", c.Leader, in.TargetVersion)}
+		}
+		return Decision{Action: ActionStepDownVerified, Pod: step.Pod,
+			WaitingFor: fmt.Sprintf("leadership moved from %s to %s, which runs %s", step.Pod, c.Leader, in.TargetVersion)}
+	}
+	job := in.StepDownJob
+	switch job.Phase {
+	case JobNone:
+		if step.Attempts >= MaxStepDownAttempts {
+			return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts", step.Pod, step.Attempts))
+		}
+		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
+	case JobRunning:
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the step-down Job of %s", step.Pod)}
+	case JobSucceeded:
+		if wait := job.FinishedAt.Add(LeaderChangeGrace).Sub(c.Now); wait > 0 {
+			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
+				WaitingFor: fmt.Sprintf("%s stepped down; waiting for autopilot to show the new leader", step.Pod)}
+		}
+		return retryStepDown(in, step, "leadership did not move")
+	default:
+		return retryStepDown(in, step, "the step-down Job failed: "+job.Message)
+	}
+}
+
+func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
+	if step.Attempts >= MaxStepDownAttempts {
+		return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts (%s)", step.Pod, step.Attempts, why))
+	}
+	if wait := in.StepDownJob.FinishedAt.Add(StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {
+		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
+			WaitingFor: fmt.Sprintf("%s; retrying the step-down of %s after OpenBao's 10 s cooldown", why, step.Pod)}
+	}
+	return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s; asking %s to step down again", why, step.Pod)}
+}
+
+func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	m := c.Member(step.Pod)
+	if m != nil && m.PodExists && !m.PodTerminating && m.Image != in.TargetImage {
+		if c.Leader == step.Pod {
+			// Leadership came back to a member that still runs the old image: never
+			// delete a leader; hand leadership off first.
+			return Decision{Action: ActionBeginStep, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s became leader again; moving leadership off it first", step.Pod)}
+		}
+		return Decision{Action: ActionDeletePod, Pod: step.Pod, WaitingFor: fmt.Sprintf("deleting %s so it restarts on %s", step.Pod, in.TargetImage)}
+	}
+	gate := upgrade.FirstFailing(upgrade.MemberGates(c, step.Pod, in.TargetImage, in.TargetVersion, in.MaxLag))
+	if gate != nil {
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: gate.WaitingFor}
+	}
+	if step.GatesPassedAt == nil {
+		return Decision{Action: ActionGatesPassed, Pod: step.Pod, RequeueAfter: in.SettleTime,
+			WaitingFor: fmt.Sprintf("%s passed every gate; settling for %s", step.Pod, in.SettleTime)}
+	}
+	if wait := step.GatesPassedAt.Add(in.SettleTime).Sub(c.Now); wait > 0 {
+		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
+			WaitingFor: fmt.Sprintf("%s passed every gate; settling for %s more", step.Pod, wait.Round(time.Second))}
+	}
+	return Decision{Action: ActionCompleteMember, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s runs %s", step.Pod, in.TargetVersion)}
+}
+
+func failStep(in Input, reason, msg string) Decision {
+	return Decision{Action: ActionFail, Pod: in.Upgrade.CurrentStep.Pod, Reason: reason,
+		Message:    fmt.Sprintf("%s; %s", msg, remaining(in.Upgrade)),
+		WaitingFor: fmt.Sprintf("upgrade failed: %s", msg)}
+}
+
+// remaining names the members not started yet.
+func remaining(up *baov1.UpgradeStatus) string {
+	var rest []string
+	for _, p := range up.Plan.Pods {
+		if !slices.Contains(up.CompletedPods, p) && (up.CurrentStep == nil || up.CurrentStep.Pod != p) {
+			rest = append(rest, p)
+		}
+	}
+	done := "none"
+	if len(up.CompletedPods) > 0 {
+		done = strings.Join(up.CompletedPods, ", ")
+	}
+	if len(rest) == 0 {
+		return fmt.Sprintf("upgraded: %s; no member left to start", done)
+	}
+	return fmt.Sprintf("upgraded: %s; not started: %s", done, strings.Join(rest, ", "))
+}
+
+func waitingSummary(step *baov1.UpgradeStep) string {
+	if step.WaitingFor == "" {
+		return "no progress was observed"
+	}
+	return "last " + step.WaitingFor
+}
+
+// QuorumBudget reports whether taking member down keeps quorum even if it comes back
+// unhealthy: autopilot must be readable and healthy, every voter healthy, and the
+// failure tolerance after losing the member must stay at least 0.
+func QuorumBudget(c *upgrade.Cluster, member string) (bool, string) {
+	if !c.AutopilotKnown {
+		return false, "autopilot state is unknown or was read right after an election"
+	}
+	if !c.AutopilotHealthy {
+		return false, "autopilot reports the cluster unhealthy"
+	}
+	voters, healthy := 0, 0
+	var unhealthy []string
+	memberHealthyVoter := false
+	for _, m := range c.Members {
+		if !m.Voter {
+			continue
+		}
+		voters++
+		if m.Healthy {
+			healthy++
+			if m.Name == member {
+				memberHealthyVoter = true
+			}
+		} else {
+			unhealthy = append(unhealthy, m.Name)
+		}
+	}
+	if len(unhealthy) > 0 {
+		return false, fmt.Sprintf("voters not healthy: %s", strings.Join(unhealthy, ", "))
+	}
+	after := healthy
+	if memberHealthyVoter {
+		after--
+	}
+	if tol := after - (voters/2 + 1); tol < 0 {
+		return false, fmt.Sprintf("taking it down would leave %d of %d voters healthy, below a majority of %d", after, voters, voters/2+1)
+	}
+	return true, ""
+}

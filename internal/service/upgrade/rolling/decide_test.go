@@ -1,0 +1,226 @@
+package rolling
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// healthyCluster returns n healthy voters on the old image, with the given leader.
+func healthyCluster(n, leader int) *upgrade.Cluster {
+	c := &upgrade.Cluster{Now: t0, Leader: fmt.Sprintf("bao-%d", leader), AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 500}
+	for i := range n {
+		c.Members = append(c.Members, upgrade.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true,
+			Image: oldImage, Initialized: true, Version: "2.4.0", InRaft: true, Voter: true, Healthy: true, LastIndex: 500})
+	}
+	return c
+}
+
+func TestQuorumBudget(t *testing.T) {
+	cases := []struct {
+		name      string
+		reason    string
+		peers     int
+		unhealthy []int
+		nonVoters []int
+		known     bool
+		target    int
+		want      bool
+		wantWhy   string
+	}{
+		{name: "3 healthy", reason: "3 voters tolerate one down", peers: 3, known: true, target: 1, want: true},
+		{name: "3 with one unhealthy", reason: "a second member down would lose quorum", peers: 3, unhealthy: []int{2}, known: true, target: 1, wantWhy: "voters not healthy: bao-2"},
+		{name: "5 healthy", reason: "5 voters tolerate two down", peers: 5, known: true, target: 4, want: true},
+		{name: "5 with one unhealthy", reason: "every voter must be healthy before a disruptive step", peers: 5, unhealthy: []int{0}, known: true, target: 4, wantWhy: "voters not healthy: bao-0"},
+		{name: "7 healthy", reason: "7 voters tolerate three down", peers: 7, known: true, target: 3, want: true},
+		{name: "1 member", reason: "a single voter cannot go down without losing quorum", peers: 1, known: true, target: 0, wantWhy: "below a majority of 1"},
+		{name: "autopilot unknown", reason: "right after an election autopilot is not trusted", peers: 3, known: false, target: 1, wantWhy: "autopilot state is unknown"},
+		{name: "target is a non-voter", reason: "taking down a non-voter costs no quorum", peers: 3, nonVoters: []int{1}, known: true, target: 1, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := healthyCluster(tc.peers, 0)
+			c.AutopilotKnown = tc.known
+			for _, i := range tc.unhealthy {
+				c.Members[i].Healthy = false
+			}
+			for _, i := range tc.nonVoters {
+				c.Members[i].Voter = false
+			}
+			ok, why := QuorumBudget(c, fmt.Sprintf("bao-%d", tc.target))
+			g.Expect(ok).To(Equal(tc.want), tc.reason)
+			if tc.wantWhy != "" {
+				g.Expect(why).To(ContainSubstring(tc.wantWhy), tc.reason)
+			}
+		})
+	}
+}
+
+func TestPlanPutsTheLeaderLast(t *testing.T) {
+	cases := []struct {
+		peers, leader int
+		want          []string
+	}{
+		{3, 0, []string{"bao-2", "bao-1", "bao-0"}},
+		{3, 2, []string{"bao-1", "bao-0", "bao-2"}},
+		{5, 2, []string{"bao-4", "bao-3", "bao-1", "bao-0", "bao-2"}},
+	}
+	for _, tc := range cases {
+		NewWithT(t).Expect(Plan(healthyCluster(tc.peers, tc.leader))).To(Equal(tc.want))
+	}
+}
+
+func step(action, pod string, started time.Time) *baov1.UpgradeStep {
+	st := metav1.NewTime(started)
+	return &baov1.UpgradeStep{Action: action, Pod: pod, StartedAt: &st}
+}
+
+func TestDecide(t *testing.T) {
+	plan := &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}
+	base := func() Input {
+		return Input{Upgrade: &baov1.UpgradeStatus{Plan: plan.DeepCopy()}, Cluster: healthyCluster(3, 0), TargetImage: newImage,
+			TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: 10 * time.Minute, SettleTime: 10 * time.Second, MaxLag: 100}
+	}
+	cases := []struct {
+		name       string
+		reason     string
+		mutate     func(*Input)
+		wantAction Action
+		wantPod    string
+		wantText   string
+	}{
+		{name: "template first", reason: "nothing restarts until the template carries the target image",
+			mutate: func(in *Input) { in.TemplateImage = oldImage }, wantAction: ActionUpdateTemplate},
+		{name: "begin first follower", reason: "followers go first, highest ordinal first",
+			mutate: func(*Input) {}, wantAction: ActionBeginStep, wantPod: "bao-2"},
+		{name: "paused at a safe point", reason: "pause holds between members, naming the next one",
+			mutate: func(in *Input) { in.Paused = true }, wantAction: ActionHold, wantPod: "bao-2", wantText: "paused by spec.upgrade.paused before bao-2"},
+		{name: "paused mid-member finishes the member", reason: "a member already taken down is finished before holding",
+			mutate: func(in *Input) {
+				in.Paused = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+			}, wantAction: ActionDeletePod, wantPod: "bao-2"},
+		{name: "unhealthy cluster blocks the next member", reason: "invariant 1: no disruptive step without a quorum budget",
+			mutate: func(in *Input) { in.Cluster.Members[1].Healthy = false; in.Cluster.AutopilotHealthy = false },
+			wantAction: ActionWait, wantPod: "bao-2", wantText: "autopilot reports the cluster unhealthy"},
+		{name: "delete an old pod", reason: "the intent is persisted; the pod still runs the old image",
+			mutate:     func(in *Input) { in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0) },
+			wantAction: ActionDeletePod, wantPod: "bao-2"},
+		{name: "intent found with its outcome", reason: "after a crash, a pod already on the new image is gated, not deleted again",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Image, m.PodReady, m.Version, m.Voter = newImage, true, "2.4.1", false
+			}, wantAction: ActionWait, wantPod: "bao-2", wantText: "waiting for bao-2 to rejoin Raft as a voter"},
+		{name: "lagging member", reason: "gates name how far behind the member is",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.LastIndex = newImage, "2.4.1", 100
+			}, wantAction: ActionWait, wantText: "index 400 behind, limit 100"},
+		{name: "gates pass, settle", reason: "the settle time starts when every gate first held",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionGatesPassed, wantPod: "bao-2"},
+		{name: "settled", reason: "after settleTime the member is complete",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				passed := metav1.NewTime(t0.Add(-11 * time.Second))
+				in.Upgrade.CurrentStep.GatesPassedAt = &passed
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionCompleteMember, wantPod: "bao-2"},
+		{name: "step timeout", reason: "invariant 3: a gate that does not pass in time fails the upgrade naming the member and the members not started",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0.Add(-11*time.Minute))
+				in.Upgrade.CurrentStep.WaitingFor = "waiting for bao-2 to become Ready"
+			}, wantAction: ActionFail, wantPod: "bao-2", wantText: "not started: bao-1, bao-0"},
+		{name: "failed upgrade waits for retry", reason: "after a failure nothing moves until a person retries",
+			mutate: func(in *Input) {
+				in.Upgrade.Failure = &baov1.UpgradeFailure{Reason: ReasonStepTimeout, Pod: "bao-2"}
+			}, wantAction: ActionWait, wantText: "baokeeper.dev/retry"},
+		{name: "leader steps down first", reason: "invariant 2: the leader hands off before its pod goes",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+			}, wantAction: ActionStepDown, wantPod: "bao-0"},
+		{name: "step-down verified", reason: "leadership moved to an upgraded member",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Cluster.Leader = "bao-2"
+				in.Cluster.Members[2].Version = "2.4.1"
+			}, wantAction: ActionStepDownVerified, wantPod: "bao-0"},
+		{name: "new leader on old version", reason: "the new leader must run the target version",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Cluster.Leader = "bao-1"
+			}, wantAction: ActionWait, wantText: "does not run 2.4.1"},
+		{name: "step-down retry waits for the cooldown", reason: "a second step-down within 10 s is wasted",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Upgrade.CurrentStep.Attempts = 1
+				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+			}, wantAction: ActionWait, wantText: "10 s cooldown"},
+		{name: "step-down retried after the cooldown", reason: "a failed Job is retried",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Upgrade.CurrentStep.Attempts = 1
+				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+			}, wantAction: ActionStepDown, wantPod: "bao-0"},
+		{name: "step-down attempts exhausted", reason: "retries are bounded",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Upgrade.CurrentStep.Attempts = MaxStepDownAttempts
+				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+			}, wantAction: ActionFail, wantText: "still the leader after 3 step-down attempts"},
+		{name: "never delete a leader", reason: "leadership came back to a member that still runs the old image",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-0", t0)
+			}, wantAction: ActionBeginStep, wantPod: "bao-0"},
+		{name: "complete", reason: "every planned member done and every member on the target",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1", "bao-0"}
+				for i := range in.Cluster.Members {
+					in.Cluster.Members[i].Image, in.Cluster.Members[i].Version = newImage, "2.4.1"
+				}
+			}, wantAction: ActionComplete},
+		{name: "not complete while a member reports the old version", reason: "currentVersion advances only when every member runs the target",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1", "bao-0"}
+			}, wantAction: ActionWait, wantText: "to report 2.4.1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := base()
+			tc.mutate(&in)
+			d := Decide(in)
+			g.Expect(d.Action).To(Equal(tc.wantAction), "%s: %+v", tc.reason, d)
+			if tc.wantPod != "" {
+				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
+			}
+			if tc.wantText != "" {
+				g.Expect(d.WaitingFor+" "+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
+			}
+		})
+	}
+}
+
+func TestRecordKeepsStartTimeWhenLeadershipComesBack(t *testing.T) {
+	g := NewWithT(t)
+	c := healthyCluster(3, 0)
+	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-0", t0.Add(-time.Minute))}
+	Record(up, Decision{Action: ActionBeginStep, Pod: "bao-0"}, c)
+	g.Expect(up.CurrentStep.Action).To(Equal(StepTransferLeadership))
+	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(t0.Add(-time.Minute)), "the step timeout counts from the first attempt")
+}

@@ -1,0 +1,46 @@
+package rolling
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+// Record writes a decision into the upgrade status, in memory. It is called before
+// the caller performs the decision's external action, so the intent is persisted
+// first (the status is written at the end of the pass; the action runs in the next
+// pass, which finds the intent and, by Decide's idempotence, acts at most once).
+func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
+	now := metav1.NewTime(c.Now)
+	switch d.Action {
+	case ActionBeginStep:
+		action := StepActionFor(c, d.Pod)
+		if up.CurrentStep != nil && up.CurrentStep.Pod == d.Pod {
+			// The same member again (leadership came back to it): keep its start time
+			// so the step timeout still counts from the first attempt.
+			up.CurrentStep.Action, up.CurrentStep.Attempts, up.CurrentStep.GatesPassedAt = action, 0, nil
+		} else {
+			up.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
+		}
+	case ActionStepDown:
+		up.CurrentStep.Attempts++
+	case ActionStepDownVerified:
+		up.CurrentStep.Action = StepReplaceMember
+		up.CurrentStep.Attempts = 0
+	case ActionGatesPassed:
+		up.CurrentStep.GatesPassedAt = &now
+	case ActionCompleteMember:
+		if !slices.Contains(up.CompletedPods, d.Pod) {
+			up.CompletedPods = append(up.CompletedPods, d.Pod)
+		}
+		up.CurrentStep = nil
+	case ActionFail:
+		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Pod, At: &now}
+	}
+	if up.CurrentStep != nil && d.Action != ActionCompleteMember {
+		up.CurrentStep.WaitingFor = d.WaitingFor
+	}
+}

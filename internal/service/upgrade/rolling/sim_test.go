@@ -1,0 +1,239 @@
+package rolling
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const (
+	oldImage = "ghcr.io/openbao/openbao:2.4.0"
+	newImage = "ghcr.io/openbao/openbao:2.4.1"
+)
+
+type simMember struct {
+	ordinal                          int
+	image, version                   string
+	exists, ready, voter, healthy    bool
+	goneTicks, readyTicks, voteTicks int
+}
+
+// world simulates a cluster that reacts to the actions a reconciler would perform,
+// with realistic delays: a deleted pod is gone for a tick, comes back on the template
+// image, becomes Ready two ticks later and a healthy voter one tick after that; a
+// step-down Job succeeds after a tick and moves leadership to an upgraded member.
+type world struct {
+	t             *testing.T
+	now           time.Time
+	members       map[string]*simMember
+	names         []string
+	leader        string
+	template      string
+	job           Job
+	leaderChanges int
+	log           []string
+}
+
+func newWorld(t *testing.T, n, leader int) *world {
+	w := &world{t: t, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), members: map[string]*simMember{}, template: oldImage}
+	for i := range n {
+		name := fmt.Sprintf("bao-%d", i)
+		w.names = append(w.names, name)
+		w.members[name] = &simMember{ordinal: i, image: oldImage, version: "2.4.0", exists: true, ready: true, voter: true, healthy: true}
+	}
+	w.leader = fmt.Sprintf("bao-%d", leader)
+	return w
+}
+
+func (w *world) observe() *upgrade.Cluster {
+	c := &upgrade.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, LeaderIndex: 1000}
+	healthy := true
+	for _, name := range w.names {
+		m := w.members[name]
+		c.Members = append(c.Members, upgrade.Member{
+			Name: name, Ordinal: m.ordinal, PodExists: m.exists, PodReady: m.ready, Image: m.image,
+			Initialized: m.exists, Sealed: !m.ready, Version: ifThen(m.ready, m.version),
+			InRaft: true, Voter: m.voter, Healthy: m.healthy, LastIndex: 1000,
+		})
+		healthy = healthy && m.healthy
+	}
+	c.AutopilotHealthy = healthy
+	return c
+}
+
+func ifThen(ok bool, s string) string {
+	if ok {
+		return s
+	}
+	return ""
+}
+
+// tick advances time by a second and lets pods and Jobs progress.
+func (w *world) tick() {
+	w.now = w.now.Add(time.Second)
+	for _, name := range w.names {
+		m := w.members[name]
+		switch {
+		case !m.exists:
+			if m.goneTicks--; m.goneTicks <= 0 {
+				m.exists, m.image, m.readyTicks = true, w.template, 2
+				if m.image == newImage {
+					m.version = "2.4.1"
+				}
+			}
+		case !m.ready:
+			if m.readyTicks--; m.readyTicks <= 0 {
+				m.ready, m.voteTicks = true, 1
+			}
+		case !m.healthy:
+			if m.voteTicks--; m.voteTicks <= 0 {
+				m.voter, m.healthy = true, true
+			}
+		}
+	}
+	if w.job.Phase == JobRunning {
+		w.job = Job{Phase: JobSucceeded, FinishedAt: w.now}
+		for _, name := range w.names {
+			if name != w.leader && w.members[name].image == newImage && w.members[name].healthy {
+				w.leader = name
+				w.leaderChanges++
+				break
+			}
+		}
+	}
+}
+
+func (w *world) perform(d Decision) {
+	switch d.Action {
+	case ActionUpdateTemplate:
+		w.template = newImage
+	case ActionStepDown:
+		w.job = Job{Phase: JobRunning}
+	case ActionDeletePod:
+		if d.Pod == w.leader {
+			w.t.Fatalf("deleted the leader's pod %s", d.Pod)
+		}
+		down := 0
+		for _, m := range w.members {
+			if !m.healthy {
+				down++
+			}
+		}
+		if down > 0 {
+			w.t.Fatalf("deleted %s while another member was down", d.Pod)
+		}
+		m := w.members[d.Pod]
+		m.exists, m.ready, m.voter, m.healthy, m.goneTicks = false, false, false, false, 1
+	}
+}
+
+// run drives Decide until the upgrade completes, recording every non-wait action.
+func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []string) {
+	c := w.observe()
+	up := &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", Plan: &baov1.UpgradePlan{Pods: Plan(c)}}
+	var seq []string
+	for pass := 0; pass < 500; pass++ {
+		c = w.observe()
+		in := Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: "2.4.1", TemplateImage: w.template,
+			StepTimeout: 5 * time.Minute, SettleTime: 2 * time.Second, MaxLag: 100, StepDownJob: w.job}
+		d := Decide(in)
+		if d.Action == ActionFail {
+			t.Fatalf("upgrade failed: %s", d.Message)
+		}
+		if d.Action == ActionComplete {
+			seq = append(seq, fmt.Sprintf("%s", d.Action))
+			return up, seq
+		}
+		if d.Action != ActionWait {
+			seq = append(seq, strings.TrimSpace(fmt.Sprintf("%s %s", d.Action, d.Pod)))
+		}
+		Record(up, d, c)
+		if restartEvery > 0 && pass%restartEvery == 0 {
+			// The operator restarts: only the persisted status survives; the action of
+			// this pass is lost and must be re-derived by the next Decide.
+			up = up.DeepCopy()
+			w.tick()
+			continue
+		}
+		w.perform(d)
+		if d.Action == ActionStepDown {
+			// A new attempt starts a new Job.
+			w.job = Job{Phase: JobRunning}
+		}
+		if d.Action == ActionStepDownVerified {
+			w.job = Job{}
+		}
+		w.tick()
+	}
+	t.Fatal("upgrade did not complete within 500 passes")
+	return nil, nil
+}
+
+func TestRollingGoldenSequences(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		for leader := range n {
+			t.Run(fmt.Sprintf("%d-members-leader-%d", n, leader), func(t *testing.T) {
+				g := NewWithT(t)
+				w := newWorld(t, n, leader)
+				up, seq := run(t, w, 0)
+				g.Expect(w.leaderChanges).To(Equal(1), "exactly one planned leadership change")
+				g.Expect(w.members[w.leader].image).To(Equal(newImage), "the new leader runs the target")
+				g.Expect(up.CompletedPods).To(HaveLen(n))
+				g.Expect(up.CompletedPods[n-1]).To(Equal(fmt.Sprintf("bao-%d", leader)), "the leader is replaced last")
+				for _, m := range w.members {
+					g.Expect(m.version).To(Equal("2.4.1"))
+				}
+				golden(t, fmt.Sprintf("rolling-%d-leader-%d.golden", n, leader), strings.Join(seq, "\n")+"\n")
+			})
+		}
+	}
+}
+
+// TestRollingSurvivesRestartsBetweenSteps drops the action of every k-th pass, as if
+// the operator crashed right after persisting the intent: the upgrade still completes
+// with one leader change and never acts twice on the same member.
+func TestRollingSurvivesRestartsBetweenSteps(t *testing.T) {
+	for _, every := range []int{2, 3, 5, 7} {
+		for leader := range 3 {
+			t.Run(fmt.Sprintf("restart-every-%d-leader-%d", every, leader), func(t *testing.T) {
+				g := NewWithT(t)
+				w := newWorld(t, 3, leader)
+				up, _ := run(t, w, every)
+				g.Expect(w.leaderChanges).To(Equal(1))
+				g.Expect(up.CompletedPods).To(HaveLen(3))
+				for _, m := range w.members {
+					g.Expect(m.version).To(Equal("2.4.1"))
+				}
+			})
+		}
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden file %s (run go test ./internal/service/upgrade/rolling/ -update): %v", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("sequence differs from %s:\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
