@@ -110,7 +110,7 @@ func TestDecide(t *testing.T) {
 				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
 			}, wantAction: ActionDeletePod, wantPod: "bao-2"},
 		{name: "unhealthy cluster blocks the next member", reason: "invariant 1: no disruptive step without a quorum budget",
-			mutate: func(in *Input) { in.Cluster.Members[1].Healthy = false; in.Cluster.AutopilotHealthy = false },
+			mutate:     func(in *Input) { in.Cluster.Members[1].Healthy = false; in.Cluster.AutopilotHealthy = false },
 			wantAction: ActionWait, wantPod: "bao-2", wantText: "autopilot reports the cluster unhealthy"},
 		{name: "delete an old pod", reason: "the intent is persisted; the pod still runs the old image",
 			mutate:     func(in *Input) { in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0) },
