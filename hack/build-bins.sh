@@ -5,6 +5,7 @@
 #   hack/build-bins.sh envtest   kube-apiserver + etcd            -> bin/k8s-<v>/
 #   hack/build-bins.sh rig       + kube-controller-manager, kube-scheduler, kubectl
 #   hack/build-bins.sh openbao   bao 2.4.0 and relinked copies    -> bin/bao-<v>
+#   hack/build-bins.sh s3        SeaweedFS `weed` (S3 server)     -> bin/s3server-<hash>
 #
 # Cold builds take minutes on 2 cores; a heartbeat line is printed every 30 s so a
 # person (and CI) can see that work is going on.
@@ -101,9 +102,33 @@ build_bao() {
   done
 }
 
+# build_s3 builds SeaweedFS's `weed` (pinned in hack/tools/s3server/go.mod) as the rig's
+# S3-compatible server; see docs/design/s3-server.md for how to run it.
+build_s3() {
+  local mod=github.com/seaweedfs/seaweedfs ver tag ldflags="-s -w"
+  ver=$(cd "$ROOT/hack/tools/s3server" && go list -m -f '{{.Version}}' "$mod")
+  tag=$ver
+  # A pseudo-version (v0.0.0-<date>-<hash>) is named by its commit hash.
+  if [[ "$ver" =~ [-.][0-9]{14}-([0-9a-f]{12})$ ]]; then
+    tag=${BASH_REMATCH[1]}
+    ldflags+=" -X $mod/weed/util/version.COMMIT=${tag:0:8}"
+  fi
+  local out=$BIN/s3server-$tag
+  mkdir -p "$BIN"
+  if [ -x "$out" ]; then
+    log "s3server (seaweedfs $ver): cached in ${out#$ROOT/}"
+    return
+  fi
+  log "s3server (seaweedfs $ver): building (cold: about 10 min on 2 cores)"
+  (cd "$ROOT/hack/tools/s3server" && run_with_heartbeat "s3server" \
+    go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$mod/weed")
+  mv "$out.tmp" "$out"
+}
+
 case "${1:-}" in
   envtest) build_k8s kube-apiserver; build_etcd ;;
   rig) build_k8s kube-apiserver kube-controller-manager kube-scheduler kubectl; build_etcd ;;
   openbao) build_bao ;;
-  *) echo "usage: $0 envtest|rig|openbao" >&2; exit 2 ;;
+  s3) build_s3 ;;
+  *) echo "usage: $0 envtest|rig|openbao|s3" >&2; exit 2 ;;
 esac

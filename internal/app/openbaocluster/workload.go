@@ -186,6 +186,13 @@ func (r *Reconciler) applyStatefulSet(ctx context.Context, p *pass) error {
 	if err != nil {
 		return err
 	}
+	if p.obs.sts != nil && c.UpgradeInProgress() {
+		// During an upgrade the image of the StatefulSet belongs to the upgrade manager.
+		// Applying with the observed resourceVersion as a precondition means a pass that
+		// read the StatefulSet before the upgrade manager changed it fails with a
+		// conflict and retries, instead of writing the old image back.
+		sts.ResourceVersion = p.obs.sts.ResourceVersion
+	}
 	if p.obs.sts == nil {
 		ctrl.LoggerFrom(ctx).Info("Creating StatefulSet", "StatefulSet", sts.Name, "image", workload.ContainerImage(&sts.Spec.Template.Spec))
 		p.createdSTS = true
