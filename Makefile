@@ -88,6 +88,7 @@ fuzz: ## Run each fuzz target for a short while.
 	go test -run='^$$' -fuzz=FuzzParseVersion -fuzztime=30s ./internal/service/upgrade/
 	go test -run='^$$' -fuzz=FuzzEvaluateVersion -fuzztime=30s ./internal/service/upgrade/
 	go test -run='^$$' -fuzz=FuzzParseImage -fuzztime=30s ./internal/service/upgrade/
+	go test -run='^$$' -fuzz=FuzzPendingRequests -fuzztime=30s ./internal/service/upgrade/
 
 .PHONY: help
 help: ## Show this help.

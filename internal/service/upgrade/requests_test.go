@@ -1,0 +1,93 @@
+package upgrade
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+func TestPendingRequests(t *testing.T) {
+	cases := []struct {
+		name     string
+		reason   string
+		ann      map[string]string
+		handled  baov1.RequestsStatus
+		want     []Request
+		wantErrs int
+	}{
+		{name: "none", reason: "no annotation, nothing to do", ann: nil},
+		{name: "new retry", reason: "a value never handled is a request",
+			ann: map[string]string{baov1.AnnotationRetry: "1"}, want: []Request{{RequestRetry, "1"}}},
+		{name: "already handled", reason: "edge-triggered: the same value is never acted on twice",
+			ann: map[string]string{baov1.AnnotationRetry: "1"}, handled: baov1.RequestsStatus{Retry: "1"}},
+		{name: "changed value", reason: "a new value is a new request",
+			ann: map[string]string{baov1.AnnotationRetry: "2"}, handled: baov1.RequestsStatus{Retry: "1"}, want: []Request{{RequestRetry, "2"}}},
+		{name: "fixed order", reason: "break-glass acknowledgement is considered before anything else",
+			ann:  map[string]string{baov1.AnnotationPromote: "p", baov1.AnnotationBreakGlassAck: "n", baov1.AnnotationRetry: "r"},
+			want: []Request{{RequestBreakGlassAck, "n"}, {RequestRetry, "r"}, {RequestPromote, "p"}}},
+		{name: "invalid value", reason: "spaces and quotes are refused with an error, not acted on",
+			ann: map[string]string{baov1.AnnotationRollback: "please roll back"}, wantErrs: 1},
+		{name: "emptied value", reason: "clearing a handled value is not a token: say so instead of acting",
+			ann: map[string]string{baov1.AnnotationPromote: ""}, handled: baov1.RequestsStatus{Promote: "p0"}, wantErrs: 1},
+		{name: "empty value never handled", reason: "an empty annotation on a fresh cluster requests nothing",
+			ann: map[string]string{baov1.AnnotationPromote: ""}},
+		{name: "unrelated annotations", reason: "only baokeeper's controls count",
+			ann: map[string]string{"baokeeper.dev/other": "x", "kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, errs := PendingRequests(tc.ann, tc.handled)
+			g.Expect(got).To(Equal(tc.want), tc.reason)
+			g.Expect(errs).To(HaveLen(tc.wantErrs), tc.reason)
+			for _, e := range errs {
+				g.Expect(e.Error()).To(ContainSubstring("annotation baokeeper.dev/"), "errors name the annotation")
+			}
+		})
+	}
+}
+
+func TestMarkHandledMakesRequestsEdgeTriggered(t *testing.T) {
+	g := NewWithT(t)
+	ann := map[string]string{baov1.AnnotationRetry: "t1", baov1.AnnotationPromote: "p1", baov1.AnnotationRollback: "r1", baov1.AnnotationBreakGlassAck: "n1"}
+	var st baov1.RequestsStatus
+	reqs, _ := PendingRequests(ann, st)
+	g.Expect(reqs).To(HaveLen(4))
+	for _, r := range reqs {
+		MarkHandled(&st, r)
+	}
+	again, errs := PendingRequests(ann, st)
+	g.Expect(again).To(BeEmpty())
+	g.Expect(errs).To(BeEmpty())
+}
+
+func FuzzPendingRequests(f *testing.F) {
+	for _, s := range []string{"", "1", "2026-11-29T10:00:00Z", "a b", "x\ny", "\"", "ok.v1_2-3+4:5", string(make([]byte, 200))} {
+		f.Add(s, "1")
+	}
+	f.Fuzz(func(t *testing.T, value, handled string) {
+		ann := map[string]string{baov1.AnnotationRetry: value}
+		reqs, errs := PendingRequests(ann, baov1.RequestsStatus{Retry: handled})
+		if value == handled {
+			if len(reqs)+len(errs) != 0 {
+				t.Fatalf("a handled value produced %v %v", reqs, errs)
+			}
+			return
+		}
+		if len(reqs)+len(errs) != 1 {
+			t.Fatalf("want exactly one request or error for a new value, got %v %v", reqs, errs)
+		}
+		if len(reqs) == 1 {
+			if ValidateRequestValue(reqs[0].Value) != nil || reqs[0].Value != value {
+				t.Fatalf("accepted an invalid or altered value %q", reqs[0].Value)
+			}
+			var st baov1.RequestsStatus
+			MarkHandled(&st, reqs[0])
+			if st.Retry != value {
+				t.Fatalf("MarkHandled did not record %q", value)
+			}
+		}
+	})
+}
