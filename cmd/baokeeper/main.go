@@ -23,6 +23,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
+	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -108,6 +109,17 @@ func runManager(args []string) error {
 	}
 	if err := controller.SetupWithManager(mgr, r); err != nil {
 		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)
+	}
+	ops := &adminops.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("baokeeper-upgrade"),
+		Clock:         clk,
+		OpenBao:       r.OpenBao,
+		HealthTimeout: *openbaoTimeout,
+	}
+	if err := controller.SetupUpgradeWithManager(mgr, ops); err != nil {
+		return fmt.Errorf("failed to set up the upgrade controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err

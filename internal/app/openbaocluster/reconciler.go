@@ -74,7 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	defer func() {
 		computeStatus(cluster, obs, p, reterr == nil)
-		if _, err := statusapply.Apply(ctx, r.Client, cluster, before); err != nil {
+		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Workload(), cluster, before); err != nil {
 			reterr = errors.Join(reterr, err)
 			return
 		}

@@ -47,7 +47,6 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 
 	initialized := wasInitialized(c) || ready > 0
 	allReady := ready == replicas && obs.stsCurrent()
-	seedCurrentVersion(c)
 
 	gen := c.Generation
 	set := func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string) {
@@ -92,13 +91,6 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		st.TLS = nil
 	}
 
-	if c.Spec.Upgrade.Paused {
-		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedBySpec, "spec.upgrade.paused is true: upgrades hold at the next safe point")
-	} else {
-		set(baov1.ConditionUpgradePaused, false, baov1.ReasonNotPaused, "spec.upgrade.paused is false")
-	}
-	set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
-
 	pending := versionChangePending(c)
 	switch {
 	case p.refusal != "":
@@ -136,22 +128,6 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if succeeded {
 		st.ObservedGeneration = c.Generation
 	}
-}
-
-// seedCurrentVersion sets status.currentVersion the first time every member reports
-// the same version. Later changes of it belong to the upgrade manager.
-func seedCurrentVersion(c *baov1.OpenBaoCluster) {
-	if c.Status.CurrentVersion != "" || int32(len(c.Status.Members)) != c.GetReplicas() {
-		return
-	}
-	v := ""
-	for _, m := range c.Status.Members {
-		if !m.Ready || m.Version == "" || (v != "" && m.Version != v) {
-			return
-		}
-		v = m.Version
-	}
-	c.Status.CurrentVersion = v
 }
 
 // versionChangePending says, in a sentence, that spec.version differs from what runs.

@@ -7,9 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,7 +38,7 @@ func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("openbaocluster").
 		For(&baov1.OpenBaoCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, upgradeStatusChanged()))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
@@ -47,6 +49,21 @@ func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Complete(r)
+}
+
+// upgradeStatusChanged lets the workload loop react to what the upgrade manager
+// writes (currentVersion, the upgrade in progress), which it reads to compute the
+// phase and the message; its own status writes do not trigger a pass.
+func upgradeStatusChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		oldC, ok1 := e.ObjectOld.(*baov1.OpenBaoCluster)
+		newC, ok2 := e.ObjectNew.(*baov1.OpenBaoCluster)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return oldC.Status.CurrentVersion != newC.Status.CurrentVersion ||
+			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade)
+	}}
 }
 
 // podToCluster maps a member pod to its OpenBaoCluster through the cluster label.

@@ -7,7 +7,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -86,23 +88,31 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 
 		By("changing the strategy with no upgrade running")
-		c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
-		Expect(k8s.Update(ctx, c)).To(Succeed())
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy })
 
 		By("marking an upgrade as running in status")
-		c.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}
-		Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := getCluster(ctx, c)
+			cur.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}
+			return k8s.Status().Update(ctx, cur)
+		})).To(Succeed())
 
 		By("changing the strategy mid-upgrade")
-		c.Spec.Upgrade.Strategy = baov1.RollingUpdateStrategy
-		err := k8s.Update(ctx, c)
+		var err error
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := getCluster(ctx, c)
+			cur.Spec.Upgrade.Strategy = baov1.RollingUpdateStrategy
+			err = k8s.Update(ctx, cur)
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			return nil
+		})).To(Succeed())
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("spec.upgrade.strategy cannot change while an upgrade runs (status.upgrade is set)"))
 
 		By("changing something else mid-upgrade")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-		c.Spec.Upgrade.Paused = true
-		Expect(k8s.Update(ctx, c)).To(Succeed())
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Upgrade.Paused = true })
 	})
 
 	It("stores extra initialization requests with free-form data", func() {

@@ -24,6 +24,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
+	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
@@ -100,6 +101,10 @@ var _ = BeforeSuite(func() {
 		}
 	}
 	Expect(controller.SetupWithManager(mgr, newReconciler())).To(Succeed())
+	Expect(controller.SetupUpgradeWithManager(mgr, &adminops.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("baokeeper-upgrade"),
+		Clock: clock.RealClock{}, OpenBao: fakeFactory{},
+	})).To(Succeed())
 
 	var ctx context.Context
 	ctx, cancelMgr = context.WithCancel(context.Background())

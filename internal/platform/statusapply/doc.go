@@ -1,10 +1,14 @@
 // Package statusapply is the one way an OpenBaoCluster's status is written.
 //
-//  1. The reconciler keeps a copy of the status it read at the start of the pass.
-//  2. It computes the whole new status in memory (condition setters, phase, message).
-//  3. In a deferred call it hands both to Apply, which skips the write when the two
-//     are semantically equal (no write, no event, no watch traffic when idle).
-//  4. Otherwise Apply sends the whole status with server-side apply under one fixed
-//     field owner, forcing ownership, so the status is exactly what this pass computed
-//     and stale fields from earlier passes disappear.
+//  1. Two reconcilers write status, each as an Owner with its own field manager and
+//     disjoint fields: Workload (phase, message, members, workload conditions) and
+//     Upgrade (currentVersion, upgrade, requests, break-glass, upgrade conditions).
+//     Neither can write back a stale value of the other's field.
+//  2. A reconciler keeps a copy of the status it read at the start of the pass and
+//     computes its whole part of the new status in memory.
+//  3. In a deferred call it hands both to Apply, which skips the write when its part
+//     is semantically equal (no write, no event, no watch traffic when idle).
+//  4. Otherwise Apply sends its part with server-side apply under its field manager,
+//     forcing ownership, so that part is exactly what the pass computed and fields it
+//     no longer sets disappear.
 package statusapply

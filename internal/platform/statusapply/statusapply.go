@@ -3,6 +3,7 @@ package statusapply
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,36 +13,89 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
-// FieldOwner is the field manager of every status write of baokeeper.
-const FieldOwner = "baokeeper-status"
+// Owner is one writer of the status: a field manager and the fields it owns. Owners
+// own disjoint fields, so neither can write back a stale value of the other's.
+type Owner struct {
+	// FieldManager is the server-side-apply field manager.
+	FieldManager string
+	// Fields are the top-level status fields (JSON names) the owner writes.
+	Fields []string
+	// Conditions are the condition types the owner writes.
+	Conditions []baov1.ConditionType
+}
 
-// Apply writes cluster.Status when it differs semantically from before. It reports
-// whether a write was made.
-func Apply(ctx context.Context, c client.Client, cluster *baov1.OpenBaoCluster, before *baov1.OpenBaoClusterStatus) (bool, error) {
-	if before != nil && equality.Semantic.DeepEqual(*before, cluster.Status) {
-		return false, nil
+// Workload owns what the workload reconciler observes and computes.
+func Workload() Owner {
+	return Owner{
+		FieldManager: "baokeeper-status",
+		Fields:       []string{"phase", "message", "observedGeneration", "readyMembers", "members", "tls"},
+		Conditions: []baov1.ConditionType{baov1.ConditionAvailable, baov1.ConditionProgressing, baov1.ConditionDegraded,
+			baov1.ConditionSpecValid, baov1.ConditionTLSReady, baov1.ConditionInitialized},
 	}
-	u, err := ApplyConfiguration(cluster)
+}
+
+// Upgrade owns the version and everything about operations on the cluster.
+func Upgrade() Owner {
+	return Owner{
+		FieldManager: "baokeeper-upgrade",
+		Fields:       []string{"currentVersion", "upgrade", "blueGreen", "breakGlass", "requests"},
+		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass},
+	}
+}
+
+// Apply writes the owner's part of cluster.Status when it differs semantically from
+// the same part of before. It reports whether a write was made.
+func Apply(ctx context.Context, c client.Client, o Owner, cluster *baov1.OpenBaoCluster, before *baov1.OpenBaoClusterStatus) (bool, error) {
+	after, err := o.part(&cluster.Status)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("failed to convert status of OpenBaoCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
 	}
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if before != nil {
+		prev, err := o.part(before)
+		if err != nil {
+			return false, err
+		}
+		if equality.Semantic.DeepEqual(prev, after) {
+			return false, nil
+		}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": after}}
+	u.SetAPIVersion(baov1.GroupVersion.String())
+	u.SetKind("OpenBaoCluster")
+	u.SetName(cluster.Name)
+	u.SetNamespace(cluster.Namespace)
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(o.FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("failed to apply status of OpenBaoCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
 	}
 	return true, nil
 }
 
-// ApplyConfiguration is the server-side-apply body of the cluster's status: identity
-// plus the whole status, nothing from spec or metadata.
-func ApplyConfiguration(cluster *baov1.OpenBaoCluster) (*unstructured.Unstructured, error) {
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cluster.Status)
+// part is the owner's fields of st, as the unstructured body of an apply. A field the
+// owner leaves empty is omitted, which releases it: server-side apply removes a field
+// that no manager applies any more.
+func (o Owner) part(st *baov1.OpenBaoClusterStatus) (map[string]any, error) {
+	all, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
 	if err != nil {
-		return nil, fmt.Errorf("failed to convert status of OpenBaoCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
+		return nil, err
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetAPIVersion(baov1.GroupVersion.String())
-	u.SetKind("OpenBaoCluster")
-	u.SetName(cluster.Name)
-	u.SetNamespace(cluster.Namespace)
-	return u, nil
+	out := map[string]any{}
+	for _, f := range o.Fields {
+		if v, ok := all[f]; ok {
+			out[f] = v
+		}
+	}
+	var conds []any
+	for _, c := range st.Conditions {
+		if slices.Contains(o.Conditions, baov1.ConditionType(c.Type)) {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+			if err != nil {
+				return nil, err
+			}
+			conds = append(conds, u)
+		}
+	}
+	if len(conds) > 0 {
+		out["conditions"] = conds
+	}
+	return out, nil
 }

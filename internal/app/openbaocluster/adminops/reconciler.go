@@ -1,0 +1,213 @@
+package adminops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// ClientFactory returns the controller's read-only OpenBao client for one cluster.
+type ClientFactory interface {
+	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error)
+}
+
+// Reconciler reconciles operations on OpenBaoClusters.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// APIReader reads objects baokeeper does not label (a user-provided TLS Secret).
+	APIReader client.Reader
+	// Recorder emits events at transitions.
+	Recorder events.EventRecorder
+	// Clock is read once per pass.
+	Clock clock.PassiveClock
+	// OpenBao builds read-only OpenBao clients.
+	OpenBao ClientFactory
+	// HealthTimeout bounds one member's sys/health read.
+	HealthTimeout time.Duration
+}
+
+// Event reasons of this reconciler.
+const (
+	eventRequestRefused baov1.Reason = "RequestRefused"
+	eventRetry          baov1.Reason = "RetryRequested"
+)
+
+// Reconcile runs one pass; see the package documentation.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	c := &baov1.OpenBaoCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("OpenBaoCluster", klog.KObj(c)))
+	before := c.Status.DeepCopy()
+	obs, err := r.observe(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+
+	r.handleRequests(c)
+	seedCurrentVersion(c, obs)
+	setConditions(c, obs.Now)
+	return ctrl.Result{}, nil
+}
+
+// handleRequests acts on new control annotations. Without an upgrade machine yet,
+// retry clears a recorded failure; the others are refused with an event because they
+// do not fit the current state.
+func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster) {
+	reqs, errs := upgrade.PendingRequests(c.Annotations, c.Status.Requests)
+	for _, err := range errs {
+		r.event(c, corev1.EventTypeWarning, eventRequestRefused, err.Error())
+	}
+	for _, req := range reqs {
+		switch {
+		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
+			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
+			c.Status.Upgrade.Failure = nil
+		default:
+			r.event(c, corev1.EventTypeWarning, eventRequestRefused,
+				fmt.Sprintf("Ignoring %s=%s: it does not fit the current state (no upgrade waits for it)", req.Kind, req.Value))
+		}
+		upgrade.MarkHandled(&c.Status.Requests, req)
+	}
+}
+
+func (r *Reconciler) event(c *baov1.OpenBaoCluster, typ string, reason baov1.Reason, msg string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(c, nil, typ, string(reason), "Request", "%s", msg)
+	}
+}
+
+// seedCurrentVersion sets status.currentVersion the first time every member is Ready
+// and reports the same version. Afterwards only a completed upgrade changes it.
+func seedCurrentVersion(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(obs.Members)) != c.GetReplicas() {
+		return
+	}
+	v := ""
+	for _, m := range obs.Members {
+		if !m.PodReady || m.Version == "" || (v != "" && !upgrade.SameVersion(m.Version, v)) {
+			return
+		}
+		v = m.Version
+	}
+	c.Status.CurrentVersion = v
+}
+
+func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
+	set := func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: string(reason),
+			Message: msg, ObservedGeneration: c.Generation, LastTransitionTime: metav1.NewTime(now)})
+	}
+	if c.Spec.Upgrade.Paused {
+		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedBySpec, "spec.upgrade.paused is true: upgrades hold at the next safe point")
+	} else {
+		set(baov1.ConditionUpgradePaused, false, baov1.ReasonNotPaused, "spec.upgrade.paused is false")
+	}
+	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
+		set(baov1.ConditionBreakGlass, true, baov1.Reason(c.Status.BreakGlass.Reason), c.Status.BreakGlass.Message)
+	} else {
+		set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
+	}
+}
+
+// observe reads the member pods and each Ready member's health once.
+func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upgrade.Cluster, error) {
+	obs := &upgrade.Cluster{Now: r.Clock.Now()}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.SelectorLabels(c))); err != nil {
+		return nil, fmt.Errorf("failed to list pods of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	n := workload.NamesFor(c)
+	var bao openbao.Client
+	for i := range c.GetReplicas() {
+		name := n.Member(i)
+		m := upgrade.Member{Name: name, Ordinal: int(i)}
+		if pod := byName[name]; pod != nil {
+			m.PodExists = true
+			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
+			m.PodReady = podReady(pod)
+			m.Image = workload.ContainerImage(&pod.Spec)
+		}
+		if m.PodReady {
+			if bao == nil {
+				var err error
+				if bao, err = r.client(ctx, c); err != nil {
+					return nil, err
+				}
+			}
+			hctx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+			h, err := bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+			cancel()
+			if err == nil {
+				m.Initialized, m.Sealed, m.Version = h.Initialized, h.Sealed, h.Version
+			} else {
+				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", name, "reason", err.Error())
+			}
+		}
+		obs.Members = append(obs.Members, m)
+	}
+	return obs, nil
+}
+
+func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Client, error) {
+	name, rd := c.Spec.TLS.SecretName, client.Reader(r.APIReader)
+	if name == "" {
+		name, rd = workload.NamesFor(c).TLSSecret(), r.Client
+	}
+	s := &corev1.Secret{}
+	if err := rd.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("failed to read the cluster CA from Secret %s/%s: %w", c.Namespace, name, err)
+	}
+	return r.OpenBao.ForCluster(c, s.Data[workload.CACertKey])
+}
+
+func (r *Reconciler) healthTimeout() time.Duration {
+	if r.HealthTimeout > 0 {
+		return r.HealthTimeout
+	}
+	return 5 * time.Second
+}
+
+func podReady(p *corev1.Pod) bool {
+	if !p.DeletionTimestamp.IsZero() {
+		return false
+	}
+	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+	})
+}

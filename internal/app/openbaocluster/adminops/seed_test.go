@@ -1,0 +1,46 @@
+package adminops
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+func members(versions ...string) []upgrade.Member {
+	var out []upgrade.Member
+	for i, v := range versions {
+		out = append(out, upgrade.Member{Name: "bao-" + string(rune('0'+i)), Ordinal: i, PodExists: true, PodReady: v != "", Version: v})
+	}
+	return out
+}
+
+func TestSeedCurrentVersion(t *testing.T) {
+	cases := []struct {
+		name    string
+		reason  string
+		current string
+		upgrade *baov1.UpgradeStatus
+		members []upgrade.Member
+		want    string
+	}{
+		{name: "all agree", reason: "every member Ready on one version seeds it", members: members("2.4.0", "2.4.0", "2.4.0"), want: "2.4.0"},
+		{name: "one not ready", reason: "a member that is not Ready has not reported yet", members: members("2.4.0", "", "2.4.0")},
+		{name: "disagree", reason: "mixed versions mean an unfinished change: seed nothing", members: members("2.4.0", "2.4.1", "2.4.0")},
+		{name: "too few members", reason: "a missing member might run something else", members: members("2.4.0", "2.4.0")},
+		{name: "already set", reason: "only a completed upgrade changes a seeded version", current: "2.4.0", members: members("2.4.1", "2.4.1", "2.4.1"), want: "2.4.0"},
+		{name: "upgrade running", reason: "during an upgrade the version is the upgrade's to set", upgrade: &baov1.UpgradeStatus{}, members: members("2.4.1", "2.4.1", "2.4.1")},
+		{name: "leading v", reason: "v2.4.0 and 2.4.0 are the same version", members: members("2.4.0", "v2.4.0", "2.4.0"), want: "2.4.0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao"}, Status: baov1.OpenBaoClusterStatus{CurrentVersion: tc.current, Upgrade: tc.upgrade}}
+			seedCurrentVersion(c, &upgrade.Cluster{Members: tc.members})
+			g.Expect(c.Status.CurrentVersion).To(Equal(tc.want), tc.reason)
+		})
+	}
+}
