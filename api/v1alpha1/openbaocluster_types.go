@@ -501,6 +501,9 @@ type UpgradeStatus struct {
 	// targetVersion is the version being rolled out.
 	// +optional
 	TargetVersion string `json:"targetVersion,omitempty"`
+	// targetImage is the image being rolled out.
+	// +optional
+	TargetImage string `json:"targetImage,omitempty"`
 	// startedAt is when the upgrade started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`

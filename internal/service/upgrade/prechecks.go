@@ -1,0 +1,105 @@
+package upgrade
+
+import (
+	"fmt"
+	"strings"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// Precheck names, in the order they are evaluated and shown.
+const (
+	PrecheckMembersReady     = "MembersReady"
+	PrecheckAutopilotHealthy = "AutopilotHealthy"
+	PrecheckOneLeader        = "OneLeader"
+	PrecheckPolicy           = "VersionPolicy"
+	PrecheckSnapshotTarget   = "SnapshotTarget"
+)
+
+// PrecheckInput is what the prechecks judge.
+type PrecheckInput struct {
+	Cluster *Cluster
+	// Replicas is spec.replicas.
+	Replicas int32
+	// Policy is the version and image policy's decision.
+	Policy Decision
+	// Snapshot is spec.upgrade.preUpgradeSnapshot.
+	Snapshot baov1.PreUpgradeSnapshotSpec
+}
+
+// Prechecks evaluates every precheck of a version change, in a fixed order, each with
+// a message a person can act on. None of them changes anything; a failing one blocks
+// the start and is evaluated again on the next pass.
+func Prechecks(in PrecheckInput) []baov1.Precheck {
+	c := in.Cluster
+	var out []baov1.Precheck
+	add := func(name string, ok bool, pass, fail string) {
+		r, msg := baov1.PrecheckPassed, pass
+		if !ok {
+			r, msg = baov1.PrecheckFailed, fail
+		}
+		out = append(out, baov1.Precheck{Name: name, Result: r, Message: msg})
+	}
+
+	var notReady []string
+	for _, m := range c.Members {
+		if !m.PodReady || !m.Initialized || m.Sealed {
+			notReady = append(notReady, m.Name)
+		}
+	}
+	membersOK := len(notReady) == 0 && int32(len(c.Members)) == in.Replicas
+	add(PrecheckMembersReady, membersOK,
+		fmt.Sprintf("all %d members are Ready, initialized and unsealed", len(c.Members)),
+		fmt.Sprintf("members not Ready, initialized and unsealed: %s", joinOr(notReady, "some members are missing")))
+
+	minTolerance := 1
+	if in.Replicas < 3 {
+		minTolerance = 0
+	}
+	apOK := c.AutopilotKnown && c.AutopilotHealthy && c.FailureTolerance >= minTolerance
+	apFail := "autopilot state could not be read (or was read right after an election)"
+	if c.AutopilotKnown {
+		apFail = fmt.Sprintf("autopilot reports healthy=%t with failure tolerance %d; at least %d is needed", c.AutopilotHealthy, c.FailureTolerance, minTolerance)
+	}
+	add(PrecheckAutopilotHealthy, apOK, fmt.Sprintf("autopilot is healthy with failure tolerance %d", c.FailureTolerance), apFail)
+
+	add(PrecheckOneLeader, c.AutopilotKnown && c.Leader != "" && c.Member(c.Leader) != nil,
+		fmt.Sprintf("%s is the only leader", c.Leader), "no leader is known; wait for an election to settle")
+
+	add(PrecheckPolicy, in.Policy.Allowed, "spec.version and spec.image pass the version and image policy", in.Policy.Message)
+
+	switch in.Snapshot.Policy {
+	case baov1.SnapshotNever:
+		add(PrecheckSnapshotTarget, true, "no snapshot (spec.upgrade.preUpgradeSnapshot.policy is Never)", "")
+	default:
+		add(PrecheckSnapshotTarget, in.Snapshot.S3 != nil,
+			fmt.Sprintf("snapshots go to %s", SnapshotLocation(in.Snapshot)),
+			"spec.upgrade.preUpgradeSnapshot.policy asks for a snapshot but no target is set: add spec.upgrade.preUpgradeSnapshot.s3, or set policy: Never")
+	}
+	return out
+}
+
+// FirstFailedPrecheck returns the first failed precheck, or nil.
+func FirstFailedPrecheck(pcs []baov1.Precheck) *baov1.Precheck {
+	for i := range pcs {
+		if pcs[i].Result == baov1.PrecheckFailed {
+			return &pcs[i]
+		}
+	}
+	return nil
+}
+
+// SnapshotLocation is where the pre-upgrade snapshot goes, as a URL-like string.
+func SnapshotLocation(s baov1.PreUpgradeSnapshotSpec) string {
+	if s.Policy == baov1.SnapshotNever || s.S3 == nil {
+		return ""
+	}
+	return fmt.Sprintf("s3://%s/%s (%s)", s.S3.Bucket, strings.TrimPrefix(s.S3.Prefix, "/"), s.S3.Endpoint)
+}
+
+func joinOr(xs []string, empty string) string {
+	if len(xs) == 0 {
+		return empty
+	}
+	return strings.Join(xs, ", ")
+}

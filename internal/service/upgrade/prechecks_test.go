@@ -1,0 +1,67 @@
+package upgrade
+
+import (
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+func healthy(n int) *Cluster {
+	c := &Cluster{Leader: "bao-0", AutopilotKnown: true, AutopilotHealthy: true, FailureTolerance: (n - 1) / 2}
+	for i := range n {
+		c.Members = append(c.Members, Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0", Voter: true, Healthy: true})
+	}
+	return c
+}
+
+func TestPrechecks(t *testing.T) {
+	never := baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever}
+	cases := []struct {
+		name     string
+		reason   string
+		mutate   func(*PrecheckInput)
+		wantFail string
+		wantMsg  string
+	}{
+		{name: "all pass", reason: "a healthy 3-member cluster may start", mutate: func(*PrecheckInput) {}},
+		{name: "member sealed", reason: "every member must be unsealed", mutate: func(in *PrecheckInput) { in.Cluster.Members[1].Sealed = true },
+			wantFail: PrecheckMembersReady, wantMsg: "bao-1"},
+		{name: "member missing", reason: "fewer members than spec.replicas is not a starting point", mutate: func(in *PrecheckInput) { in.Replicas = 5 },
+			wantFail: PrecheckMembersReady, wantMsg: "missing"},
+		{name: "no failure tolerance", reason: "3+ members need tolerance 1 before a member goes down", mutate: func(in *PrecheckInput) { in.Cluster.FailureTolerance = 0 },
+			wantFail: PrecheckAutopilotHealthy, wantMsg: "at least 1 is needed"},
+		{name: "autopilot unknown", reason: "no decision without a trustworthy autopilot read", mutate: func(in *PrecheckInput) { in.Cluster.AutopilotKnown = false },
+			wantFail: PrecheckAutopilotHealthy, wantMsg: "could not be read"},
+		{name: "no leader", reason: "exactly one leader must be known", mutate: func(in *PrecheckInput) { in.Cluster.Leader = "" },
+			wantFail: PrecheckOneLeader},
+		{name: "policy refused", reason: "the version and image policy is a precheck too", mutate: func(in *PrecheckInput) {
+			in.Policy = Decision{Allowed: false, Message: "spec.image tag 2.4.2 does not match"}
+		}, wantFail: PrecheckPolicy, wantMsg: "spec.image tag"},
+		{name: "snapshot target missing", reason: "policy Always without a target cannot take the snapshot", mutate: func(in *PrecheckInput) {
+			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways}
+		}, wantFail: PrecheckSnapshotTarget, wantMsg: "add spec.upgrade.preUpgradeSnapshot.s3"},
+		{name: "snapshot target set", reason: "a configured target passes (reachability is proven by the snapshot Job)", mutate: func(in *PrecheckInput) {
+			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never}
+			tc.mutate(&in)
+			pcs := Prechecks(in)
+			g.Expect(pcs).To(HaveLen(5), "every precheck is always reported")
+			failed := FirstFailedPrecheck(pcs)
+			if tc.wantFail == "" {
+				g.Expect(failed).To(BeNil(), tc.reason)
+				return
+			}
+			g.Expect(failed).NotTo(BeNil(), tc.reason)
+			g.Expect(failed.Name).To(Equal(tc.wantFail), tc.reason)
+			g.Expect(failed.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
+		})
+	}
+}
