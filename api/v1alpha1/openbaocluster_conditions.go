@@ -50,6 +50,12 @@ const (
 	// ReasonUpgradePending means a version change passed the policy and waits for the
 	// upgrade manager.
 	ReasonUpgradePending Reason = "UpgradePending"
+	// ReasonUpgrading means a version change is being rolled out.
+	ReasonUpgrading Reason = "Upgrading"
+	// ReasonUpgradeBlocked means a planned version change waits for a failing precheck.
+	ReasonUpgradeBlocked Reason = "UpgradeBlocked"
+	// ReasonUpgradeFailed means a version change stopped; it waits for a retry.
+	ReasonUpgradeFailed Reason = "UpgradeFailed"
 )
 
 // Reasons of the Degraded condition.

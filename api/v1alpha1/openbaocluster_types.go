@@ -510,6 +510,9 @@ type UpgradeStatus struct {
 	// plan is what will happen, computed before anything changes.
 	// +optional
 	Plan *UpgradePlan `json:"plan,omitempty"`
+	// waitingFor says what the upgrade waits for now, in a sentence a person can act on.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
 	// currentStep is the step in progress.
 	// +optional
 	CurrentStep *UpgradeStep `json:"currentStep,omitempty"`

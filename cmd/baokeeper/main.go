@@ -40,7 +40,7 @@ func main() {
 	case "manager":
 		err = runManager(args)
 	case "executor":
-		err = errors.New("the executor mode arrives with the upgrade manager; this build has no executor steps")
+		os.Exit(executorMain(args))
 	default:
 		err = fmt.Errorf("unknown mode %q: use manager (default) or executor", mode)
 	}
@@ -58,6 +58,7 @@ func runManager(args []string) error {
 	controllerSA := fs.String("controller-service-account", "", "namespace/name of the operator's service account, bound to the read-only OpenBao role. Defaults to $POD_NAMESPACE/$SERVICE_ACCOUNT_NAME.")
 	tokenPath := fs.String("openbao-token-path", "/var/run/secrets/baokeeper/token", "Projected service-account token (audience "+workload.TokenAudience+") used to log in to OpenBao.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
+	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
 	opts := zap.Options{}
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -117,6 +118,10 @@ func runManager(args []string) error {
 		Clock:         clk,
 		OpenBao:       r.OpenBao,
 		HealthTimeout: *openbaoTimeout,
+		ExecutorImage: *executorImage,
+	}
+	if ops.ExecutorImage == "" {
+		return errors.New("the executor image is unknown: pass --executor-image or set BAOKEEPER_IMAGE to the operator's own image")
 	}
 	if err := controller.SetupUpgradeWithManager(mgr, ops); err != nil {
 		return fmt.Errorf("failed to set up the upgrade controller: %w", err)

@@ -92,11 +92,16 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	pending := versionChangePending(c)
+	upReason, upMsg := upgradeState(c)
 	switch {
 	case p.refusal != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
 	case p.blocked != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSealKeyMissing, p.blocked)
+	case upReason == baov1.ReasonUpgradeFailed:
+		set(baov1.ConditionDegraded, true, baov1.ReasonUpgradeFailed, upMsg)
+	case upReason != "":
+		set(baov1.ConditionDegraded, false, upReason, "A version change is in progress: "+upMsg)
 	case wasRunning(c) && ready < replicas:
 		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(notReady, ", ")))
 	default:
@@ -110,6 +115,9 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	case !initialized || (!wasRunning(c) && !allReady):
 		st.Phase = baov1.PhaseInitializing
 		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, notReady, ready, replicas))
+	case upReason != "":
+		st.Phase = baov1.PhaseUpgrading
+		set(baov1.ConditionProgressing, upReason != baov1.ReasonUpgradeFailed, upReason, upMsg)
 	case !allReady:
 		st.Phase = baov1.PhaseDegraded
 		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
@@ -125,18 +133,54 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	st.Message = statusMessage(c, p, ready, replicas, notReady, pending)
+	if upReason != "" && p.refusal == "" && p.blocked == "" {
+		st.Message = upMsg
+	}
 	if succeeded {
 		st.ObservedGeneration = c.Generation
 	}
 }
 
-// versionChangePending says, in a sentence, that spec.version differs from what runs.
+// versionChangePending says, in a sentence, that spec.version differs from what runs
+// and no upgrade is in progress.
 func versionChangePending(c *baov1.OpenBaoCluster) string {
 	cur := c.Status.CurrentVersion
-	if cur == "" || normalizeVersion(c.Spec.Version) == cur {
+	if cur == "" || c.Status.Upgrade != nil || normalizeVersion(c.Spec.Version) == cur {
 		return ""
 	}
-	return fmt.Sprintf("spec.version %s differs from the running %s; this release of baokeeper does not carry out version changes yet, so the cluster keeps running %s", normalizeVersion(c.Spec.Version), cur, cur)
+	if c.GetStrategy() == baov1.BlueGreenStrategy {
+		return fmt.Sprintf("spec.version %s differs from the running %s, but spec.upgrade.strategy BlueGreen is not carried out by this release: set it to RollingUpdate; the cluster keeps running %s",
+			normalizeVersion(c.Spec.Version), cur, cur)
+	}
+	return fmt.Sprintf("spec.version %s differs from the running %s; waiting for the upgrade manager to plan the change", normalizeVersion(c.Spec.Version), cur)
+}
+
+// upgradeState says what the upgrade in progress does, for the phase and the message.
+func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
+	up := c.Status.Upgrade
+	if up == nil {
+		return "", ""
+	}
+	if f := up.Failure; f != nil {
+		return baov1.ReasonUpgradeFailed, fmt.Sprintf("upgrade to %s failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
+			up.TargetVersion, f.Pod, f.Reason, f.Message)
+	}
+	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Plan != nil {
+		for _, pc := range up.Plan.Prechecks {
+			if pc.Result == baov1.PrecheckFailed {
+				return baov1.ReasonUpgradeBlocked, fmt.Sprintf("upgrade to %s waits for precheck %s: %s", up.TargetVersion, pc.Name, pc.Message)
+			}
+		}
+	}
+	total := 0
+	if up.Plan != nil {
+		total = len(up.Plan.Pods)
+	}
+	what := "starting"
+	if up.WaitingFor != "" {
+		what = up.WaitingFor
+	}
+	return baov1.ReasonUpgrading, fmt.Sprintf("upgrading %s to %s (%d of %d members done): %s", up.FromVersion, up.TargetVersion, len(up.CompletedPods), total, what)
 }
 
 func wasRunning(c *baov1.OpenBaoCluster) bool {

@@ -361,7 +361,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(condition(getCluster(ctx, c), baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 	})
 
-	It("accepts an upgrade request, warns about a skipped minor version, and never changes the running image", func() {
+	It("plans an upgrade, warns about a skipped minor version, and touches nothing while a precheck fails", func() {
 		c := newCluster(ns, "up")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
 		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
@@ -371,13 +371,23 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
 			cur.Spec.Version = "2.6.0"
 		})
+		By("the upgrade is planned but blocked by its prechecks: no autopilot read, no snapshot target")
 		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionProgressing).Reason }, timeout, interval).
-			Should(Equal(string(baov1.ReasonUpgradePending)))
-		sts := &appsv1.StatefulSet{}
-		Expect(k8s.Get(ctx, key(ns, c.Name), sts)).To(Succeed())
-		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
+			Should(Equal(string(baov1.ReasonUpgradeBlocked)))
+		got := getCluster(ctx, c)
+		Expect(got.Status.Phase).To(Equal(baov1.PhaseUpgrading))
+		Expect(got.Status.Message).To(ContainSubstring("upgrade to 2.6.0 waits for precheck"))
+		Expect(got.Status.Upgrade).NotTo(BeNil())
+		Expect(got.Status.Upgrade.Plan.Prechecks).To(ContainElement(And(
+			HaveField("Name", "SnapshotTarget"), HaveField("Result", baov1.PrecheckFailed))))
+		Expect(got.Status.Upgrade.Plan.UndoPath).To(ContainSubstring("set spec.version back to 2.4.0"))
+		Consistently(func() string {
+			sts := &appsv1.StatefulSet{}
+			Expect(k8s.Get(ctx, key(ns, c.Name), sts)).To(Succeed())
+			return sts.Spec.Template.Spec.Containers[0].Image
+		}, 2*time.Second, 200*time.Millisecond).Should(Equal("ghcr.io/openbao/openbao:2.4.0"), "nothing is touched while a precheck fails")
 		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
-		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventUpgradePending)))
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("UpgradeBlocked"))
 		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("MinorVersionSkip"),
 			"2.4.0 to 2.6.0 skips 2.5: allowed, with a warning event")
 	})

@@ -42,6 +42,8 @@ type Reconciler struct {
 	OpenBao ClientFactory
 	// HealthTimeout bounds one member's sys/health read.
 	HealthTimeout time.Duration
+	// ExecutorImage is the image of executor Jobs unless spec.upgrade.executor.image is set.
+	ExecutorImage string
 }
 
 // Event reasons of this reconciler.
@@ -74,7 +76,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	r.handleRequests(c)
 	seedCurrentVersion(c, obs)
 	setConditions(c, obs.Now)
-	return ctrl.Result{}, nil
+	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileUpgrade(ctx, c, obs)
 }
 
 // handleRequests acts on new control annotations. Without an upgrade machine yet,
@@ -181,7 +186,43 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upg
 		}
 		obs.Members = append(obs.Members, m)
 	}
+	if bao != nil {
+		r.observeAutopilot(ctx, bao, obs)
+	}
 	return obs, nil
+}
+
+// observeAutopilot fills the Raft view of each member from autopilot state. Right
+// after an election autopilot briefly lists other servers as "left" with index 0;
+// such a read is marked untrustworthy (invariant 9) and nothing disruptive follows it.
+func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, obs *upgrade.Cluster) {
+	actx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+	defer cancel()
+	st, err := bao.AutopilotState(actx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(4).Info("Reading autopilot state failed", "reason", err.Error())
+		return
+	}
+	obs.AutopilotKnown, obs.AutopilotHealthy, obs.FailureTolerance, obs.Leader = true, st.Healthy, st.FailureTolerance, st.Leader
+	for _, s := range st.Servers {
+		if s.NodeStatus == "left" && s.LastIndex == 0 {
+			obs.AutopilotKnown = false
+		}
+	}
+	if l, ok := st.Servers[st.Leader]; ok {
+		obs.LeaderIndex = l.LastIndex
+	}
+	for i := range obs.Members {
+		m := &obs.Members[i]
+		s, ok := st.Servers[m.Name]
+		if !ok {
+			continue
+		}
+		m.InRaft = true
+		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
+		m.Healthy = s.Healthy
+		m.LastIndex = s.LastIndex
+	}
 }
 
 func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Client, error) {

@@ -59,33 +59,9 @@ const (
 // MaxStepDownAttempts bounds step-down Jobs per upgrade step.
 const MaxStepDownAttempts = 3
 
-// StepDownCooldown is OpenBao's manualStepDownSleepPeriod: a node that stepped down
-// cannot take the HA lock again for 10 s, and a second step-down within that window
-// is wasted. Retries wait this long after a Job finished.
-const StepDownCooldown = 10 * time.Second
-
 // LeaderChangeGrace is how long after a successful step-down Job the new leader may
 // take to show up in autopilot before the step-down is tried again.
 const LeaderChangeGrace = 15 * time.Second
-
-// JobPhase is the observed phase of an executor Job.
-type JobPhase string
-
-// Job phases.
-const (
-	JobNone      JobPhase = ""
-	JobRunning   JobPhase = "Running"
-	JobSucceeded JobPhase = "Succeeded"
-	JobFailed    JobPhase = "Failed"
-)
-
-// Job is an observed executor Job of the current step.
-type Job struct {
-	Phase      JobPhase
-	FinishedAt time.Time
-	// Message is the Job's failure message, for the status.
-	Message string
-}
 
 // Input is everything Decide needs: the persisted upgrade status, one observation of
 // the cluster, and the settings. It holds no client and performs no I/O.
@@ -101,7 +77,7 @@ type Input struct {
 	SettleTime    time.Duration
 	MaxLag        uint64
 	// StepDownJob is the executor Job of the current step-down attempt.
-	StepDownJob Job
+	StepDownJob upgrade.Job
 }
 
 // Decision is what to do next and why.
@@ -216,14 +192,14 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 	}
 	job := in.StepDownJob
 	switch job.Phase {
-	case JobNone:
+	case upgrade.JobNone:
 		if step.Attempts >= MaxStepDownAttempts {
 			return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts", step.Pod, step.Attempts))
 		}
 		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
-	case JobRunning:
+	case upgrade.JobRunning:
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the step-down Job of %s", step.Pod)}
-	case JobSucceeded:
+	case upgrade.JobSucceeded:
 		if wait := job.FinishedAt.Add(LeaderChangeGrace).Sub(c.Now); wait > 0 {
 			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 				WaitingFor: fmt.Sprintf("%s stepped down; waiting for autopilot to show the new leader", step.Pod)}
@@ -238,7 +214,7 @@ func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
 	if step.Attempts >= MaxStepDownAttempts {
 		return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts (%s)", step.Pod, step.Attempts, why))
 	}
-	if wait := in.StepDownJob.FinishedAt.Add(StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {
+	if wait := in.StepDownJob.FinishedAt.Add(upgrade.StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {
 		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 			WaitingFor: fmt.Sprintf("%s; retrying the step-down of %s after OpenBao's 10 s cooldown", why, step.Pod)}
 	}

@@ -169,19 +169,19 @@ func TestDecide(t *testing.T) {
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
 			}, wantAction: ActionWait, wantText: "10 s cooldown"},
 		{name: "step-down retried after the cooldown", reason: "a failed Job is retried",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
 			}, wantAction: ActionStepDown, wantPod: "bao-0"},
 		{name: "step-down attempts exhausted", reason: "retries are bounded",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = MaxStepDownAttempts
-				in.StepDownJob = Job{Phase: JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
 			}, wantAction: ActionFail, wantText: "still the leader after 3 step-down attempts"},
 		{name: "never delete a leader", reason: "leadership came back to a member that still runs the old image",
 			mutate: func(in *Input) {

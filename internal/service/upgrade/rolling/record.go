@@ -40,6 +40,7 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 	case ActionFail:
 		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Pod, At: &now}
 	}
+	up.WaitingFor = d.WaitingFor
 	if up.CurrentStep != nil && d.Action != ActionCompleteMember {
 		up.CurrentStep.WaitingFor = d.WaitingFor
 	}

@@ -40,7 +40,7 @@ type world struct {
 	names         []string
 	leader        string
 	template      string
-	job           Job
+	job           upgrade.Job
 	leaderChanges int
 	log           []string
 }
@@ -102,8 +102,8 @@ func (w *world) tick() {
 			}
 		}
 	}
-	if w.job.Phase == JobRunning {
-		w.job = Job{Phase: JobSucceeded, FinishedAt: w.now}
+	if w.job.Phase == upgrade.JobRunning {
+		w.job = upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: w.now}
 		for _, name := range w.names {
 			if name != w.leader && w.members[name].image == newImage && w.members[name].healthy {
 				w.leader = name
@@ -119,7 +119,7 @@ func (w *world) perform(d Decision) {
 	case ActionUpdateTemplate:
 		w.template = newImage
 	case ActionStepDown:
-		w.job = Job{Phase: JobRunning}
+		w.job = upgrade.Job{Phase: upgrade.JobRunning}
 	case ActionDeletePod:
 		if d.Pod == w.leader {
 			w.t.Fatalf("deleted the leader's pod %s", d.Pod)
@@ -169,10 +169,10 @@ func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []stri
 		w.perform(d)
 		if d.Action == ActionStepDown {
 			// A new attempt starts a new Job.
-			w.job = Job{Phase: JobRunning}
+			w.job = upgrade.Job{Phase: upgrade.JobRunning}
 		}
 		if d.Action == ActionStepDownVerified {
-			w.job = Job{}
+			w.job = upgrade.Job{}
 		}
 		w.tick()
 	}

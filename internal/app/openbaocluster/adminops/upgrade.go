@@ -1,0 +1,230 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// UpgradeFieldManager is the field manager of the upgrade manager's writes to the
+// StatefulSet (the pod template's image).
+const UpgradeFieldManager = "baokeeper-upgrade"
+
+// persistRequeue is how soon a pass that only recorded an intent runs again: the
+// status write of our own does not trigger a pass, and the action waits for it.
+const persistRequeue = 200 * time.Millisecond
+
+// Event reasons of upgrades.
+const (
+	eventUpgradePlanned   baov1.Reason = "UpgradePlanned"
+	eventUpgradeBlocked   baov1.Reason = "UpgradeBlocked"
+	eventUpgradeStep      baov1.Reason = "UpgradeStep"
+	eventUpgradeFailed    baov1.Reason = "UpgradeFailed"
+	eventUpgradeCompleted baov1.Reason = "UpgradeCompleted"
+)
+
+// reconcileUpgrade starts a version change when spec.version moved past what runs,
+// and drives a running one through the rolling state machine, one action per pass.
+func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+	up := c.Status.Upgrade
+	if up == nil {
+		return r.maybeStart(c, obs), nil
+	}
+	if c.GetStrategy() != baov1.RollingUpdateStrategy || up.Strategy != baov1.RollingUpdateStrategy {
+		return ctrl.Result{}, nil
+	}
+	if up.CurrentStep == nil && len(up.CompletedPods) == 0 {
+		// Not started yet: the prechecks are evaluated again until they all pass.
+		up.Plan.Prechecks = r.prechecks(c, obs)
+		if failed := upgrade.FirstFailedPrecheck(up.Plan.Prechecks); failed != nil {
+			return ctrl.Result{}, nil
+		}
+	}
+
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	in := rolling.Input{
+		Upgrade: up, Cluster: obs, TargetImage: up.TargetImage, TargetVersion: up.TargetVersion,
+		TemplateImage: workload.ContainerImage(&sts.Spec.Template.Spec), Paused: c.Spec.Upgrade.Paused,
+		StepTimeout: durationOr(c.Spec.Upgrade.Rolling.StepTimeout, 10*time.Minute),
+		SettleTime:  durationOr(c.Spec.Upgrade.Rolling.SettleTime, 10*time.Second),
+		MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+	}
+	if up.CurrentStep != nil && up.CurrentStep.Action == rolling.StepTransferLeadership && up.CurrentStep.Attempts > 0 {
+		job := &batchv1.Job{}
+		name := raftops.StepDownJobName(c, up.CurrentStep.Pod, up.CurrentStep.Attempts)
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, job); err == nil {
+			phase, finished, msg := raftops.JobPhaseOf(job)
+			in.StepDownJob = upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
+		} else if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
+		}
+	}
+
+	d := rolling.Decide(in)
+	rolling.Record(up, d, obs)
+	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
+	switch d.Action {
+	case rolling.ActionUpdateTemplate:
+		log.Info("Updating the pod template image", "image", up.TargetImage)
+		if err := r.applyTemplateImage(ctx, sts, up.TargetImage); err != nil {
+			return ctrl.Result{}, err
+		}
+	case rolling.ActionStepDown:
+		job := raftops.StepDownJob(c, d.Pod, up.CurrentStep.Attempts, r.executorImage(c))
+		log.Info("Starting step-down Job", "Job", job.Name)
+		if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("failed to create step-down Job %s: %w", job.Name, err)
+		}
+		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
+	case rolling.ActionDeletePod:
+		if err := r.deletePod(ctx, c, obs, d.Pod); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Replacing %s with %s", d.Pod, up.TargetImage))
+	case rolling.ActionBeginStep, rolling.ActionStepDownVerified, rolling.ActionGatesPassed:
+		if d.Action == rolling.ActionStepDownVerified {
+			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, d.WaitingFor)
+		}
+		return ctrl.Result{RequeueAfter: maxDuration(d.RequeueAfter, persistRequeue)}, nil
+	case rolling.ActionCompleteMember:
+		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s upgraded to %s", d.Pod, up.TargetVersion))
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	case rolling.ActionComplete:
+		// Invariant 8: the version and the cleared upgrade go out in one status write.
+		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion))
+		c.Status.CurrentVersion = up.TargetVersion
+		c.Status.Upgrade = nil
+	case rolling.ActionFail:
+		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
+	}
+	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// maybeStart plans a version change when spec.version differs from what runs and the
+// policy allows it. The plan and its prechecks are persisted first; nothing is touched
+// until a later pass finds every precheck passed.
+func (r *Reconciler) maybeStart(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
+	cur := c.Status.CurrentVersion
+	if cur == "" || upgrade.SameVersion(c.Spec.Version, cur) || c.GetStrategy() != baov1.RollingUpdateStrategy {
+		return ctrl.Result{}
+	}
+	d := upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: cur})
+	if !d.Allowed || !d.IsUpgrade {
+		return ctrl.Result{}
+	}
+	target := trimV(c.Spec.Version)
+	pcs := r.prechecks(c, obs)
+	c.Status.Upgrade = &baov1.UpgradeStatus{
+		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: target,
+		TargetImage: upgrade.ResolveImage(c.Spec.Image, c.Spec.Version), StartedAt: ptr(metav1.NewTime(obs.Now)),
+		Plan: &baov1.UpgradePlan{
+			Pods:             rolling.Plan(obs),
+			Prechecks:        pcs,
+			SnapshotLocation: upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot),
+			UndoPath: fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
+				"afterwards, restore the pre-upgrade snapshot into a new cluster at %s", cur, cur),
+		},
+	}
+	if failed := upgrade.FirstFailedPrecheck(pcs); failed != nil {
+		r.event(c, corev1.EventTypeWarning, eventUpgradeBlocked, fmt.Sprintf("Upgrade to %s waits for precheck %s: %s", target, failed.Name, failed.Message))
+	} else {
+		r.event(c, corev1.EventTypeNormal, eventUpgradePlanned, fmt.Sprintf("Upgrading from %s to %s in the order %v", cur, target, c.Status.Upgrade.Plan.Pods))
+	}
+	return ctrl.Result{RequeueAfter: persistRequeue}
+}
+
+func (r *Reconciler) prechecks(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) []baov1.Precheck {
+	return upgrade.Prechecks(upgrade.PrecheckInput{
+		Cluster:  obs,
+		Replicas: c.GetReplicas(),
+		Policy:   upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
+		Snapshot: c.Spec.Upgrade.PreUpgradeSnapshot,
+	})
+}
+
+// applyTemplateImage sets only the OpenBao container's image in the pod template,
+// under the upgrade manager's field manager, with the observed resourceVersion as a
+// precondition.
+func (r *Reconciler) applyTemplateImage(ctx context.Context, sts *appsv1.StatefulSet, image string) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": sts.Name, "namespace": sts.Namespace, "resourceVersion": sts.ResourceVersion},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": workload.ContainerName, "image": image}},
+		}}},
+	}}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(UpgradeFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("failed to set the image of StatefulSet %s/%s to %s: %w", sts.Namespace, sts.Name, image, err)
+	}
+	return nil
+}
+
+// deletePod deletes the member's pod, only the exact pod observed (UID precondition),
+// so a pod re-created meanwhile is never deleted by mistake.
+func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, name string) error {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting member pod", "Pod", name, "uid", string(pod.UID))
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete pod %s/%s: %w", c.Namespace, name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) executorImage(c *baov1.OpenBaoCluster) string {
+	if c.Spec.Upgrade.Executor.Image != "" {
+		return c.Spec.Upgrade.Executor.Image
+	}
+	return r.ExecutorImage
+}
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
+}
+
+func valueOr(v *int64, def int64) int64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func maxDuration(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func trimV(v string) string {
+	if len(v) > 0 && v[0] == 'v' {
+		return v[1:]
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }

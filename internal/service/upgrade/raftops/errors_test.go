@@ -1,0 +1,144 @@
+package raftops
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	baoapi "github.com/openbao/openbao/api/v2"
+)
+
+func httpErr(code int, msgs ...string) error {
+	return newOpError("failed to step down https://bao-0.bao-internal.ns.svc:8200",
+		&baoapi.ResponseError{HTTPMethod: "PUT", URL: "https://bao-0.bao-internal.ns.svc:8200/v1/sys/step-down", StatusCode: code, Errors: msgs},
+		"", kindsFor(&baoapi.ResponseError{StatusCode: code}))
+}
+
+func transportErr(err error) error {
+	return &url.Error{Op: "Put", URL: "https://bao-0.bao-internal.ns.svc:8200/v1/sys/step-down", Err: err}
+}
+
+func TestClassify(t *testing.T) {
+	const secret = "s.very-secret-token"
+	tests := []struct {
+		reason string
+		err    error
+		want   Class
+	}{
+		{reason: "no error", err: nil, want: ClassNone},
+		{reason: "leadership already moved is the goal", err: ErrAlreadyMoved, want: ClassBenign},
+		{reason: "already moved, wrapped", err: fmt.Errorf("bao-0: %w", ErrAlreadyMoved), want: ClassBenign},
+
+		{reason: "403 needs a policy fix", err: httpErr(403, "permission denied"), want: ClassFatal},
+		{reason: "ErrPermissionDenied alone", err: fmt.Errorf("x: %w", ErrPermissionDenied), want: ClassFatal},
+		{reason: "400 is a malformed request", err: httpErr(400, "invalid role"), want: ClassFatal},
+		{reason: "404: the endpoint does not exist here", err: httpErr(404), want: ClassFatal},
+		{reason: "405 will not change by waiting", err: httpErr(405), want: ClassFatal},
+		{reason: "a raw api 403, not yet wrapped", err: &baoapi.ResponseError{StatusCode: 403}, want: ClassFatal},
+
+		{reason: "500 local node not active: the step-down races an election", err: httpErr(500, notActiveText), want: ClassRetryable},
+		{reason: "other 500s may heal", err: httpErr(500, "internal error"), want: ClassRetryable},
+		{reason: "503: sealed or no leader", err: httpErr(503), want: ClassRetryable},
+		{reason: "429: rate limited", err: httpErr(429), want: ClassRetryable},
+		{reason: "412: a standby catching up", err: httpErr(412), want: ClassRetryable},
+		{reason: "a raw api 502", err: &baoapi.ResponseError{StatusCode: 502}, want: ClassRetryable},
+
+		{reason: "connection refused: the pod restarts", err: transportErr(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), want: ClassRetryable},
+		{reason: "connection reset", err: transportErr(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), want: ClassRetryable},
+		{reason: "an unexpected EOF mid-answer", err: transportErr(io.ErrUnexpectedEOF), want: ClassRetryable},
+		{reason: "a member's DNS name is briefly gone", err: transportErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "bao-1.bao-internal.ns.svc", IsNotFound: true}}), want: ClassRetryable},
+		{reason: "a deadline", err: fmt.Errorf("x: %w", context.DeadlineExceeded), want: ClassRetryable},
+		{reason: "a cancellation can be tried again later", err: context.Canceled, want: ClassRetryable},
+		{reason: "no leader elected yet", err: fmt.Errorf("%w: every member names none", ErrNoLeader), want: ClassRetryable},
+		{reason: "the poll gave up", err: ErrLeaderUnchanged, want: ClassRetryable},
+		{reason: "not the active node", err: ErrNotActive, want: ClassRetryable},
+		{reason: "a snapshot cut short", err: ErrIncompleteSnapshot, want: ClassRetryable},
+
+		{reason: "an unknown CA will not become known", err: transportErr(x509.UnknownAuthorityError{}), want: ClassFatal},
+		{reason: "a host name the certificate does not cover", err: transportErr(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.0.0.1"}), want: ClassFatal},
+		{reason: "fatal wins over retryable in one error", err: errors.Join(httpErr(403), context.DeadlineExceeded), want: ClassFatal},
+		{reason: "fatal wins whatever the order", err: errors.Join(ErrNoLeader, httpErr(400)), want: ClassFatal},
+		{reason: "an error nobody anticipated stops the operation", err: errors.New("something odd"), want: ClassFatal},
+		{reason: "ErrLoginFailed alone says nothing about retrying: fatal", err: ErrLoginFailed, want: ClassFatal},
+		{
+			reason: "a retryable cause dropped for holding a secret keeps its class",
+			err: newOpError("failed to log in", &url.Error{Op: "Put", URL: "https://bao-0:8200/v1/x?token=" + secret,
+				Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}, "", nil, secret),
+			want: ClassRetryable,
+		},
+		{
+			reason: "a fatal cause dropped for holding a secret keeps its class",
+			err:    newOpError("failed to log in", errors.New("bad "+secret), "", nil, secret),
+			want:   ClassFatal,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			NewWithT(t).Expect(Classify(tt.err)).To(Equal(tt.want), "%s: %v", tt.reason, tt.err)
+		})
+	}
+}
+
+func TestNewOpErrorRedactsAndKeepsWhatCallersBranchOn(t *testing.T) {
+	const token = "s.abcdefghijklmnopqrstuvwx"
+	tests := []struct {
+		reason   string
+		cause    error
+		wantIs   []error
+		wantText string
+	}{
+		{
+			reason:   "a 500 that echoes the token is redacted and still ErrNotActive",
+			cause:    &baoapi.ResponseError{StatusCode: 500, Errors: []string{"token " + token + ": " + notActiveText}},
+			wantIs:   []error{ErrNotActive},
+			wantText: "OpenBao answered HTTP 500 (token [redacted]: " + notActiveText + ")",
+		},
+		{
+			reason:   "a deadline whose text holds the token stays a deadline",
+			cause:    fmt.Errorf("waiting for %s: %w", token, context.DeadlineExceeded),
+			wantIs:   []error{context.DeadlineExceeded},
+			wantText: "waiting for [redacted]: context deadline exceeded",
+		},
+		{
+			reason: "a secret cut by the length limit leaves no part behind",
+			cause: &baoapi.ResponseError{StatusCode: 400, Errors: []string{
+				strings.Repeat("x", 500) + token + " and more"}},
+			wantIs:   []error{ErrBadRequest},
+			wantText: "[redacted]",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			err := newOpError("failed to act", tt.cause, "a hint", kindsFor(tt.cause), token)
+			for _, text := range errorTexts(err) {
+				g.Expect(text).NotTo(ContainSubstring(token), tt.reason)
+				g.Expect(text).NotTo(ContainSubstring(token[:12]), "%s: no prefix of the secret", tt.reason)
+			}
+			for _, target := range tt.wantIs {
+				g.Expect(errors.Is(err, target)).To(BeTrue(), "%s: %v is not %v", tt.reason, err, target)
+			}
+			g.Expect(err.Error()).To(ContainSubstring(tt.wantText), tt.reason)
+			g.Expect(err.Error()).To(HavePrefix("failed to act: "))
+			g.Expect(err.Error()).To(HaveSuffix("; a hint"))
+		})
+	}
+}
+
+func TestClassString(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ClassNone.String()).To(Equal("none"))
+	g.Expect(ClassBenign.String()).To(Equal("benign"))
+	g.Expect(ClassRetryable.String()).To(Equal("retryable"))
+	g.Expect(ClassFatal.String()).To(Equal("fatal"))
+	g.Expect(Class(9).String()).To(Equal("Class(9)"))
+}

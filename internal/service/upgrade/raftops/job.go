@@ -1,0 +1,248 @@
+package raftops
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// Labels and values of executor Jobs, beside workload.CommonLabels.
+const (
+	// LabelStep names the operation an executor Job performs.
+	LabelStep = "baokeeper.dev/step"
+	// LabelMember names the member an executor Job acts on.
+	LabelMember = "baokeeper.dev/member"
+	// ComponentExecutor is the workload.LabelComponent value of executor Jobs.
+	ComponentExecutor = "executor"
+	// StepStepDown is the LabelStep value of step-down Jobs.
+	StepStepDown = "stepdown"
+)
+
+// Paths and settings of executor Jobs.
+const (
+	// ExecutorContainerName is the name of the executor container.
+	ExecutorContainerName = "executor"
+	// TokenMountPath holds the projected service-account token.
+	TokenMountPath = "/var/run/secrets/baokeeper"
+	// TokenFile is the projected service-account token file.
+	TokenFile = TokenMountPath + "/token"
+	// CAMountPath holds the cluster CA.
+	CAMountPath = "/var/run/secrets/baokeeper-ca"
+	// CAFile is the cluster CA file.
+	CAFile = CAMountPath + "/" + workload.CACertKey
+
+	// ExecutorUID is the non-root user executor containers run as (distroless
+	// "nonroot").
+	ExecutorUID int64 = 65532
+	// TokenExpirationSeconds is the lifetime of the projected token; kubelet
+	// rotates it at 80%.
+	TokenExpirationSeconds int64 = 600
+	// JobTTLSecondsAfterFinished keeps a finished Job long enough for the
+	// controller to read its outcome and for a person to read its logs.
+	JobTTLSecondsAfterFinished int32 = 600
+	// StepDownActiveDeadlineSeconds bounds a step-down Job: the executor's
+	// own 60 s retry budget, a login and pod start-up.
+	StepDownActiveDeadlineSeconds int64 = 120
+
+	maxNameLength = 63
+	nameHashChars = 8
+)
+
+// StepDownJobName is the deterministic name of the step-down Job of a member
+// and attempt: <cluster>-stepdown-<ordinal>-<attempt>. A name longer than 63
+// characters (the limit of the job-name label that Kubernetes puts on the
+// Job's pods) is cut and ends in a hash of the full name, so that it stays
+// unique and stable.
+func StepDownJobName(c *baov1.OpenBaoCluster, member string, attempt int32) string {
+	ordinal := strings.TrimPrefix(member, c.Name+"-")
+	if _, err := strconv.ParseUint(ordinal, 10, 32); err != nil {
+		// Not a member of this cluster's StatefulSet: keep the whole name.
+		ordinal = member
+	}
+	return boundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepStepDown, ordinal, attempt))
+}
+
+func boundedName(name string) string {
+	if len(name) <= maxNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	prefix := strings.TrimRight(name[:maxNameLength-nameHashChars-1], "-.")
+	return prefix + "-" + hex.EncodeToString(sum[:])[:nameHashChars]
+}
+
+// MemberAddresses returns the API address of every ordinal of the cluster,
+// https://<pod>.<headless service>.<namespace>.svc:8200, in ordinal order.
+func MemberAddresses(c *baov1.OpenBaoCluster) []string {
+	n := workload.NamesFor(c)
+	out := make([]string, 0, c.GetReplicas())
+	for i := range c.GetReplicas() {
+		out = append(out, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+	}
+	return out
+}
+
+// tlsSecretName is the Secret whose ca.crt the executor trusts.
+func tlsSecretName(c *baov1.OpenBaoCluster) string {
+	if c.Spec.TLS.SecretName != "" {
+		return c.Spec.TLS.SecretName
+	}
+	return workload.NamesFor(c).TLSSecret()
+}
+
+// StepDownJob builds the executor Job that moves leadership off member. It is
+// pure: the same inputs give the same Job, so the controller can create it
+// idempotently under its deterministic name and find it again after a
+// restart.
+//
+// Why these settings: backoffLimit 0 because a retry is the controller's
+// decision (it must respect OpenBao's 10 s cooldown and count attempts in
+// status); no Kubernetes API token because the executor talks only to
+// OpenBao, with a projected token whose audience only OpenBao accepts; a
+// read-only root filesystem and no capabilities because it needs neither.
+func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image string) *batchv1.Job {
+	n := workload.NamesFor(c)
+	labels := workload.CommonLabels(c)
+	labels[workload.LabelComponent] = ComponentExecutor
+	labels[LabelStep] = StepStepDown
+	labels[LabelMember] = member
+
+	args := []string{
+		"executor", "step-down",
+		"--member", member,
+		"--members", strings.Join(MemberAddresses(c), ","),
+		"--ca-file", CAFile,
+		"--token-file", TokenFile,
+	}
+
+	container := corev1.Container{
+		Name:            ExecutorContainerName,
+		Image:           image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            args,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "token", MountPath: TokenMountPath, ReadOnly: true},
+			{Name: "ca", MountPath: CAMountPath, ReadOnly: true},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("10m"),
+				corev1.ResourceMemory: resource.MustParse("32Mi"),
+			},
+			Limits: corev1.ResourceList{
+				corev1.ResourceMemory: resource.MustParse("128Mi"),
+			},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptrTo(true),
+			RunAsUser:                ptrTo(ExecutorUID),
+			RunAsGroup:               ptrTo(ExecutorUID),
+			AllowPrivilegeEscalation: ptrTo(false),
+			ReadOnlyRootFilesystem:   ptrTo(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            StepDownJobName(c, member, attempt),
+			Namespace:       c.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{workload.OwnerReference(c)},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptrTo(int32(0)),
+			TTLSecondsAfterFinished: ptrTo(JobTTLSecondsAfterFinished),
+			ActiveDeadlineSeconds:   ptrTo(StepDownActiveDeadlineSeconds),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           n.ExecutorServiceAccount(),
+					AutomountServiceAccountToken: ptrTo(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptrTo(true),
+						RunAsUser:      ptrTo(ExecutorUID),
+						RunAsGroup:     ptrTo(ExecutorUID),
+						FSGroup:        ptrTo(ExecutorUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{container},
+					Volumes: []corev1.Volume{
+						{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+							Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+								Audience:          workload.TokenAudience,
+								ExpirationSeconds: ptrTo(TokenExpirationSeconds),
+								Path:              "token",
+							}}},
+						}}},
+						{Name: "ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName: tlsSecretName(c),
+							Items:      []corev1.KeyToPath{{Key: workload.CACertKey, Path: workload.CACertKey}},
+						}}},
+					},
+				},
+			},
+		},
+	}
+}
+
+// JobPhaseOf maps an executor Job to the phase the rolling state machine
+// reads, with the time it finished and, for a failure, the reason and message
+// of its Failed condition.
+//
+// Only the terminal conditions count (Complete, Failed). FailureTarget and
+// SuccessCriteriaMet come first, while the pod may still run, and a step-down
+// that is still running must not be followed by another one. A Job that is
+// being deleted reports Running: its status says nothing about the current
+// attempt any more, and a new Job under the same name cannot be created until
+// it is gone. A nil Job is JobNone.
+func JobPhaseOf(job *batchv1.Job) (phase upgrade.JobPhase, finishedAt time.Time, message string) {
+	if job == nil {
+		return upgrade.JobNone, time.Time{}, ""
+	}
+	if job.DeletionTimestamp != nil {
+		return upgrade.JobRunning, time.Time{}, fmt.Sprintf("Job %s is being deleted", job.Name)
+	}
+	for _, cond := range job.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch cond.Type {
+		case batchv1.JobComplete:
+			at := cond.LastTransitionTime.Time
+			if job.Status.CompletionTime != nil {
+				at = job.Status.CompletionTime.Time
+			}
+			return upgrade.JobSucceeded, at, ""
+		case batchv1.JobFailed:
+			msg := cond.Reason
+			if cond.Message != "" {
+				msg = strings.TrimSpace(msg + ": " + cond.Message)
+			}
+			if msg == "" {
+				msg = fmt.Sprintf("Job %s failed", job.Name)
+			}
+			return upgrade.JobFailed, cond.LastTransitionTime.Time, msg
+		}
+	}
+	return upgrade.JobRunning, time.Time{}, ""
+}
+
+func ptrTo[T any](v T) *T { return &v }
