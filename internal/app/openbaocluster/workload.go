@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +15,9 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
+
+// conflictRequeue is how soon a pass that lost a write race runs again.
+const conflictRequeue = time.Second
 
 // reconcileWorkload applies every object of the cluster in dependency order.
 func (r *Reconciler) reconcileWorkload(ctx context.Context, p *pass) (ctrl.Result, error) {
@@ -30,6 +34,12 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, p *pass) (ctrl.Resul
 	}
 	for _, s := range steps {
 		if err := s.fn(ctx, p); err != nil {
+			if apierrors.IsConflict(err) {
+				// The upgrade manager changed the StatefulSet since it was read: read
+				// again shortly instead of logging an error.
+				ctrl.LoggerFrom(ctx).V(1).Info("Object changed while applying; retrying", "step", s.name)
+				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+			}
 			return ctrl.Result{}, err
 		}
 	}

@@ -25,6 +25,11 @@ import (
 // StatefulSet (the pod template's image).
 const UpgradeFieldManager = "baokeeper-upgrade"
 
+// openbaoPollInterval is how often a running upgrade that waits on OpenBao itself
+// (autopilot after an election, a member catching up) looks again: OpenBao's state
+// has no watch. Only clusters with an upgrade in progress are polled.
+const openbaoPollInterval = 2 * time.Second
+
 // persistRequeue is how soon a pass that only recorded an intent runs again: the
 // status write of our own does not trigger a pass, and the action waits for it.
 const persistRequeue = 200 * time.Millisecond
@@ -52,7 +57,8 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		// Not started yet: the prechecks are evaluated again until they all pass.
 		up.Plan.Prechecks = r.prechecks(c, obs)
 		if failed := upgrade.FirstFailedPrecheck(up.Plan.Prechecks); failed != nil {
-			return ctrl.Result{}, nil
+			// Autopilot health has no watch: look again while the upgrade waits.
+			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 		}
 	}
 
@@ -114,6 +120,14 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		c.Status.Upgrade = nil
 	case rolling.ActionFail:
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
+		return ctrl.Result{}, nil
+	case rolling.ActionWait:
+		if up.Failure != nil {
+			return ctrl.Result{}, nil
+		}
+		if d.RequeueAfter == 0 || d.RequeueAfter > openbaoPollInterval {
+			d.RequeueAfter = openbaoPollInterval
+		}
 	}
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
