@@ -80,6 +80,28 @@ say "Reading them back"
 for i in 1 2 3; do
   printf '  demo/item-%s = %s\n' "$i" "$("$BIN/bao-2.4.0" kv get -mount=secret -field=value "demo/item-$i")"
 done
+
+say "Upgrading to 2.4.1: kubectl patch bao bao -n demo --type merge -p '{\"spec\":{\"version\":\"2.4.1\"}}'"
+k patch bao -n demo bao --type merge -p '{"spec":{"version":"2.4.1"}}' >/dev/null
+last=
+deadline=$((SECONDS + 300))
+while :; do
+  msg=$(k get bao -n demo bao -o jsonpath='{.status.phase} | {.status.currentVersion} | {.status.message}' 2>/dev/null || true)
+  if [ "$msg" != "$last" ]; then
+    printf '  [%3ds] %s\n' "$((SECONDS - T0))" "$msg"
+    last=$msg
+  fi
+  case "$msg" in "Running | 2.4.1 |"*) break ;; esac
+  [ $SECONDS -lt $deadline ] || { echo "the upgrade did not finish in 300 s"; k describe bao -n demo bao; exit 1; }
+  sleep 0.5
+done
+say "Upgraded. Events of the upgrade:"
+k get events -n demo --field-selector involvedObject.kind=OpenBaoCluster -o custom-columns=REASON:.reason,MESSAGE:.message --sort-by=.metadata.creationTimestamp | grep -E "Upgrade|REASON" || true
+
+say "Reading the secrets back after the upgrade"
+for i in 1 2 3; do
+  printf '  demo/item-%s = %s\n' "$i" "$("$BIN/bao-2.4.0" kv get -mount=secret -field=value "demo/item-$i")"
+done
 unset BAO_TOKEN
 
 say "Done"

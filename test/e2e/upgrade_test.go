@@ -1,0 +1,221 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	baoapi "github.com/openbao/openbao/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+const upNS = "e2e-upgrade"
+
+// writer writes a KV entry every 20 ms through whichever member answers, as a client
+// of the client Service would, and remembers every acknowledged write.
+type writer struct {
+	mu      sync.Mutex
+	acked   []string
+	failed  atomic.Int64
+	longest time.Duration
+}
+
+func (w *writer) run(ctx context.Context, clients func() []*baoapi.Client) {
+	lastOK := time.Now()
+	for seq := 0; ctx.Err() == nil; seq++ {
+		key := fmt.Sprintf("secret/data/w-%06d", seq)
+		ok := false
+		cl := clients()
+		for i := range cl {
+			// Round robin, so a member that is down costs one short attempt, not every write.
+			c := cl[(seq+i)%len(cl)]
+			wctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, err := c.Logical().WriteWithContext(wctx, key, map[string]any{"data": map[string]any{"seq": seq}})
+			cancel()
+			if err == nil {
+				ok = true
+				break
+			}
+			w.failed.Add(1)
+		}
+		now := time.Now()
+		if ok {
+			w.mu.Lock()
+			w.acked = append(w.acked, key)
+			if gap := now.Sub(lastOK); gap > w.longest {
+				w.longest = gap
+			}
+			w.mu.Unlock()
+			lastOK = now
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", Ordered, func() {
+	var caPEM []byte
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: upNS}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: upNS}})).To(Succeed())
+		three := int32(3)
+		settle := metav1.Duration{Duration: 2 * time.Second}
+		c := &baov1.OpenBaoCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: upNS},
+			Spec: baov1.OpenBaoClusterSpec{
+				Version:  "2.4.0",
+				Replicas: &three,
+				Upgrade: baov1.UpgradeSpec{
+					PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
+					Rolling:            baov1.RollingUpdateSpec{SettleTime: &settle},
+				},
+				Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
+					{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},
+					{Name: "app-policy", Path: "sys/policies/acl/app", Data: raw(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
+					{Name: "app-role", Path: "auth/baokeeper-jwt/role/app", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + upNS + `:` + appSA + `","bound_audiences":["baokeeper"],"token_policies":["app"],"token_ttl":"30m","token_max_ttl":"30m"}`)},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &baov1.OpenBaoCluster{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, got)).To(Succeed())
+			g.Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning))
+			g.Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
+		}, bringUp, pollEvery).Should(Succeed())
+		s := &corev1.Secret{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name + "-tls"}, s)).To(Succeed())
+		caPEM = s.Data["ca.crt"]
+	}, NodeTimeout(bringUp+time.Minute))
+
+	It("keeps every acknowledged write, changes leader exactly once, onto the new version", func(ctx SpecContext) {
+		members := []string{"bao-0", "bao-1", "bao-2"}
+		ips := map[string]string{}
+		for _, m := range members {
+			p, err := cs.CoreV1().Pods(upNS).Get(ctx, m, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			ips[m] = p.Status.PodIP // a StatefulSet member keeps its address in the rig
+		}
+		clientFor := func(m, tok string) *baoapi.Client {
+			return apiClient(caPEM, ips[m], fmt.Sprintf("%s.%s-internal.%s.svc", m, name, upNS), tok)
+		}
+		jwt := token(ctx, upNS, appSA)
+		var appTok string
+		Eventually(func(g Gomega) {
+			s, err := clientFor("bao-0", "").Logical().WriteWithContext(ctx, "auth/baokeeper-jwt/login", map[string]any{"role": "app", "jwt": jwt})
+			g.Expect(err).NotTo(HaveOccurred())
+			appTok = s.Auth.ClientToken
+		}, 30*time.Second, pollEvery).Should(Succeed())
+		writeClients := []*baoapi.Client{}
+		for _, m := range members {
+			writeClients = append(writeClients, clientFor(m, appTok))
+		}
+
+		By("watching leadership: the test counts changes itself, polling sys/leader")
+		var leaders []string
+		var lmu sync.Mutex
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			defer GinkgoRecover()
+			for wctx.Err() == nil {
+				for _, m := range members {
+					l, err := clientFor(m, "").Sys().LeaderWithContext(wctx)
+					if err == nil && l.LeaderAddress != "" {
+						lmu.Lock()
+						if len(leaders) == 0 || leaders[len(leaders)-1] != l.LeaderAddress {
+							leaders = append(leaders, l.LeaderAddress)
+						}
+						lmu.Unlock()
+						break
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+
+		By("writing a KV entry every 20 ms")
+		w := &writer{}
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			w.run(wctx, func() []*baoapi.Client { return writeClients })
+		}()
+		time.Sleep(2 * time.Second)
+
+		By("changing spec.version to 2.4.1")
+		start := time.Now()
+		Eventually(func() error {
+			c := &baov1.OpenBaoCluster{}
+			if err := k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, c); err != nil {
+				return err
+			}
+			c.Spec.Version = "2.4.1"
+			return k8s.Update(ctx, c)
+		}, 30*time.Second, pollEvery).Should(Succeed())
+
+		var final *baov1.OpenBaoCluster
+		Eventually(func(g Gomega) {
+			c := &baov1.OpenBaoCluster{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, c)).To(Succeed())
+			g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.1"))
+			final = c
+		}, 6*time.Minute, pollEvery).Should(Succeed())
+		took := time.Since(start)
+		time.Sleep(2 * time.Second)
+		stop()
+		<-done
+
+		By("reading every acknowledged write back")
+		lost := 0
+		w.mu.Lock()
+		acked := append([]string(nil), w.acked...)
+		w.mu.Unlock()
+		reader := clientFor("bao-0", appTok)
+		for _, k := range acked {
+			s, err := reader.Logical().ReadWithContext(ctx, k)
+			if err != nil || s == nil {
+				lost++
+			}
+		}
+		lmu.Lock()
+		changes := len(leaders) - 1
+		seen := append([]string(nil), leaders...)
+		lmu.Unlock()
+		AddReportEntry("rolling upgrade 3 members", fmt.Sprintf("took %s, acked writes %d, failed attempts %d, lost %d, longest gap %s, leaders %v",
+			took.Round(time.Second), len(acked), w.failed.Load(), lost, w.longest.Round(time.Millisecond), seen))
+		GinkgoWriter.Printf("upgrade took %s; acked %d, failed attempts %d, lost %d, longest write gap %s; leaders seen %v\n",
+			took.Round(time.Second), len(acked), w.failed.Load(), lost, w.longest.Round(time.Millisecond), seen)
+
+		Expect(len(acked)).To(BeNumerically(">", 100))
+		Expect(lost).To(BeZero(), "no acknowledged write may be lost")
+		Expect(changes).To(Equal(1), "exactly one leadership change, leaders seen: %v", seen)
+		Expect(final.Status.CurrentVersion).To(Equal("2.4.1"))
+		Eventually(func(g Gomega) {
+			c := &baov1.OpenBaoCluster{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, c)).To(Succeed())
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning))
+			g.Expect(c.Status.Message).To(Equal("3 of 3 members Ready, running 2.4.1"))
+		}, 30*time.Second, pollEvery).Should(Succeed())
+		for _, m := range members {
+			h, err := clientFor(m, "").Sys().HealthWithContext(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(h.Version).To(Equal("2.4.1"), m)
+		}
+	}, SpecTimeout(8*time.Minute))
+})
