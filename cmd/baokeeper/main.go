@@ -19,12 +19,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
+	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -111,7 +113,12 @@ func runManager(args []string) error {
 	if err := controller.SetupWithManager(mgr, r); err != nil {
 		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)
 	}
+	upgradeMetrics := metrics.New()
+	if err := upgradeMetrics.Register(ctrlmetrics.Registry); err != nil {
+		return fmt.Errorf("failed to register metrics: %w", err)
+	}
 	ops := &adminops.Reconciler{
+		Metrics:       upgradeMetrics,
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("baokeeper-upgrade"),

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	baoapi "github.com/openbao/openbao/api/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -218,4 +219,73 @@ var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", 
 			Expect(h.Version).To(Equal("2.4.1"), m)
 		}
 	}, SpecTimeout(8*time.Minute))
+
+	It("refuses a downgrade and changes nothing", func(ctx SpecContext) {
+		before := podUIDs(ctx)
+		setSpec(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.0" })
+		Eventually(func(g Gomega) {
+			c := getUp(ctx, g)
+			cond := meta.FindStatusCondition(c.Status.Conditions, string(baov1.ConditionSpecValid))
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal("DowngradeRefused"))
+			g.Expect(c.Status.Message).To(ContainSubstring("older than the running version 2.4.1"))
+			g.Expect(c.Status.Upgrade).To(BeNil())
+		}, time.Minute, pollEvery).Should(Succeed())
+		Consistently(func() map[string]types.UID { return podUIDs(ctx) }, 5*time.Second, pollEvery).Should(Equal(before))
+		setSpec(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+		Eventually(func(g Gomega) {
+			cond := meta.FindStatusCondition(getUp(ctx, g).Status.Conditions, string(baov1.ConditionSpecValid))
+			g.Expect(cond.Reason).To(Equal(string(baov1.ReasonSpecAccepted)))
+		}, time.Minute, pollEvery).Should(Succeed())
+	}, SpecTimeout(3*time.Minute))
+
+	It("holds a paused upgrade before the first member and finishes it when resumed", func(ctx SpecContext) {
+		before := podUIDs(ctx)
+		setSpec(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = true; c.Spec.Version = "2.5.0" })
+		Eventually(func(g Gomega) {
+			c := getUp(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Message).To(ContainSubstring("paused by spec.upgrade.paused before bao-"))
+			cond := meta.FindStatusCondition(c.Status.Conditions, string(baov1.ConditionUpgradePaused))
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		}, 2*time.Minute, pollEvery).Should(Succeed())
+		Consistently(func() map[string]types.UID { return podUIDs(ctx) }, 5*time.Second, pollEvery).Should(Equal(before), "no member replaced while paused")
+
+		setSpec(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = false })
+		Eventually(func(g Gomega) {
+			c := getUp(ctx, g)
+			g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.5.0"))
+		}, 5*time.Minute, pollEvery).Should(Succeed())
+	}, SpecTimeout(8*time.Minute))
 })
+
+func getUp(ctx context.Context, g Gomega) *baov1.OpenBaoCluster {
+	c := &baov1.OpenBaoCluster{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, c)).To(Succeed())
+	return c
+}
+
+func setSpec(ctx context.Context, mutate func(*baov1.OpenBaoCluster)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		c := &baov1.OpenBaoCluster{}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, c); err != nil {
+			return err
+		}
+		mutate(c)
+		return k8s.Update(ctx, c)
+	}, 30*time.Second, pollEvery).Should(Succeed())
+}
+
+func podUIDs(ctx context.Context) map[string]types.UID {
+	GinkgoHelper()
+	out := map[string]types.UID{}
+	for _, m := range []string{"bao-0", "bao-1", "bao-2"} {
+		p, err := cs.CoreV1().Pods(upNS).Get(ctx, m, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		out[m] = p.UID
+	}
+	return out
+}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -44,6 +45,8 @@ type Reconciler struct {
 	HealthTimeout time.Duration
 	// ExecutorImage is the image of executor Jobs unless spec.upgrade.executor.image is set.
 	ExecutorImage string
+	// Metrics records upgrade progress; nil records nothing.
+	Metrics metrics.Recorder
 }
 
 // Event reasons of this reconciler.
@@ -71,6 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
+		r.recordState(c, obs)
 	}()
 
 	r.handleRequests(c)
@@ -80,6 +84,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, nil
 	}
 	return r.reconcileUpgrade(ctx, c, obs)
+}
+
+// recordState exports the upgrade's progress and the Raft view of this pass.
+func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+	if r.Metrics == nil {
+		return
+	}
+	completed, total := 0, 0
+	if up := c.Status.Upgrade; up != nil {
+		completed = len(up.CompletedPods)
+		if up.Plan != nil {
+			total = len(up.Plan.Pods)
+		}
+	}
+	r.Metrics.UpgradeState(c.Namespace, c.Name, c.Status.Upgrade != nil, completed, total)
+	if obs.AutopilotKnown {
+		voters := 0
+		for _, m := range obs.Members {
+			if m.Voter {
+				voters++
+			}
+		}
+		r.Metrics.Raft(c.Namespace, c.Name, obs.FailureTolerance, voters)
+	}
 }
 
 // handleRequests acts on new control annotations. Without an upgrade machine yet,

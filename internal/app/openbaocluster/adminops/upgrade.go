@@ -85,7 +85,12 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	}
 
 	d := rolling.Decide(in)
+	var stepStart time.Time
+	if up.CurrentStep != nil && up.CurrentStep.StartedAt != nil {
+		stepStart = up.CurrentStep.StartedAt.Time
+	}
 	rolling.Record(up, d, obs)
+	r.recordDecision(c, up, d, stepStart, obs.Now)
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
 	switch d.Action {
 	case rolling.ActionUpdateTemplate:
@@ -130,6 +135,27 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 	}
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// recordDecision exports the metrics of a step transition.
+func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, d rolling.Decision, stepStart, now time.Time) {
+	if r.Metrics == nil {
+		return
+	}
+	switch d.Action {
+	case rolling.ActionStepDownVerified:
+		r.Metrics.LeaderTransfer(c.Namespace, c.Name)
+	case rolling.ActionCompleteMember:
+		if !stepStart.IsZero() {
+			r.Metrics.StepCompleted(c.Namespace, c.Name, now.Sub(stepStart))
+		}
+	case rolling.ActionFail:
+		r.Metrics.UpgradeFailed(c.Namespace, c.Name, d.Reason)
+	case rolling.ActionComplete:
+		if up.StartedAt != nil {
+			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, now.Sub(up.StartedAt.Time))
+		}
+	}
 }
 
 // maybeStart plans a version change when spec.version differs from what runs and the

@@ -1,0 +1,119 @@
+// Package metrics defines baokeeper's Prometheus metrics (prefix baokeeper_) and the
+// recorder the reconcilers use. Metrics are registered once on controller-runtime's
+// registry by the manager and injected; nothing here is package-level mutable state.
+//
+//  1. New builds the collectors; Register puts them on a registry.
+//  2. Reconcilers call the Recorder's methods at step transitions.
+//  3. Labels are the cluster's namespace and name, plus a reason where one applies.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Recorder records upgrade progress. Implementations must be safe for concurrent use.
+type Recorder interface {
+	// UpgradeState reports whether an upgrade runs and how many members are done.
+	UpgradeState(namespace, name string, inProgress bool, completed, total int)
+	// StepCompleted observes how long one member took, from intent to settled.
+	StepCompleted(namespace, name string, d time.Duration)
+	// UpgradeCompleted observes a whole upgrade's duration.
+	UpgradeCompleted(namespace, name string, d time.Duration)
+	// LeaderTransfer counts a planned leadership change.
+	LeaderTransfer(namespace, name string)
+	// UpgradeFailed counts a failure by reason.
+	UpgradeFailed(namespace, name, reason string)
+	// Raft reports the failure tolerance and voter count last observed.
+	Raft(namespace, name string, failureTolerance, voters int)
+}
+
+// Metrics holds the collectors and implements Recorder.
+type Metrics struct {
+	inProgress       *prometheus.GaugeVec
+	podsCompleted    *prometheus.GaugeVec
+	podsTotal        *prometheus.GaugeVec
+	stepDuration     *prometheus.HistogramVec
+	upgradeDuration  *prometheus.HistogramVec
+	leaderTransfers  *prometheus.CounterVec
+	failures         *prometheus.CounterVec
+	failureTolerance *prometheus.GaugeVec
+	voters           *prometheus.GaugeVec
+}
+
+var _ Recorder = (*Metrics)(nil)
+
+// New builds the collectors.
+func New() *Metrics {
+	cl := []string{"namespace", "name"}
+	return &Metrics{
+		inProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_in_progress",
+			Help: "1 while a version change of the cluster runs."}, cl),
+		podsCompleted: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_pods_completed",
+			Help: "Members already on the target version in the running upgrade."}, cl),
+		podsTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_pods_total",
+			Help: "Members the running upgrade replaces."}, cl),
+		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_step_duration_seconds",
+			Help:    "Time to replace one member, from the persisted intent to the end of the settle time.",
+			Buckets: []float64{5, 10, 20, 30, 60, 120, 300, 600}}, cl),
+		upgradeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_duration_seconds",
+			Help: "Time of a whole upgrade, from planning to completion.", Buckets: []float64{30, 60, 120, 300, 600, 1200, 3600}}, cl),
+		leaderTransfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_leader_transfers_total",
+			Help: "Planned leadership changes (verified step-downs)."}, cl),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_upgrade_failures_total",
+			Help: "Upgrades that stopped, by reason."}, append(cl, "reason")),
+		failureTolerance: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_raft_failure_tolerance",
+			Help: "Autopilot's failure tolerance as last observed."}, cl),
+		voters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_raft_voters",
+			Help: "Raft voters as last observed by autopilot."}, cl),
+	}
+}
+
+// Register puts every collector on reg.
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpgradeState implements Recorder.
+func (m *Metrics) UpgradeState(namespace, name string, inProgress bool, completed, total int) {
+	v := 0.0
+	if inProgress {
+		v = 1
+	}
+	m.inProgress.WithLabelValues(namespace, name).Set(v)
+	m.podsCompleted.WithLabelValues(namespace, name).Set(float64(completed))
+	m.podsTotal.WithLabelValues(namespace, name).Set(float64(total))
+}
+
+// StepCompleted implements Recorder.
+func (m *Metrics) StepCompleted(namespace, name string, d time.Duration) {
+	m.stepDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+}
+
+// UpgradeCompleted implements Recorder.
+func (m *Metrics) UpgradeCompleted(namespace, name string, d time.Duration) {
+	m.upgradeDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+}
+
+// LeaderTransfer implements Recorder.
+func (m *Metrics) LeaderTransfer(namespace, name string) {
+	m.leaderTransfers.WithLabelValues(namespace, name).Inc()
+}
+
+// UpgradeFailed implements Recorder.
+func (m *Metrics) UpgradeFailed(namespace, name, reason string) {
+	m.failures.WithLabelValues(namespace, name, reason).Inc()
+}
+
+// Raft implements Recorder.
+func (m *Metrics) Raft(namespace, name string, failureTolerance, voters int) {
+	m.failureTolerance.WithLabelValues(namespace, name).Set(float64(failureTolerance))
+	m.voters.WithLabelValues(namespace, name).Set(float64(voters))
+}

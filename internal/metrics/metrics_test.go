@@ -1,0 +1,54 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestRecorderExportsWhatItRecords(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	m := New()
+	g.Expect(m.Register(reg)).To(Succeed())
+
+	m.UpgradeState("ns", "bao", true, 2, 3)
+	m.StepCompleted("ns", "bao", 12*time.Second)
+	m.LeaderTransfer("ns", "bao")
+	m.UpgradeFailed("ns", "bao", "StepTimeout")
+	m.Raft("ns", "bao", 1, 3)
+	m.UpgradeCompleted("ns", "bao", 90*time.Second)
+
+	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.podsCompleted.WithLabelValues("ns", "bao"))).To(Equal(2.0))
+	g.Expect(testutil.ToFloat64(m.leaderTransfers.WithLabelValues("ns", "bao"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.failures.WithLabelValues("ns", "bao", "StepTimeout"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.voters.WithLabelValues("ns", "bao"))).To(Equal(3.0))
+
+	err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP baokeeper_upgrade_duration_seconds Time of a whole upgrade, from planning to completion.
+# TYPE baokeeper_upgrade_duration_seconds histogram
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="30"} 0
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="60"} 0
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="120"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="300"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="600"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="1200"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="3600"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="+Inf"} 1
+baokeeper_upgrade_duration_seconds_sum{name="bao",namespace="ns"} 90
+baokeeper_upgrade_duration_seconds_count{name="bao",namespace="ns"} 1
+`), "baokeeper_upgrade_duration_seconds")
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestRegisterTwiceFails(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	g.Expect(New().Register(reg)).To(Succeed())
+	g.Expect(New().Register(reg)).NotTo(Succeed(), "a second set of the same metrics is a wiring mistake")
+}
