@@ -60,6 +60,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		rigDir, err = os.MkdirTemp("", "baokeeper-rig-")
 		Expect(err).NotTo(HaveOccurred())
 	}
+	writeFlakyImage()
 	By("starting the rig in " + rigDir)
 	rigCmd = exec.Command(rigBin, "up", "--dir", rigDir, "--root", root)
 	logf, err := os.Create(filepath.Join(rigDir, "rig.log"))
@@ -139,4 +140,18 @@ func printLogs() {
 		}
 		GinkgoWriter.Printf("==== %s (tail) ====\n%s\n", l, b)
 	}
+}
+
+// flakyImage maps (test/rig/images.txt) to bin/bao-flaky: OpenBao 2.4.1 that exits at
+// once until the suite creates the fix marker, like a broken image that gets fixed.
+const flakyImage = "ghcr.io/openbao/openbao@sha256:0000000000000000000000000000000000000000000000000000000000000001"
+
+func fixMarker() string { return filepath.Join(rigDir, "flaky-image-fixed") }
+
+func writeFlakyImage() {
+	GinkgoHelper()
+	script := fmt.Sprintf("#!/bin/sh\n# Written by the e2e suite: a broken image until %[1]s exists.\n"+
+		"[ -e %[1]q ] || { echo \"broken image: %[1]s does not exist\" >&2; exit 1; }\nexec %[2]q \"$@\"\n",
+		fixMarker(), filepath.Join(root, "bin", "bao-2.4.1"))
+	Expect(os.WriteFile(filepath.Join(root, "bin", "bao-flaky"), []byte(script), 0o755)).To(Succeed())
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,3 +290,77 @@ func podUIDs(ctx context.Context) map[string]types.UID {
 	}
 	return out
 }
+
+var _ = Describe("A member that never becomes ready", Ordered, func() {
+	const failNS = "e2e-fail"
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: failNS}})).To(Succeed())
+		three := int32(3)
+		settle := metav1.Duration{Duration: 2 * time.Second}
+		stepTimeout := metav1.Duration{Duration: 30 * time.Second}
+		c := &baov1.OpenBaoCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: failNS},
+			Spec: baov1.OpenBaoClusterSpec{Version: "2.4.0", Replicas: &three, Upgrade: baov1.UpgradeSpec{
+				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
+				Rolling:            baov1.RollingUpdateSpec{SettleTime: &settle, StepTimeout: &stepTimeout},
+			}},
+		}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &baov1.OpenBaoCluster{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: failNS, Name: name}, got)).To(Succeed())
+			g.Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
+		}, bringUp, pollEvery).Should(Succeed())
+	}, NodeTimeout(bringUp+time.Minute))
+
+	It("fails after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {
+		get := func(g Gomega) *baov1.OpenBaoCluster {
+			c := &baov1.OpenBaoCluster{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: failNS, Name: name}, c)).To(Succeed())
+			return c
+		}
+		update := func(mutate func(*baov1.OpenBaoCluster)) {
+			Eventually(func() error {
+				c := &baov1.OpenBaoCluster{}
+				if err := k8s.Get(ctx, types.NamespacedName{Namespace: failNS, Name: name}, c); err != nil {
+					return err
+				}
+				mutate(c)
+				return k8s.Update(ctx, c)
+			}, 30*time.Second, pollEvery).Should(Succeed())
+		}
+		update(func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1"; c.Spec.Image = flakyImage })
+
+		var failure *baov1.UpgradeFailure
+		var plan []string
+		Eventually(func(g Gomega) {
+			c := get(g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.Failure).NotTo(BeNil(), "%s", c.Status.Message)
+			failure, plan = c.Status.Upgrade.Failure, c.Status.Upgrade.Plan.Pods
+			g.Expect(c.Status.Message).To(ContainSubstring("baokeeper.dev/retry"))
+		}, 3*time.Minute, pollEvery).Should(Succeed())
+		Expect(failure.Reason).To(Equal("StepTimeout"))
+		Expect(failure.Pod).To(Equal(plan[0]), "the first member of the plan is the one that never became ready")
+		Expect(failure.Message).To(ContainSubstring(plan[0] + " did not finish within 30s"))
+		Expect(failure.Message).To(ContainSubstring("not started: " + plan[1] + ", " + plan[2]))
+		Consistently(func(g Gomega) { g.Expect(get(g).Status.Upgrade.Failure).NotTo(BeNil()) }, 5*time.Second, pollEvery).
+			Should(Succeed(), "a failed upgrade waits for a person")
+
+		By("fixing the cause and retrying")
+		Expect(os.WriteFile(fixMarker(), []byte("fixed"), 0o600)).To(Succeed())
+		update(func(c *baov1.OpenBaoCluster) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[baov1.AnnotationRetry] = "1"
+		})
+		Eventually(func(g Gomega) {
+			c := get(g)
+			g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.1"))
+			g.Expect(c.Status.Requests.Retry).To(Equal("1"))
+		}, 5*time.Minute, pollEvery).Should(Succeed())
+	}, SpecTimeout(10*time.Minute))
+})

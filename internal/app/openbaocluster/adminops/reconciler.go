@@ -77,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.recordState(c, obs)
 	}()
 
-	r.handleRequests(c)
+	r.handleRequests(c, obs.Now)
 	seedCurrentVersion(c, obs)
 	setConditions(c, obs.Now)
 	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
@@ -113,7 +113,7 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) 
 // handleRequests acts on new control annotations. Without an upgrade machine yet,
 // retry clears a recorded failure; the others are refused with an event because they
 // do not fit the current state.
-func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster) {
+func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 	reqs, errs := upgrade.PendingRequests(c.Annotations, c.Status.Requests)
 	for _, err := range errs {
 		r.event(c, corev1.EventTypeWarning, eventRequestRefused, err.Error())
@@ -122,13 +122,28 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster) {
 		switch {
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
-			c.Status.Upgrade.Failure = nil
+			retry(c.Status.Upgrade, now)
 		default:
 			r.event(c, corev1.EventTypeWarning, eventRequestRefused,
 				fmt.Sprintf("Ignoring %s=%s: it does not fit the current state (no upgrade waits for it)", req.Kind, req.Value))
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
 	}
+}
+
+// retry clears a failure and restarts the failed step's clock: the step timeout counts
+// from the retry, and the member is gated again from what is observed.
+func retry(up *baov1.UpgradeStatus, now time.Time) {
+	up.Failure = nil
+	if st := up.CurrentStep; st != nil {
+		t := metav1.NewTime(now)
+		st.StartedAt, st.GatesPassedAt, st.WaitingFor = &t, nil, ""
+		if st.Attempts > 0 {
+			// A step-down gets a fresh budget of attempts.
+			st.Attempts = 0
+		}
+	}
+	up.WaitingFor = "retrying"
 }
 
 func (r *Reconciler) event(c *baov1.OpenBaoCluster, typ string, reason baov1.Reason, msg string) {

@@ -1,6 +1,8 @@
 package adminops
 
 import (
+	"time"
+
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -43,4 +45,20 @@ func TestSeedCurrentVersion(t *testing.T) {
 			g.Expect(c.Status.CurrentVersion).To(Equal(tc.want), tc.reason)
 		})
 	}
+}
+
+func TestRetryRestartsTheStepClock(t *testing.T) {
+	g := NewWithT(t)
+	started := metav1.NewTime(time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC))
+	now := started.Add(10 * time.Minute)
+	up := &baov1.UpgradeStatus{
+		Failure:     &baov1.UpgradeFailure{Reason: "StepTimeout", Pod: "bao-2"},
+		CurrentStep: &baov1.UpgradeStep{Action: "ReplaceMember", Pod: "bao-2", StartedAt: &started, GatesPassedAt: &started, Attempts: 3},
+	}
+	retry(up, now)
+	g.Expect(up.Failure).To(BeNil())
+	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(now), "otherwise the step times out again at once")
+	g.Expect(up.CurrentStep.GatesPassedAt).To(BeNil(), "the member is gated again from observed state")
+	g.Expect(up.CurrentStep.Attempts).To(BeZero(), "a step-down gets a fresh budget")
+	g.Expect(up.CurrentStep.Pod).To(Equal("bao-2"), "the retry continues with the same member")
 }

@@ -224,3 +224,20 @@ func TestRecordKeepsStartTimeWhenLeadershipComesBack(t *testing.T) {
 	g.Expect(up.CurrentStep.Action).To(Equal(StepTransferLeadership))
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(t0.Add(-time.Minute)), "the step timeout counts from the first attempt")
 }
+
+func TestRecordKeepsWhatAFailedStepWaitedFor(t *testing.T) {
+	g := NewWithT(t)
+	c := healthyCluster(3, 0)
+	up := &baov1.UpgradeStatus{Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}},
+		CurrentStep: step(StepReplaceMember, "bao-2", t0.Add(-time.Hour))}
+	up.CurrentStep.WaitingFor = "waiting for bao-2 to become Ready (initialized and unsealed)"
+	in := Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: time.Minute}
+	d := Decide(in)
+	g.Expect(d.Action).To(Equal(ActionFail))
+	Record(up, d, c)
+	g.Expect(up.Failure.Message).To(ContainSubstring("last waiting for bao-2 to become Ready"))
+	again := Decide(in)
+	Record(up, again, c)
+	g.Expect(up.CurrentStep.WaitingFor).To(Equal("waiting for bao-2 to become Ready (initialized and unsealed)"),
+		"the failed step keeps what it waited for, for the next failure message")
+}

@@ -41,7 +41,9 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Pod, At: &now}
 	}
 	up.WaitingFor = d.WaitingFor
-	if up.CurrentStep != nil && d.Action != ActionCompleteMember {
+	// A failed upgrade's step keeps what it last waited for: that is what the failure
+	// message and a person need, not the "failed, retry" sentence.
+	if up.CurrentStep != nil && d.Action != ActionCompleteMember && d.Action != ActionFail && up.Failure == nil {
 		up.CurrentStep.WaitingFor = d.WaitingFor
 	}
 }
