@@ -54,7 +54,7 @@ func (e *opError) Unwrap() []error { return e.kinds }
 // "failed to read autopilot state from https://bao:8200". The message is
 // "<action>: <cause>[; <hint>]" with every secret replaced.
 func newOpError(action string, cause error, hint string, kinds []error, secrets ...string) error {
-	msg := action + ": " + describe(cause)
+	msg := action + ": " + describe(cause, secrets...)
 	if hint != "" {
 		msg += "; " + hint
 	}
@@ -81,27 +81,28 @@ func wrapOpError(action string, err error) error {
 
 // describe renders a cause compactly. The api client's ResponseError is
 // multi-line and repeats the URL; a one-line form reads better in status
-// conditions and logs.
-func describe(cause error) string {
+// conditions and logs. Secrets are removed before the text is shortened, so a
+// secret cut in half by the length limit cannot leave a prefix behind.
+func describe(cause error, secrets ...string) string {
 	var re *baoapi.ResponseError
 	switch {
 	case errors.As(cause, &re):
 		s := fmt.Sprintf("OpenBao answered HTTP %d", re.StatusCode)
-		if text := statusText(re); text != "" {
+		if text := statusText(re, secrets...); text != "" {
 			s += " (" + text + ")"
 		}
 		return s
 	case errors.Is(cause, ErrNotFound):
 		return "OpenBao returned no data (HTTP 404)"
 	default:
-		return oneLine(cause.Error())
+		return oneLine(redact(cause.Error(), secrets...))
 	}
 }
 
-func statusText(re *baoapi.ResponseError) string {
+func statusText(re *baoapi.ResponseError, secrets ...string) string {
 	parts := make([]string, 0, len(re.Errors))
 	for _, e := range re.Errors {
-		if e = oneLine(e); e != "" {
+		if e = oneLine(redact(e, secrets...)); e != "" {
 			parts = append(parts, e)
 		}
 	}
