@@ -290,11 +290,14 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		By("every member Ready")
 		markPodsReady(ctx, c, 3)
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
+		// currentVersion is seeded by the upgrade manager, a second controller, and the
+		// message that names it is written by the workload reconciler on its next pass.
+		Eventually(func() string { return getCluster(ctx, c).Status.Message }, timeout, interval).
+			Should(Equal("3 of 3 members Ready, running 2.4.0"))
 		got := getCluster(ctx, c)
 		Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
 		Expect(got.Status.ReadyMembers).To(BeEquivalentTo(3))
 		Expect(got.Status.Members).To(HaveEach(HaveField("Version", "2.4.0")))
-		Expect(got.Status.Message).To(Equal("3 of 3 members Ready, running 2.4.0"))
 		Expect(condition(got, baov1.ConditionAvailable).Status).To(Equal(metav1.ConditionTrue))
 		Expect(condition(got, baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 		Expect(condition(got, baov1.ConditionProgressing).Reason).To(Equal(string(baov1.ReasonReconciled)))
