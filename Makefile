@@ -68,11 +68,12 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 	go build -o $(BIN)/baokeeper ./cmd/baokeeper
 	go test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e
 
+# E2E_FLAGS passes extra flags to the suite, for example E2E_FLAGS=-ginkgo.focus=rolling.
 .PHONY: test-e2e
 test-e2e: rig-bins openbao-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace) =="
 	ns=baokeeper-e2e-$$$$; code=0; \
-		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v || code=$$?; \
+		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v $(E2E_FLAGS) || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo
