@@ -455,6 +455,11 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	BreakGlass *BreakGlassStatus `json:"breakGlass,omitempty"`
 
+	// lastSnapshot is the receipt of the last pre-upgrade snapshot that was taken and
+	// verified; policy IfOlderThan reuses it while it is younger than maxAge.
+	// +optional
+	LastSnapshot *SnapshotReceipt `json:"lastSnapshot,omitempty"`
+
 	// requests records the last handled value of each control annotation.
 	// +optional
 	Requests RequestsStatus `json:"requests,omitempty"`
@@ -590,9 +595,14 @@ type UpgradeStep struct {
 	// gatesPassedAt is when every gate of the member first held; the settle time runs from it.
 	// +optional
 	GatesPassedAt *metav1.Time `json:"gatesPassedAt,omitempty"`
-	// attempts counts executor Jobs started for this step (step-down retries).
+	// attempts counts executor Jobs started for this step (step-down or snapshot retries).
+	// Job names carry the attempt number, so it never goes back.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
+	// maxAttempts is the attempt count at which the step gives up; 0 means the
+	// default of 3. A retry requested with the baokeeper.dev/retry annotation raises it.
+	// +optional
+	MaxAttempts int32 `json:"maxAttempts,omitempty"`
 }
 
 // SnapshotReceipt records a snapshot that was taken.
@@ -606,9 +616,18 @@ type SnapshotReceipt struct {
 	// sizeBytes of the snapshot.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
-	// sha256 of the snapshot.
+	// sha256 of the snapshot, hex-encoded, as read back from the object store.
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
+	// raftIndex is the last Raft index the snapshot contains.
+	// +optional
+	RaftIndex int64 `json:"raftIndex,omitempty"`
+	// fromMember is the member (the leader) the snapshot was taken from.
+	// +optional
+	FromMember string `json:"fromMember,omitempty"`
+	// version is the OpenBao version the cluster ran when the snapshot was taken.
+	// +optional
+	Version string `json:"version,omitempty"`
 }
 
 // UpgradeFailure says why an upgrade stopped.

@@ -296,6 +296,11 @@ func (in *OpenBaoClusterStatus) DeepCopyInto(out *OpenBaoClusterStatus) {
 		*out = new(BreakGlassStatus)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.LastSnapshot != nil {
+		in, out := &in.LastSnapshot, &out.LastSnapshot
+		*out = new(SnapshotReceipt)
+		(*in).DeepCopyInto(*out)
+	}
 	out.Requests = in.Requests
 	if in.TLS != nil {
 		in, out := &in.TLS, &out.TLS

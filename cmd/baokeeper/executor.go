@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -37,7 +38,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down"
+const knownExecutorActions = "step-down, snapshot"
 
 // stepDownGrace is how long past --timeout the step-down may take to finish
 // a call that is in flight before it is cancelled.
@@ -48,7 +49,10 @@ type executorEnv struct {
 	stdout, stderr io.Writer
 	// newClient builds the OpenBao client; raftops.New in production.
 	newClient func(raftops.Config) (raftops.Client, error)
-	clock     clock.Clock
+	// newStore builds the object store client; snapshot.NewStore in production.
+	newStore func(snapshot.S3Config) (snapshotStore, error)
+	getenv   func(string) string
+	clock    clock.Clock
 }
 
 // executorMain runs "baokeeper executor <action> [flags]" in this process and
@@ -61,6 +65,8 @@ func executorMain(args []string) int {
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		newClient: raftops.New,
+		newStore:  func(c snapshot.S3Config) (snapshotStore, error) { return snapshot.NewStore(c) },
+		getenv:    os.Getenv,
 		clock:     clock.RealClock{},
 	})
 }
@@ -74,6 +80,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 	switch action, rest := args[0], args[1:]; action {
 	case "step-down":
 		return runStepDown(ctx, rest, env)
+	case "snapshot":
+		return runSnapshot(ctx, rest, env)
 	default:
 		fmt.Fprintf(env.stderr, "baokeeper executor: unknown action %q; known actions: %s\n", action, knownExecutorActions)
 		return exitRetryable

@@ -32,6 +32,9 @@ type fakeBao struct {
 	active    int
 	stepErr   error
 	stepDowns int
+	snapData  []byte
+	snapErrs  []error
+	snapshots []string
 }
 
 func (f *fakeBao) Leader(_ context.Context, addr string) (*openbao.Leader, error) {
@@ -61,8 +64,22 @@ func (f *fakeBao) AutopilotState(context.Context, string) (*openbao.AutopilotSta
 	return nil, errors.New("not used")
 }
 
-func (f *fakeBao) Snapshot(context.Context, string, io.Writer) (int64, error) {
-	return 0, errors.New("not used")
+// Snapshot serves snapData from the active node; a standby is ErrNotActive.
+// Each entry of snapErrs fails one call, in order.
+func (f *fakeBao) Snapshot(_ context.Context, addr string, w io.Writer) (raftops.SnapshotInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.snapshots = append(f.snapshots, addr)
+	if len(f.snapErrs) > 0 {
+		err := f.snapErrs[0]
+		f.snapErrs = f.snapErrs[1:]
+		return raftops.SnapshotInfo{}, err
+	}
+	if addr != testMembers[f.active] {
+		return raftops.SnapshotInfo{}, raftops.ErrNotActive
+	}
+	n, err := w.Write(f.snapData)
+	return raftops.SnapshotInfo{Bytes: int64(n), Index: 812, Term: 3}, err
 }
 
 func TestRunExecutor(t *testing.T) {

@@ -1,6 +1,10 @@
 package upgrade
 
-import "time"
+import (
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
 
 // StepDownCooldown is OpenBao's manualStepDownSleepPeriod: a node that stepped down
 // cannot take the HA lock again for 10 s, and a second step-down within that window
@@ -30,4 +34,28 @@ type Job struct {
 	FinishedAt time.Time
 	// Message is the Job's failure message, for the status.
 	Message string
+}
+
+// DefaultMaxJobAttempts bounds the executor Jobs of one step (step-down, snapshot)
+// until a person asks for a retry.
+const DefaultMaxJobAttempts int32 = 3
+
+// AttemptsExhausted reports whether a step has started as many Jobs as it may. A
+// retry raises step.MaxAttempts instead of resetting step.Attempts, because Job
+// names carry the attempt number and a finished Job keeps its name for its TTL.
+func AttemptsExhausted(step *baov1.UpgradeStep) bool {
+	return step.Attempts >= MaxAttempts(step)
+}
+
+// MaxAttempts is the step's attempt limit.
+func MaxAttempts(step *baov1.UpgradeStep) int32 {
+	if step.MaxAttempts > 0 {
+		return step.MaxAttempts
+	}
+	return DefaultMaxJobAttempts
+}
+
+// GrantAttempts lets a step start DefaultMaxJobAttempts more Jobs (a retry).
+func GrantAttempts(step *baov1.UpgradeStep) {
+	step.MaxAttempts = step.Attempts + DefaultMaxJobAttempts
 }

@@ -25,6 +25,9 @@ type PrecheckInput struct {
 	Policy Decision
 	// Snapshot is spec.upgrade.preUpgradeSnapshot.
 	Snapshot baov1.PreUpgradeSnapshotSpec
+	// SnapshotTargetErr says why the snapshot target could not be reached with its
+	// credentials (nil: reached, or not needed).
+	SnapshotTargetErr error
 }
 
 // Prechecks evaluates every precheck of a version change, in a fixed order, each with
@@ -71,10 +74,16 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	switch in.Snapshot.Policy {
 	case baov1.SnapshotNever:
 		add(PrecheckSnapshotTarget, true, "no snapshot (spec.upgrade.preUpgradeSnapshot.policy is Never)", "")
-	default:
-		add(PrecheckSnapshotTarget, in.Snapshot.S3 != nil,
-			fmt.Sprintf("snapshots go to %s", SnapshotLocation(in.Snapshot)),
-			"spec.upgrade.preUpgradeSnapshot.policy asks for a snapshot but no target is set: add spec.upgrade.preUpgradeSnapshot.s3, or set policy: Never")
+	case baov1.SnapshotAlways, baov1.SnapshotIfOlderThan, "":
+		switch {
+		case in.Snapshot.S3 == nil:
+			add(PrecheckSnapshotTarget, false, "",
+				"spec.upgrade.preUpgradeSnapshot.policy asks for a snapshot but no target is set: add spec.upgrade.preUpgradeSnapshot.s3, or set policy: Never")
+		case in.SnapshotTargetErr != nil:
+			add(PrecheckSnapshotTarget, false, "", fmt.Sprintf("the snapshot target %s is not usable: %v", SnapshotLocation(in.Snapshot), in.SnapshotTargetErr))
+		default:
+			add(PrecheckSnapshotTarget, true, fmt.Sprintf("snapshots go to %s, which is reachable", SnapshotLocation(in.Snapshot)), "")
+		}
 	}
 	return out
 }

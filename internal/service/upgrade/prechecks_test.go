@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -43,9 +44,13 @@ func TestPrechecks(t *testing.T) {
 		{name: "snapshot target missing", reason: "policy Always without a target cannot take the snapshot", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways}
 		}, wantFail: PrecheckSnapshotTarget, wantMsg: "add spec.upgrade.preUpgradeSnapshot.s3"},
-		{name: "snapshot target set", reason: "a configured target passes (reachability is proven by the snapshot Job)", mutate: func(in *PrecheckInput) {
+		{name: "snapshot target set", reason: "a configured target that was reached passes", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
 		}},
+		{name: "snapshot target unreachable", reason: "a target that cannot be reached blocks the start, saying why", mutate: func(in *PrecheckInput) {
+			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotIfOlderThan, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
+			in.SnapshotTargetErr = errors.New("bucket b does not exist at https://s3")
+		}, wantFail: PrecheckSnapshotTarget, wantMsg: "s3://b/ (https://s3) is not usable: bucket b does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,10 +138,9 @@ func retry(up *baov1.UpgradeStatus, now time.Time) {
 	if st := up.CurrentStep; st != nil {
 		t := metav1.NewTime(now)
 		st.StartedAt, st.GatesPassedAt, st.WaitingFor = &t, nil, ""
-		if st.Attempts > 0 {
-			// A step-down gets a fresh budget of attempts.
-			st.Attempts = 0
-		}
+		// A step with executor Jobs (step-down, snapshot) gets a fresh budget of
+		// attempts; the count goes on, since Job names carry it.
+		upgrade.GrantAttempts(st)
 	}
 	up.WaitingFor = "retrying"
 }

@@ -59,6 +59,8 @@ func TestRetryRestartsTheStepClock(t *testing.T) {
 	g.Expect(up.Failure).To(BeNil())
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(now), "otherwise the step times out again at once")
 	g.Expect(up.CurrentStep.GatesPassedAt).To(BeNil(), "the member is gated again from observed state")
-	g.Expect(up.CurrentStep.Attempts).To(BeZero(), "a step-down gets a fresh budget")
+	g.Expect(up.CurrentStep.Attempts).To(BeEquivalentTo(3), "attempts keep counting: Job names carry them, and a finished Job keeps its name")
+	g.Expect(upgrade.AttemptsExhausted(up.CurrentStep)).To(BeFalse(), "a step with executor Jobs gets a fresh budget")
+	g.Expect(up.CurrentStep.MaxAttempts).To(BeEquivalentTo(6))
 	g.Expect(up.CurrentStep.Pod).To(Equal("bao-2"), "the retry continues with the same member")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -48,18 +49,23 @@ const (
 func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	if up == nil {
-		return r.maybeStart(c, obs), nil
+		return r.maybeStart(ctx, c, obs), nil
 	}
 	if c.GetStrategy() != baov1.RollingUpdateStrategy || up.Strategy != baov1.RollingUpdateStrategy {
 		return ctrl.Result{}, nil
 	}
-	if up.CurrentStep == nil && len(up.CompletedPods) == 0 {
+	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil {
 		// Not started yet: the prechecks are evaluated again until they all pass.
-		up.Plan.Prechecks = r.prechecks(c, obs)
+		up.Plan.Prechecks = r.prechecks(ctx, c, obs)
 		if failed := upgrade.FirstFailedPrecheck(up.Plan.Prechecks); failed != nil {
 			// Autopilot health has no watch: look again while the upgrade waits.
 			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 		}
+	}
+	if snapshot.Needed(c.Spec.Upgrade.PreUpgradeSnapshot, up) {
+		// Invariant: nothing of the cluster changes, not even the pod template,
+		// before the snapshot's receipt is recorded.
+		return r.reconcileSnapshot(ctx, c, obs)
 	}
 
 	sts := &appsv1.StatefulSet{}
@@ -161,7 +167,7 @@ func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeSt
 // maybeStart plans a version change when spec.version differs from what runs and the
 // policy allows it. The plan and its prechecks are persisted first; nothing is touched
 // until a later pass finds every precheck passed.
-func (r *Reconciler) maybeStart(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
+func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
 	cur := c.Status.CurrentVersion
 	if cur == "" || upgrade.SameVersion(c.Spec.Version, cur) || c.GetStrategy() != baov1.RollingUpdateStrategy {
 		return ctrl.Result{}
@@ -171,7 +177,7 @@ func (r *Reconciler) maybeStart(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) c
 		return ctrl.Result{}
 	}
 	target := trimV(c.Spec.Version)
-	pcs := r.prechecks(c, obs)
+	pcs := r.prechecks(ctx, c, obs)
 	c.Status.Upgrade = &baov1.UpgradeStatus{
 		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: target,
 		TargetImage: upgrade.ResolveImage(c.Spec.Image, c.Spec.Version), StartedAt: ptr(metav1.NewTime(obs.Now)),
@@ -191,12 +197,13 @@ func (r *Reconciler) maybeStart(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) c
 	return ctrl.Result{RequeueAfter: persistRequeue}
 }
 
-func (r *Reconciler) prechecks(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) []baov1.Precheck {
+func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) []baov1.Precheck {
 	return upgrade.Prechecks(upgrade.PrecheckInput{
-		Cluster:  obs,
-		Replicas: c.GetReplicas(),
-		Policy:   upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
-		Snapshot: c.Spec.Upgrade.PreUpgradeSnapshot,
+		Cluster:           obs,
+		Replicas:          c.GetReplicas(),
+		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
+		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
+		SnapshotTargetErr: r.snapshotTargetErr(ctx, c),
 	})
 }
 

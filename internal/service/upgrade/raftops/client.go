@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,9 +62,10 @@ type Client interface {
 	// Snapshot streams a Raft snapshot from addr, which must be the active
 	// node (a 2.4 standby answers with a redirect and no body; that is
 	// ErrNotActive). It returns the number of bytes written to w and checks
-	// that the archive is complete (ErrIncompleteSnapshot otherwise). Only ctx
-	// bounds it, since a snapshot may be large.
-	Snapshot(ctx context.Context, addr string, w io.Writer) (n int64, err error)
+	// that the archive is complete (ErrIncompleteSnapshot otherwise), and
+	// reports the Raft index and term the snapshot contains. Only ctx bounds it,
+	// since a snapshot may be large.
+	Snapshot(ctx context.Context, addr string, w io.Writer) (SnapshotInfo, error)
 }
 
 // Dialer opens network connections; *net.Dialer is one.
@@ -352,9 +354,10 @@ func (c *client) AutopilotState(ctx context.Context, addr string) (*openbao.Auto
 }
 
 // Snapshot implements Client.
-func (c *client) Snapshot(ctx context.Context, addr string, w io.Writer) (int64, error) {
+func (c *client) Snapshot(ctx context.Context, addr string, w io.Writer) (SnapshotInfo, error) {
 	action := fmt.Sprintf("failed to take a Raft snapshot from %s", addr)
 	cw := &countingWriter{w: w}
+	var meta archiveMeta
 	err := c.withToken(ctx, action, addr, pathSnapshot, func(cl *baoapi.Client) error {
 		resp, err := cl.Logical().ReadRawWithContext(ctx, pathSnapshot)
 		if resp != nil && resp.Body != nil {
@@ -367,51 +370,79 @@ func (c *client) Snapshot(ctx context.Context, addr string, w io.Writer) (int64,
 			// Redirects are reported by withToken; any other 2xx has no body.
 			return fmt.Errorf("OpenBao answered HTTP %d without a snapshot", resp.StatusCode)
 		}
-		return copyVerified(cw, resp.Body)
+		meta, err = copyVerified(cw, resp.Body)
+		return err
 	})
-	return cw.n, err
+	return SnapshotInfo{Bytes: cw.n, Index: meta.Index, Term: meta.Term}, err
+}
+
+// SnapshotInfo describes a snapshot that was streamed.
+type SnapshotInfo struct {
+	// Bytes is the size of the archive.
+	Bytes int64
+	// Index and Term are the last Raft index and term the snapshot contains,
+	// from the archive's meta.json.
+	Index, Term uint64
+}
+
+// archiveMeta is the part of a snapshot archive's meta.json (hashicorp/raft's
+// SnapshotMeta) that a receipt records.
+type archiveMeta struct {
+	Index uint64 `json:"Index"`
+	Term  uint64 `json:"Term"`
 }
 
 // copyVerified copies a snapshot archive to w and checks on the way that it
 // is a gzip tar whose SHA256SUMS.sealed entry is present and not empty, as the
 // api client's own snapshot call does; a server that fails midstream leaves
-// it out.
-func copyVerified(w io.Writer, body io.Reader) error {
+// it out. It returns what meta.json says.
+func copyVerified(w io.Writer, body io.Reader) (archiveMeta, error) {
 	pr, pw := io.Pipe()
-	verified := make(chan bool, 1)
+	type result struct {
+		meta archiveMeta
+		ok   bool
+	}
+	verified := make(chan result, 1)
 	go func() {
-		ok := archiveComplete(pr)
+		meta, ok := readArchive(pr)
 		_, _ = io.Copy(io.Discard, pr)
-		verified <- ok
+		verified <- result{meta, ok}
 	}()
 	_, err := io.Copy(io.MultiWriter(w, pw), body)
 	pw.CloseWithError(err)
-	ok := <-verified
+	res := <-verified
 	if err != nil {
-		return fmt.Errorf("failed to copy the snapshot stream: %w", err)
+		return archiveMeta{}, fmt.Errorf("failed to copy the snapshot stream: %w", err)
 	}
-	if !ok {
-		return fmt.Errorf("%w: the archive has no non-empty SHA256SUMS.sealed", ErrIncompleteSnapshot)
+	if !res.ok {
+		return archiveMeta{}, fmt.Errorf("%w: the archive has no non-empty SHA256SUMS.sealed", ErrIncompleteSnapshot)
 	}
-	return nil
+	return res.meta, nil
 }
 
-func archiveComplete(r io.Reader) bool {
+// readArchive reads a snapshot archive to its SHA256SUMS.sealed entry and reports
+// whether that entry is there and not empty, with meta.json's index and term.
+func readArchive(r io.Reader) (archiveMeta, bool) {
+	var meta archiveMeta
 	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return false
+		return meta, false
 	}
 	t := tar.NewReader(gz)
 	for {
 		h, err := t.Next()
 		if err != nil {
-			return false
+			return meta, false
 		}
-		if h.Name != "SHA256SUMS.sealed" {
-			continue
+		switch h.Name {
+		case "meta.json":
+			// A meta.json that does not decode leaves index and term at zero; the
+			// archive itself is judged by its sealed checksums.
+			_ = json.NewDecoder(io.LimitReader(t, 1<<20)).Decode(&meta)
+		case "SHA256SUMS.sealed":
+			b, err := io.ReadAll(t)
+			return meta, err == nil && len(b) > 0
 		}
-		b, err := io.ReadAll(t)
-		return err == nil && len(b) > 0
 	}
 }
 

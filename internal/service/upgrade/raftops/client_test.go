@@ -203,7 +203,8 @@ func TestClientSnapshot(t *testing.T) {
 			c := f.newTestClient(t, tokenFile(t, jwtA))
 
 			var buf bytes.Buffer
-			n, err := c.Snapshot(context.Background(), f.addrs[tt.from], &buf)
+			info, err := c.Snapshot(context.Background(), f.addrs[tt.from], &buf)
+			n := info.Bytes
 			if tt.wantErr == nil {
 				g.Expect(err).NotTo(HaveOccurred(), tt.reason)
 			} else {
@@ -213,6 +214,8 @@ func TestClientSnapshot(t *testing.T) {
 			g.Expect(n).To(Equal(int64(buf.Len())), "n counts the bytes written")
 			if tt.wantNBytes {
 				g.Expect(buf.Bytes()).To(Equal(archive), tt.reason)
+				g.Expect(info.Index).To(BeEquivalentTo(120), "the index comes from meta.json")
+				g.Expect(info.Term).To(BeEquivalentTo(4), "the term comes from meta.json")
 			}
 			if errors.Is(tt.wantErr, ErrNotActive) {
 				g.Expect(n).To(BeZero(), "nothing of a redirect is written")

@@ -61,6 +61,10 @@ const (
 	nameHashChars = 8
 )
 
+// BoundedName returns name, cut to 63 characters with a hash of the whole name
+// at the end when it is longer (see StepDownJobName).
+func BoundedName(name string) string { return boundedName(name) }
+
 // StepDownJobName is the deterministic name of the step-down Job of a member
 // and attempt: <cluster>-stepdown-<ordinal>-<attempt>. A name longer than 63
 // characters (the limit of the job-name label that Kubernetes puts on the
@@ -103,36 +107,84 @@ func tlsSecretName(c *baov1.OpenBaoCluster) string {
 	return workload.NamesFor(c).TLSSecret()
 }
 
+// ExecutorLabels are the labels of an executor Job and its pod. They carry the
+// cluster label (so the controller maps them to their cluster) but not the
+// members' selector labels, so no Service, PodDisruptionBudget or StatefulSet
+// of the cluster ever selects an executor pod.
+func ExecutorLabels(c *baov1.OpenBaoCluster, step, member string) map[string]string {
+	l := map[string]string{
+		workload.LabelName:      "baokeeper-executor",
+		workload.LabelInstance:  c.Name,
+		workload.LabelCluster:   c.Name,
+		workload.LabelManagedBy: workload.ManagedByValue,
+		workload.LabelComponent: ComponentExecutor,
+		LabelStep:               step,
+	}
+	if member != "" {
+		l[LabelMember] = member
+	}
+	return l
+}
+
+// ExecutorJobSpec is what differs between executor Jobs.
+type ExecutorJobSpec struct {
+	// Name is the Job's deterministic name.
+	Name string
+	// Step is the LabelStep value; Member the LabelMember value, if any.
+	Step, Member string
+	// Image runs "baokeeper executor ...".
+	Image string
+	// Args are the container's arguments, starting with "executor".
+	Args []string
+	// Env is added to the container's environment (credentials from Secrets).
+	Env []corev1.EnvVar
+	// ActiveDeadlineSeconds bounds the Job.
+	ActiveDeadlineSeconds int64
+	// MemoryLimit is the container's memory limit; empty means 128Mi.
+	MemoryLimit string
+}
+
 // StepDownJob builds the executor Job that moves leadership off member. It is
 // pure: the same inputs give the same Job, so the controller can create it
 // idempotently under its deterministic name and find it again after a
 // restart.
+func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image string) *batchv1.Job {
+	return ExecutorJob(c, ExecutorJobSpec{
+		Name: StepDownJobName(c, member, attempt), Step: StepStepDown, Member: member, Image: image,
+		Args: []string{
+			"executor", "step-down",
+			"--member", member,
+			"--members", strings.Join(MemberAddresses(c), ","),
+			"--ca-file", CAFile,
+			"--token-file", TokenFile,
+		},
+		ActiveDeadlineSeconds: StepDownActiveDeadlineSeconds,
+	})
+}
+
+// ExecutorJob builds an executor Job of the cluster.
 //
 // Why these settings: backoffLimit 0 because a retry is the controller's
 // decision (it must respect OpenBao's 10 s cooldown and count attempts in
 // status); no Kubernetes API token because the executor talks only to
-// OpenBao, with a projected token whose audience only OpenBao accepts; a
-// read-only root filesystem and no capabilities because it needs neither.
-func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image string) *batchv1.Job {
+// OpenBao (and object storage), with a projected token whose audience only
+// OpenBao accepts; a read-only root filesystem and no capabilities because it
+// needs neither. The result goes to the termination message, which the
+// controller reads from the pod's status.
+func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 	n := workload.NamesFor(c)
-	labels := workload.CommonLabels(c)
-	labels[workload.LabelComponent] = ComponentExecutor
-	labels[LabelStep] = StepStepDown
-	labels[LabelMember] = member
-
-	args := []string{
-		"executor", "step-down",
-		"--member", member,
-		"--members", strings.Join(MemberAddresses(c), ","),
-		"--ca-file", CAFile,
-		"--token-file", TokenFile,
+	labels := ExecutorLabels(c, spec.Step, spec.Member)
+	memLimit := spec.MemoryLimit
+	if memLimit == "" {
+		memLimit = "128Mi"
 	}
 
 	container := corev1.Container{
 		Name:            ExecutorContainerName,
-		Image:           image,
+		Image:           spec.Image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Args:            args,
+		Args:            spec.Args,
+		Env:             spec.Env,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "token", MountPath: TokenMountPath, ReadOnly: true},
 			{Name: "ca", MountPath: CAMountPath, ReadOnly: true},
@@ -143,7 +195,7 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 				corev1.ResourceMemory: resource.MustParse("32Mi"),
 			},
 			Limits: corev1.ResourceList{
-				corev1.ResourceMemory: resource.MustParse("128Mi"),
+				corev1.ResourceMemory: resource.MustParse(memLimit),
 			},
 		},
 		SecurityContext: &corev1.SecurityContext{
@@ -155,13 +207,14 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            StepDownJobName(c, member, attempt),
+			Name:            spec.Name,
 			Namespace:       c.Namespace,
 			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{workload.OwnerReference(c)},
@@ -169,7 +222,7 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptrTo(int32(0)),
 			TTLSecondsAfterFinished: ptrTo(JobTTLSecondsAfterFinished),
-			ActiveDeadlineSeconds:   ptrTo(StepDownActiveDeadlineSeconds),
+			ActiveDeadlineSeconds:   ptrTo(spec.ActiveDeadlineSeconds),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
@@ -201,6 +254,17 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 			},
 		},
 	}
+}
+
+// TerminationMessage returns the termination message of the executor container
+// of a finished executor pod, or "".
+func TerminationMessage(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == ExecutorContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.Message
+		}
+	}
+	return ""
 }
 
 // JobPhaseOf maps an executor Job to the phase the rolling state machine

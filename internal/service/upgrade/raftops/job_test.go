@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -127,7 +128,7 @@ func TestStepDownJob(t *testing.T) {
 		g.Expect(job.OwnerReferences[0].UID).To(Equal(testUID))
 		want := map[string]string{
 			workload.LabelManagedBy: workload.ManagedByValue,
-			workload.LabelName:      "openbao",
+			workload.LabelName:      "baokeeper-executor",
 			workload.LabelInstance:  "bao",
 			workload.LabelCluster:   "bao",
 			workload.LabelComponent: "executor",
@@ -136,6 +137,9 @@ func TestStepDownJob(t *testing.T) {
 		}
 		g.Expect(job.Labels).To(Equal(want))
 		g.Expect(job.Spec.Template.Labels).To(Equal(want), "pods carry the same labels")
+		sel := labels.SelectorFromSet(workload.SelectorLabels(c))
+		g.Expect(sel.Matches(labels.Set(job.Spec.Template.Labels))).To(BeFalse(),
+			"no Service, PDB or StatefulSet of the members selects an executor pod")
 	})
 
 	t.Run("Job policy: no Kubernetes retries, bounded, cleaned up", func(t *testing.T) {

@@ -299,6 +299,20 @@ func (t *transfer) awaitNewLeader(ctx context.Context, old node) (Result, error)
 	}
 }
 
+// FindActive returns the node ID and member address of the active node (the
+// leader), found by asking the members' sys/leader in order and confirmed on the
+// active node's own address. The error wraps ErrNoLeader when none is confirmed.
+func FindActive(ctx context.Context, c Client, members []string) (id, addr string, err error) {
+	for _, m := range members {
+		if err := validateAddress(m); err != nil {
+			return "", "", fmt.Errorf("invalid member address %q: %w", m, err)
+		}
+	}
+	t := &transfer{c: c, members: members}
+	n, err := t.findActive(ctx)
+	return n.id, n.addr, err
+}
+
 // findActive asks the members in order for the active node and confirms it on
 // the active node's own address.
 func (t *transfer) findActive(ctx context.Context) (node, error) {

@@ -56,8 +56,8 @@ const (
 	ReasonStepDownFailed = "StepDownFailed"
 )
 
-// MaxStepDownAttempts bounds step-down Jobs per upgrade step.
-const MaxStepDownAttempts = 3
+// MaxStepDownAttempts bounds step-down Jobs per upgrade step until a retry.
+const MaxStepDownAttempts = upgrade.DefaultMaxJobAttempts
 
 // LeaderChangeGrace is how long after a successful step-down Job the new leader may
 // take to show up in autopilot before the step-down is tried again.
@@ -193,7 +193,7 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 	job := in.StepDownJob
 	switch job.Phase {
 	case upgrade.JobNone:
-		if step.Attempts >= MaxStepDownAttempts {
+		if upgrade.AttemptsExhausted(step) {
 			return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts", step.Pod, step.Attempts))
 		}
 		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
@@ -211,7 +211,7 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 }
 
 func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
-	if step.Attempts >= MaxStepDownAttempts {
+	if upgrade.AttemptsExhausted(step) {
 		return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts (%s)", step.Pod, step.Attempts, why))
 	}
 	if wait := in.StepDownJob.FinishedAt.Add(upgrade.StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {

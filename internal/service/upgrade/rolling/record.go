@@ -20,8 +20,10 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 		action := StepActionFor(c, d.Pod)
 		if up.CurrentStep != nil && up.CurrentStep.Pod == d.Pod {
 			// The same member again (leadership came back to it): keep its start time
-			// so the step timeout still counts from the first attempt.
-			up.CurrentStep.Action, up.CurrentStep.Attempts, up.CurrentStep.GatesPassedAt = action, 0, nil
+			// so the step timeout still counts from the first attempt, and keep
+			// counting attempts (Job names carry them) with a fresh budget.
+			up.CurrentStep.Action, up.CurrentStep.GatesPassedAt = action, nil
+			upgrade.GrantAttempts(up.CurrentStep)
 		} else {
 			up.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
 		}
@@ -29,7 +31,6 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 		up.CurrentStep.Attempts++
 	case ActionStepDownVerified:
 		up.CurrentStep.Action = StepReplaceMember
-		up.CurrentStep.Attempts = 0
 	case ActionGatesPassed:
 		up.CurrentStep.GatesPassedAt = &now
 	case ActionCompleteMember:

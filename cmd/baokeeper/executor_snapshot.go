@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// snapshotFlags are the flags of "executor snapshot".
+type snapshotFlags struct {
+	members        []string
+	caFile         string
+	tokenFile      string
+	tlsServerName  string
+	authMount      string
+	role           string
+	s3             snapshot.S3Config
+	key            string
+	timeout        time.Duration
+	terminationLog string
+}
+
+func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Writer) (snapshotFlags, error) {
+	var f snapshotFlags
+	fs := flag.NewFlagSet("baokeeper executor snapshot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	members := fs.String("members", "", "Comma-separated API addresses of every member, https://<pod>.<headless service>.<namespace>.svc:8200.")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of the cluster CA that verifies the members' certificates.")
+	fs.StringVar(&f.tokenFile, "token-file", "", "Projected service-account token (audience "+workload.TokenAudience+") to log in with.")
+	fs.StringVar(&f.tlsServerName, "tls-server-name", "", "Verify member certificates against this name instead of the address host.")
+	fs.StringVar(&f.authMount, "auth-mount", workload.AuthMount, "Path of the JWT auth method under auth/.")
+	fs.StringVar(&f.role, "role", workload.ExecutorRole, "JWT auth role to log in with.")
+	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "URL of the S3 API.")
+	fs.StringVar(&f.s3.Bucket, "s3-bucket", "", "Bucket that receives the snapshot.")
+	fs.StringVar(&f.s3.Region, "s3-region", "", "Region of the bucket (default us-east-1).")
+	fs.BoolVar(&f.s3.PathStyle, "s3-path-style", false, "Address the bucket as endpoint/bucket.")
+	fs.StringVar(&f.key, "s3-key", "", "Object key of the snapshot.")
+	fs.DurationVar(&f.timeout, "timeout", 25*time.Minute, "How long the whole snapshot may take, retries included.")
+	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log", "File that receives the receipt for the controller; empty disables it.")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, m := range strings.Split(*members, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			f.members = append(f.members, m)
+		}
+	}
+	f.s3.AccessKeyID, f.s3.SecretAccessKey = getenv(snapshot.EnvAccessKeyID), getenv(snapshot.EnvSecretAccessKey)
+	var missing []string
+	for name, empty := range map[string]bool{
+		"--members": len(f.members) == 0, "--ca-file": f.caFile == "", "--token-file": f.tokenFile == "",
+		"--s3-endpoint": f.s3.Endpoint == "", "--s3-bucket": f.s3.Bucket == "", "--s3-key": f.key == "",
+		"$" + snapshot.EnvAccessKeyID: f.s3.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: f.s3.SecretAccessKey == "",
+	} {
+		if empty {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	switch {
+	case len(missing) > 0:
+		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	case f.timeout <= 0:
+		return f, fmt.Errorf("--timeout %s must be positive", f.timeout)
+	}
+	return f, nil
+}
+
+// snapshotRetryInterval is the pause before taking the snapshot again after a
+// retryable failure (no leader yet, the leader changed midstream).
+const snapshotRetryInterval = 3 * time.Second
+
+// runSnapshot streams a Raft snapshot from the leader into object storage,
+// verifies it there, and reports a receipt on stdout and in the termination log.
+func runSnapshot(ctx context.Context, args []string, env executorEnv) int {
+	f, err := parseSnapshotFlags(args, env.getenv, env.stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return snapshotFailed(env, f, exitFatal, fmt.Errorf("invalid flags: %w", err))
+	}
+	bao, err := env.newClient(raftops.Config{
+		CAFile: f.caFile, TLSServerName: f.tlsServerName, AuthMount: f.authMount, Role: f.role, TokenFile: f.tokenFile,
+	})
+	if err != nil {
+		return snapshotFailed(env, f, exitFatal, err)
+	}
+	store, err := env.newStore(f.s3)
+	if err != nil {
+		return snapshotFailed(env, f, exitFatal, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	log := logr.FromContextOrDiscard(ctx).WithValues("object", snapshot.Location(f.s3.Bucket, f.key))
+
+	for attempt := 1; ; attempt++ {
+		receipt, err := takeSnapshot(ctx, bao, store, f, env)
+		if err == nil {
+			out, merr := json.Marshal(receipt)
+			if merr != nil {
+				return snapshotFailed(env, f, exitFatal, fmt.Errorf("failed to encode the receipt: %w", merr))
+			}
+			fmt.Fprintln(env.stdout, string(out))
+			if f.terminationLog != "" {
+				if werr := os.WriteFile(f.terminationLog, out, 0o644); werr != nil {
+					fmt.Fprintf(env.stderr, "baokeeper executor snapshot: fatal: failed to write the receipt to %s: %v\n", f.terminationLog, werr)
+					return exitFatal
+				}
+			}
+			return exitOK
+		}
+		if raftops.Classify(err) != raftops.ClassRetryable || ctx.Err() != nil {
+			// Unanticipated errors are fatal here, as for every executor action: the
+			// controller retries the whole Job a bounded number of times.
+			code := exitRetryable
+			if raftops.Classify(err) == raftops.ClassFatal {
+				code = exitFatal
+			}
+			return snapshotFailed(env, f, code, err)
+		}
+		log.Info("Retrying the snapshot", "attempt", attempt, "reason", err.Error())
+		select {
+		case <-ctx.Done():
+			return snapshotFailed(env, f, exitRetryable, fmt.Errorf("gave up after %s: %w", f.timeout, err))
+		case <-env.clock.After(snapshotRetryInterval):
+		}
+	}
+}
+
+// takeSnapshot finds the leader and streams its snapshot into the store.
+func takeSnapshot(ctx context.Context, bao raftops.Client, store snapshotStore, f snapshotFlags, env executorEnv) (snapshot.Receipt, error) {
+	leader, addr, err := raftops.FindActive(ctx, bao, f.members)
+	if err != nil {
+		return snapshot.Receipt{}, err
+	}
+	var info raftops.SnapshotInfo
+	up, err := store.Upload(ctx, f.key, func(w io.Writer) error {
+		var serr error
+		info, serr = bao.Snapshot(ctx, addr, w)
+		return serr
+	})
+	if err != nil {
+		return snapshot.Receipt{}, err
+	}
+	return snapshot.Receipt{
+		Location: up.Location, SizeBytes: up.SizeBytes, SHA256: up.SHA256,
+		RaftIndex: info.Index, RaftTerm: info.Term, FromMember: leader, TakenAt: env.clock.Now().UTC(),
+	}, nil
+}
+
+// snapshotStore is what the snapshot action needs from object storage;
+// *snapshot.Store in production.
+type snapshotStore interface {
+	Upload(ctx context.Context, key string, write func(io.Writer) error) (snapshot.Uploaded, error)
+}
+
+// snapshotFailed reports a failure on stderr and in the termination log, which the
+// controller copies into the upgrade's failure message.
+func snapshotFailed(env executorEnv, f snapshotFlags, code int, err error) int {
+	kind := "fatal"
+	if code == exitRetryable {
+		kind = "retryable failure"
+	}
+	msg := fmt.Sprintf("baokeeper executor snapshot: %s: %v", kind, err)
+	fmt.Fprintln(env.stderr, msg)
+	if f.terminationLog != "" {
+		_ = os.WriteFile(f.terminationLog, []byte(msg), 0o644)
+	}
+	return code
+}

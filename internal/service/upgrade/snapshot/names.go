@@ -1,0 +1,98 @@
+package snapshot
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+)
+
+// Labels and settings of snapshot Jobs.
+const (
+	// StepSnapshot is the raftops.LabelStep value of snapshot Jobs.
+	StepSnapshot = "snapshot"
+	// ActiveDeadlineSeconds bounds one snapshot Job: streaming and reading back a
+	// large Raft snapshot takes a while, a stuck one must not hold the upgrade
+	// forever.
+	ActiveDeadlineSeconds int64 = 1800
+	// MemoryLimit of the snapshot container: one multipart part buffer (PartSize)
+	// plus the process.
+	MemoryLimit = "256Mi"
+	// PartSize of the multipart upload.
+	PartSize = 16 << 20
+	// EnvAccessKeyID and EnvSecretAccessKey are the keys of the credentials Secret,
+	// and the environment variables the Job gets them in.
+	EnvAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+)
+
+// JobName is the deterministic name of the snapshot Job of one attempt of one
+// upgrade: <cluster>-snapshot-<upgrade>-<attempt>, where <upgrade> is the upgrade's
+// start time in seconds, base 36, so a finished Job of an earlier upgrade (kept for
+// its TTL) is never mistaken for this one's. Cut with a hash when longer than 63
+// characters.
+func JobName(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32) string {
+	var id int64
+	if up.StartedAt != nil {
+		id = up.StartedAt.Unix()
+	}
+	return raftops.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepSnapshot, strconv.FormatInt(id, 36), attempt))
+}
+
+// ObjectKey is where attempt N of the upgrade's snapshot goes:
+// <prefix>/<namespace>/<cluster>/<from>-to-<target>-<startedAt>-<attempt>.snap.
+// It depends only on persisted status, so it is the same after a restart.
+func ObjectKey(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32) string {
+	started := time.Time{}
+	if up.StartedAt != nil {
+		started = up.StartedAt.UTC()
+	}
+	name := fmt.Sprintf("%s/%s/%s-to-%s-%s-%d.snap", c.Namespace, c.Name, up.FromVersion, up.TargetVersion,
+		started.Format("20060102T150405Z"), attempt)
+	if p := strings.Trim(c.Spec.Upgrade.PreUpgradeSnapshot.S3.Prefix, "/"); p != "" {
+		return p + "/" + name
+	}
+	return name
+}
+
+// Location is the URL of an object: s3://<bucket>/<key>.
+func Location(bucket, key string) string { return "s3://" + bucket + "/" + key }
+
+// Job builds the snapshot Job of attempt N. c.Spec.Upgrade.PreUpgradeSnapshot.S3
+// must be set.
+func Job(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32, image string) *batchv1.Job {
+	s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
+	args := []string{
+		"executor", "snapshot",
+		"--members", strings.Join(raftops.MemberAddresses(c), ","),
+		"--ca-file", raftops.CAFile,
+		"--token-file", raftops.TokenFile,
+		"--s3-endpoint", s3.Endpoint,
+		"--s3-bucket", s3.Bucket,
+		"--s3-key", ObjectKey(c, up, attempt),
+	}
+	if s3.Region != "" {
+		args = append(args, "--s3-region", s3.Region)
+	}
+	if s3.ForcePathStyle {
+		args = append(args, "--s3-path-style")
+	}
+	secret := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: s3.CredentialsSecretRef, Key: key}}
+	}
+	return raftops.ExecutorJob(c, raftops.ExecutorJobSpec{
+		Name: JobName(c, up, attempt), Step: StepSnapshot, Image: image, Args: args,
+		Env: []corev1.EnvVar{
+			{Name: EnvAccessKeyID, ValueFrom: secret(EnvAccessKeyID)},
+			{Name: EnvSecretAccessKey, ValueFrom: secret(EnvSecretAccessKey)},
+		},
+		ActiveDeadlineSeconds: ActiveDeadlineSeconds,
+		MemoryLimit:           MemoryLimit,
+	})
+}

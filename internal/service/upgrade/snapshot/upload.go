@@ -1,0 +1,167 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// removeTimeout bounds the clean-up of a partial object.
+const removeTimeout = 30 * time.Second
+
+// S3Config says where and as whom the executor writes a snapshot.
+type S3Config struct {
+	// Endpoint is the URL of the S3 API (http:// or https://).
+	Endpoint string
+	Bucket   string
+	Region   string
+	// PathStyle addresses the bucket as endpoint/bucket.
+	PathStyle bool
+	// AccessKeyID and SecretAccessKey are static credentials.
+	AccessKeyID, SecretAccessKey string
+}
+
+// Store writes and reads back snapshot objects.
+type Store struct {
+	cfg    S3Config
+	client *minio.Client
+}
+
+// NewStore validates cfg and builds a client. It does not contact the server.
+func NewStore(cfg S3Config) (*Store, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("invalid S3 endpoint %q: give the URL of the S3 API, such as https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:8333", cfg.Endpoint)
+	}
+	if cfg.Bucket == "" {
+		return nil, errors.New("the S3 bucket is empty: set spec.upgrade.preUpgradeSnapshot.s3.bucket")
+	}
+	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
+		return nil, fmt.Errorf("the S3 credentials are incomplete: the credentials Secret needs both %s and %s", EnvAccessKeyID, EnvSecretAccessKey)
+	}
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	lookup := minio.BucketLookupAuto
+	if cfg.PathStyle {
+		lookup = minio.BucketLookupPath
+	}
+	cl, err := minio.New(u.Host, &minio.Options{
+		Creds:        credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
+		Secure:       u.Scheme == "https",
+		Region:       region,
+		BucketLookup: lookup,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to build an S3 client for %s: %w", cfg.Endpoint, err)
+	}
+	return &Store{cfg: cfg, client: cl}, nil
+}
+
+// Reachable checks that the bucket exists and the credentials may see it.
+func (s *Store) Reachable(ctx context.Context) error {
+	ok, err := s.client.BucketExists(ctx, s.cfg.Bucket)
+	if err != nil {
+		return fmt.Errorf("failed to reach bucket %s at %s: %w", s.cfg.Bucket, s.cfg.Endpoint, err)
+	}
+	if !ok {
+		return fmt.Errorf("bucket %s does not exist at %s: create it, or fix spec.upgrade.preUpgradeSnapshot.s3.bucket", s.cfg.Bucket, s.cfg.Endpoint)
+	}
+	return nil
+}
+
+// Uploaded describes a verified object.
+type Uploaded struct {
+	Location  string
+	SizeBytes int64
+	// SHA256 is hex-encoded; it is the hash of what was read back.
+	SHA256 string
+}
+
+// Upload streams what write produces into the object key, hashing it on the way,
+// then reads the object back and checks that its size and SHA-256 match. A write
+// that fails aborts the upload; no object is left that claims to be a snapshot.
+func (s *Store) Upload(ctx context.Context, key string, write func(io.Writer) error) (Uploaded, error) {
+	loc := Location(s.cfg.Bucket, key)
+	pr, pw := io.Pipe()
+	sum := sha256.New()
+	counter := &countWriter{}
+	writeErr := make(chan error, 1)
+	go func() {
+		err := write(io.MultiWriter(pw, sum, counter))
+		pw.CloseWithError(err)
+		writeErr <- err
+	}()
+	_, putErr := s.client.PutObject(ctx, s.cfg.Bucket, key, pr, -1, minio.PutObjectOptions{
+		PartSize: PartSize, ContentType: "application/gzip",
+	})
+	// Unblock the writer if the upload stopped reading early.
+	pr.CloseWithError(errors.New("upload ended"))
+	if err := <-writeErr; err != nil {
+		s.removeQuietly(key, putErr)
+		return Uploaded{}, fmt.Errorf("failed to stream the snapshot into %s: %w", loc, err)
+	}
+	if putErr != nil {
+		return Uploaded{}, fmt.Errorf("failed to upload the snapshot to %s: %w", loc, putErr)
+	}
+	want := Uploaded{Location: loc, SizeBytes: counter.n, SHA256: hex.EncodeToString(sum.Sum(nil))}
+	got, err := s.Verify(ctx, key)
+	if err != nil {
+		return Uploaded{}, err
+	}
+	if got.SizeBytes != want.SizeBytes || got.SHA256 != want.SHA256 {
+		return Uploaded{}, fmt.Errorf("the object %s does not match what was sent: %d bytes with sha256 %s read back, %d bytes with sha256 %s sent",
+			loc, got.SizeBytes, got.SHA256, want.SizeBytes, want.SHA256)
+	}
+	return got, nil
+}
+
+// Verify reads an object back whole and returns its size and SHA-256.
+func (s *Store) Verify(ctx context.Context, key string) (Uploaded, error) {
+	loc := Location(s.cfg.Bucket, key)
+	info, err := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return Uploaded{}, fmt.Errorf("failed to stat %s after the upload: %w", loc, err)
+	}
+	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return Uploaded{}, fmt.Errorf("failed to read %s back: %w", loc, err)
+	}
+	defer obj.Close()
+	sum := sha256.New()
+	n, err := io.Copy(sum, obj)
+	if err != nil {
+		return Uploaded{}, fmt.Errorf("failed to read %s back: %w", loc, err)
+	}
+	if n != info.Size {
+		return Uploaded{}, fmt.Errorf("reading %s back gave %d bytes, but the store reports %d", loc, n, info.Size)
+	}
+	return Uploaded{Location: loc, SizeBytes: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
+}
+
+// removeQuietly deletes a partial object when the stream failed but the store
+// accepted what it got (a writer that fails after the last part).
+func (s *Store) removeQuietly(key string, putErr error) {
+	if putErr != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
+	_ = s.client.RemoveObject(ctx, s.cfg.Bucket, key, minio.RemoveObjectOptions{})
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
