@@ -9,6 +9,7 @@ K8S_VERSION ?= 1.37.2
 BIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)
 BAO_BIN ?= $(BIN)/bao-2.4.0
+S3_BIN ?= $(BIN)/s3server-7506e5f91cd6
 GO_TEST_FLAGS ?=
 
 .PHONY: all
@@ -50,6 +51,10 @@ envtest-bins: ## Build kube-apiserver and etcd for envtest.
 openbao-bins: ## Build OpenBao 2.4.0 and relinked copies that report other versions.
 	hack/build-bins.sh openbao
 
+.PHONY: s3-bins
+s3-bins: ## Build the S3-compatible server (SeaweedFS) that receives snapshots in tests.
+	hack/build-bins.sh s3
+
 .PHONY: rig-bins
 rig-bins: ## Build the whole control plane and kubectl.
 	hack/build-bins.sh rig
@@ -57,9 +62,9 @@ rig-bins: ## Build the whole control plane and kubectl.
 ##@ Test
 
 .PHONY: test
-test: verify rig-bins openbao-bins ## Unit, fuzz seeds, envtest, real-OpenBao and rig control-plane tests.
+test: verify rig-bins openbao-bins s3-bins ## Unit, fuzz seeds, envtest, real-OpenBao, real-S3 and rig control-plane tests.
 	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao) =="
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
 .PHONY: rig-build
@@ -70,7 +75,7 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 
 # E2E_FLAGS passes extra flags to the suite, for example E2E_FLAGS=-ginkgo.focus=rolling.
 .PHONY: test-e2e
-test-e2e: rig-bins openbao-bins rig-build ## End-to-end specs on the local rig (needs root).
+test-e2e: rig-bins openbao-bins s3-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace) =="
 	ns=baokeeper-e2e-$$$$; code=0; \
 		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v $(E2E_FLAGS) || code=$$?; \

@@ -162,8 +162,12 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 		return "", ""
 	}
 	if f := up.Failure; f != nil {
+		at := f.Pod
+		if at == "" {
+			at = "the start"
+		}
 		return baov1.ReasonUpgradeFailed, fmt.Sprintf("upgrade to %s failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
-			up.TargetVersion, f.Pod, f.Reason, f.Message)
+			up.TargetVersion, at, f.Reason, f.Message)
 	}
 	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Plan != nil {
 		for _, pc := range up.Plan.Prechecks {

@@ -101,7 +101,7 @@ func TestDecide(t *testing.T) {
 				Job: upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now.Add(-time.Minute)}},
 			want: ActionStartJob, wantWait: "starting attempt 4 of 6"},
 		{reason: "failed: wait for a person",
-			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(3), Failure: &baov1.UpgradeFailure{Reason: ReasonSnapshotFailed}}, Now: now},
+			in:   Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(3), Failure: &baov1.UpgradeFailure{Reason: ReasonSnapshotFailed}}, Now: now},
 			want: ActionWait, wantWait: "baokeeper.dev/retry"},
 	}
 	for _, tt := range tests {

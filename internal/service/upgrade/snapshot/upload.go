@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
+
+// errUploadEnded is what a source still writing sees once the upload stopped.
+var errUploadEnded = errors.New("the upload ended")
 
 // removeTimeout bounds the clean-up of a partial object.
 const removeTimeout = 30 * time.Second
@@ -105,13 +109,20 @@ func (s *Store) Upload(ctx context.Context, key string, write func(io.Writer) er
 		PartSize: PartSize, ContentType: "application/gzip",
 	})
 	// Unblock the writer if the upload stopped reading early.
-	pr.CloseWithError(errors.New("upload ended"))
-	if err := <-writeErr; err != nil {
+	pr.CloseWithError(errUploadEnded)
+	werr := <-writeErr
+	// A source that failed only because the upload stopped reading reports the
+	// pipe's error; clients that wrap errors without %w keep just its text.
+	stoppedByUpload := werr != nil && (errors.Is(werr, errUploadEnded) || strings.Contains(werr.Error(), errUploadEnded.Error()))
+	switch {
+	case werr != nil && !stoppedByUpload:
+		// The source failed (and so, through the pipe, the upload): that is the cause.
 		s.removeQuietly(key, putErr)
-		return Uploaded{}, fmt.Errorf("failed to stream the snapshot into %s: %w", loc, err)
-	}
-	if putErr != nil {
+		return Uploaded{}, fmt.Errorf("failed to stream the snapshot into %s: %w", loc, werr)
+	case putErr != nil:
 		return Uploaded{}, fmt.Errorf("failed to upload the snapshot to %s: %w", loc, putErr)
+	case werr != nil:
+		return Uploaded{}, fmt.Errorf("failed to stream the snapshot into %s: the upload stopped reading before the end", loc)
 	}
 	want := Uploaded{Location: loc, SizeBytes: counter.n, SHA256: hex.EncodeToString(sum.Sum(nil))}
 	got, err := s.Verify(ctx, key)
