@@ -393,6 +393,26 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("UpgradeBlocked"))
 		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("MinorVersionSkip"),
 			"2.4.0 to 2.6.0 skips 2.5: allowed, with a warning event")
+
+		By("a new spec.version before any member was touched re-plans the upgrade")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.5.0" })
+		Eventually(func() string {
+			up := getCluster(ctx, c).Status.Upgrade
+			if up == nil {
+				return ""
+			}
+			return up.TargetVersion
+		}, timeout, interval).Should(Equal("2.5.0"))
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("UpgradeCancelled"))
+
+		By("setting spec.version back cancels the upgrade: nothing left to do")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.0" })
+		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil())
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
+		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
+		sts := &appsv1.StatefulSet{}
+		Expect(k8s.Get(ctx, key(ns, c.Name), sts)).To(Succeed())
+		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
 	})
 
 	It("re-creates a deleted object and never replaces the seal key of an initialized cluster", func() {

@@ -42,6 +42,7 @@ const (
 	eventUpgradeStep      baov1.Reason = "UpgradeStep"
 	eventUpgradeFailed    baov1.Reason = "UpgradeFailed"
 	eventUpgradeCompleted baov1.Reason = "UpgradeCompleted"
+	eventUpgradeCancelled baov1.Reason = "UpgradeCancelled"
 )
 
 // reconcileUpgrade starts a version change when spec.version moved past what runs,
@@ -53,6 +54,11 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	if c.GetStrategy() != baov1.RollingUpdateStrategy || up.Strategy != baov1.RollingUpdateStrategy {
 		return ctrl.Result{}, nil
+	}
+	if rt := upgrade.DecideRetarget(up, obs, c.Spec.Version); rt.Cancel {
+		return r.cancelUpgrade(ctx, c, rt)
+	} else if rt.Message != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info("spec.version changed during the upgrade", "reason", rt.Message)
 	}
 	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil {
 		// Not started yet: the prechecks are evaluated again until they all pass.
@@ -141,6 +147,28 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 	}
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// cancelUpgrade drops an upgrade that touched no member: first the pod template is
+// set back to the image every member runs (so no pod restarts on the abandoned
+// target), then, in a later pass, status.upgrade is cleared. A new spec.version is
+// planned by the pass after that, like any other.
+func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, rt upgrade.Retarget) (ctrl.Result, error) {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if workload.ContainerImage(&sts.Spec.Template.Spec) != rt.FromImage {
+		ctrl.LoggerFrom(ctx).Info("Setting the pod template back before cancelling the upgrade", "image", rt.FromImage)
+		if err := r.applyTemplateImage(ctx, sts, rt.FromImage); err != nil {
+			return ctrl.Result{}, err
+		}
+		c.Status.Upgrade.WaitingFor = "cancelling: setting the pod template back to " + rt.FromImage
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	}
+	r.event(c, corev1.EventTypeNormal, eventUpgradeCancelled, rt.Message)
+	c.Status.Upgrade = nil
+	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
 // recordDecision exports the metrics of a step transition.

@@ -43,9 +43,9 @@ const (
 // Step actions stored in status.upgrade.currentStep.action.
 const (
 	// StepTransferLeadership is the step of the leader before its replacement.
-	StepTransferLeadership = "TransferLeadership"
+	StepTransferLeadership = upgrade.StepTransferLeadership
 	// StepReplaceMember is the replacement of a member's pod.
-	StepReplaceMember = "ReplaceMember"
+	StepReplaceMember = upgrade.StepReplaceMember
 )
 
 // Failure reasons.

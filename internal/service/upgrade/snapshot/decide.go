@@ -12,7 +12,7 @@ import (
 )
 
 // StepTakeSnapshot is status.upgrade.currentStep.action while the snapshot is taken.
-const StepTakeSnapshot = "TakeSnapshot"
+const StepTakeSnapshot = upgrade.StepTakeSnapshot
 
 // ReasonSnapshotFailed is the failure reason when no attempt produced a verified
 // snapshot.
