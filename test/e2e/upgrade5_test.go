@@ -1,0 +1,640 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	baoapi "github.com/openbao/openbao/api/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// The operator as config/default installs it.
+const (
+	operatorNS        = "baokeeper-system"
+	operatorLease     = "baokeeper.openbao.baokeeper.dev"
+	operatorPodsLabel = "app.kubernetes.io/name=baokeeper"
+)
+
+var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a middle ordinal", Ordered, func() {
+	const fiveNS = "e2e-upgrade5"
+	var tc *testCluster
+
+	BeforeAll(func(ctx SpecContext) {
+		tc = newTestCluster(ctx, fiveNS, 5)
+	}, NodeTimeout(bringUp+time.Minute))
+	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, fiveNS) }, NodeTimeout(3*time.Minute))
+
+	It("keeps every acknowledged write, changes leader once, onto 2.4.1, and replaces the old leader last", func(ctx SpecContext) {
+		By("moving leadership off the edge ordinals with the operator's own step-down Job")
+		oldLeader, stepDowns := tc.moveLeaderToMiddle(ctx)
+		GinkgoWriter.Printf("leader before the upgrade: %s, after %d step-down Job(s)\n", oldLeader, stepDowns)
+
+		obs := tc.observe(ctx)
+		Expect(obs.leaderLog()).To(Equal([]string{oldLeader}), "the leader did not move before the upgrade")
+		start := time.Now()
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+
+		var plan []string
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.Plan).NotTo(BeNil())
+			plan = c.Status.Upgrade.Plan.Pods
+		}, time.Minute, 200*time.Millisecond).Should(Succeed())
+		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
+		took := time.Since(start)
+		res := obs.finish(ctx, tc)
+		res.report("rolling upgrade 5 members", took)
+
+		Expect(plan).To(HaveLen(5))
+		Expect(plan[4]).To(Equal(oldLeader), "the old leader is replaced last")
+		followers := slices.DeleteFunc(slices.Clone(tc.members), func(m string) bool { return m == oldLeader })
+		slices.Reverse(followers)
+		Expect(plan[:4]).To(Equal(followers), "followers from the highest ordinal down")
+		res.expectClean(tc, 1, "2.4.1")
+		Expect(res.leaders[1]).NotTo(Equal(oldLeader))
+		tc.expectAllOn(ctx, "2.4.1")
+	}, SpecTimeout(10*time.Minute))
+})
+
+var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, func() {
+	const killNS = "e2e-opkill"
+	var tc *testCluster
+
+	BeforeAll(func(ctx SpecContext) {
+		tc = newTestCluster(ctx, killNS, 3)
+	}, NodeTimeout(bringUp+time.Minute))
+	AfterAll(func(ctx SpecContext) {
+		deleteNamespace(ctx, killNS)
+		kubectl(ctx, "-n", operatorNS, "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+	}, NodeTimeout(5*time.Minute))
+
+	It("completes after a crash at the persisted TransferLeadership step and another after the leader's pod deletion", func(ctx SpecContext) {
+		oldLeader := tc.settledLeader(ctx)
+		obs := tc.observe(ctx)
+		start := time.Now()
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+
+		By("killing the operator once the leader's TransferLeadership step is persisted")
+		var step baov1.UpgradeStep
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.CurrentStep).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepTransferLeadership))
+			step = *c.Status.Upgrade.CurrentStep
+		}, 4*time.Minute, 100*time.Millisecond).Should(Succeed())
+		Expect(step.Pod).To(Equal(oldLeader))
+		killA := killOperator(ctx)
+		GinkgoWriter.Printf("killed the operator at %s of %s (attempts %d); a new process took the lease after %s\n",
+			step.Action, step.Pod, step.Attempts, killA.Round(100*time.Millisecond))
+
+		By("killing the operator again once the old leader's pod deletion is issued")
+		oldUID := obs.firstUID(oldLeader)
+		var seen string
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.CurrentStep).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepReplaceMember))
+			g.Expect(c.Status.Upgrade.CurrentStep.Pod).To(Equal(oldLeader))
+			p, err := cs.CoreV1().Pods(killNS).Get(ctx, oldLeader, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				seen = "pod gone"
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.DeletionTimestamp != nil || p.UID != oldUID).To(BeTrue(), "pod %s not deleted yet", oldLeader)
+			seen = fmt.Sprintf("deletionTimestamp %v, new UID %v", p.DeletionTimestamp != nil, p.UID != oldUID)
+		}, 4*time.Minute, 100*time.Millisecond).Should(Succeed())
+		killB := killOperator(ctx)
+		GinkgoWriter.Printf("killed the operator during ReplaceMember of %s (%s); a new process took the lease after %s\n",
+			oldLeader, seen, killB.Round(100*time.Millisecond))
+
+		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
+		took := time.Since(start)
+		res := obs.finish(ctx, tc)
+		jobs := &batchv1.JobList{}
+		Expect(k8s.List(ctx, jobs, client.InNamespace(killNS), client.MatchingLabels{raftops.LabelStep: raftops.StepStepDown})).To(Succeed())
+		res.report("rolling upgrade, operator killed twice", took,
+			fmt.Sprintf("takeovers %s and %s, step-down Jobs %d", killA.Round(100*time.Millisecond), killB.Round(100*time.Millisecond), len(jobs.Items)))
+
+		res.expectClean(tc, 1, "2.4.1")
+		Expect(res.leaders[0]).To(Equal(oldLeader))
+		tc.expectAllOn(ctx, "2.4.1")
+	}, SpecTimeout(10*time.Minute))
+})
+
+// testCluster is an OpenBaoCluster named `name` in a namespace of its own, with what a
+// spec needs to talk to its members directly.
+type testCluster struct {
+	ns      string
+	members []string
+	caPEM   []byte
+	ips     map[string]string
+}
+
+// newTestCluster creates a namespace, the app service account and a cluster of
+// replicas members on 2.4.0 with a KV mount and an app role, and waits until it is
+// Running with every member a healthy voter.
+func newTestCluster(ctx context.Context, namespace string, replicas int32) *testCluster {
+	GinkgoHelper()
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: namespace}})).To(Succeed())
+	settle := metav1.Duration{Duration: 2 * time.Second}
+	c := &baov1.OpenBaoCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: baov1.OpenBaoClusterSpec{
+			Version:  "2.4.0",
+			Replicas: &replicas,
+			Upgrade: baov1.UpgradeSpec{
+				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
+				Rolling:            baov1.RollingUpdateSpec{SettleTime: &settle},
+			},
+			Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
+				{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},
+				{Name: "app-policy", Path: "sys/policies/acl/app", Data: raw(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
+				{Name: "app-role", Path: "auth/baokeeper-jwt/role/app", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + namespace + `:` + appSA + `","bound_audiences":["baokeeper"],"token_policies":["app"],"token_ttl":"30m","token_max_ttl":"30m"}`)},
+			}},
+		},
+	}
+	Expect(k8s.Create(ctx, c)).To(Succeed())
+	tc := &testCluster{ns: namespace, ips: map[string]string{}}
+	for i := range replicas {
+		tc.members = append(tc.members, fmt.Sprintf("%s-%d", name, i))
+	}
+	Eventually(func(g Gomega) {
+		got := tc.get(ctx, g)
+		g.Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning), got.Status.Message)
+		g.Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
+	}, bringUp, pollEvery).Should(Succeed())
+	s := &corev1.Secret{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name + "-tls"}, s)).To(Succeed())
+	tc.caPEM = s.Data["ca.crt"]
+	for _, m := range tc.members {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, m, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		tc.ips[m] = p.Status.PodIP // a StatefulSet member keeps its address in the rig
+	}
+	Eventually(func(g Gomega) {
+		st, err := tc.autopilot(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(st.Healthy).To(BeTrue())
+		g.Expect(st.Voters).To(ConsistOf(tc.members))
+	}, time.Minute, pollEvery).Should(Succeed())
+	return tc
+}
+
+// deleteNamespace deletes a spec's namespace and waits until it is gone, so that its
+// OpenBao processes stop before the next spec runs.
+func deleteNamespace(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Name: namespace}, &corev1.Namespace{}))
+	}, 2*time.Minute, pollEvery).Should(BeTrue(), "namespace %s is still there", namespace)
+}
+
+func (tc *testCluster) get(ctx context.Context, g Gomega) *baov1.OpenBaoCluster {
+	c := &baov1.OpenBaoCluster{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: tc.ns, Name: name}, c)).To(Succeed())
+	return c
+}
+
+func (tc *testCluster) update(ctx context.Context, mutate func(*baov1.OpenBaoCluster)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		c := &baov1.OpenBaoCluster{}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: tc.ns, Name: name}, c); err != nil {
+			return err
+		}
+		mutate(c)
+		return k8s.Update(ctx, c)
+	}, 30*time.Second, pollEvery).Should(Succeed())
+}
+
+// client talks to one member at its pod IP, verifying its certificate for the
+// member's DNS name.
+func (tc *testCluster) client(m, tok string) *baoapi.Client {
+	return apiClient(tc.caPEM, tc.ips[m], fmt.Sprintf("%s.%s-internal.%s.svc", m, name, tc.ns), tok)
+}
+
+// login logs in to the JWT auth method through the first member that answers.
+func (tc *testCluster) login(ctx context.Context, jwt, role string) (string, error) {
+	var err error
+	for _, m := range tc.members {
+		var s *baoapi.Secret
+		s, err = tc.client(m, "").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login", map[string]any{"role": role, "jwt": jwt})
+		if err == nil {
+			return s.Auth.ClientToken, nil
+		}
+	}
+	return "", err
+}
+
+// autopilot reads autopilot state with the controller's read-only identity, from the
+// first member that answers.
+func (tc *testCluster) autopilot(ctx context.Context) (*baoapi.AutopilotState, error) {
+	tok, err := tc.login(ctx, token(ctx, operatorNS, "baokeeper"), workload.ControllerRole)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range tc.members {
+		var st *baoapi.AutopilotState
+		st, err = tc.client(m, tok).Sys().RaftAutopilotStateWithContext(ctx)
+		if err == nil && st != nil {
+			return st, nil
+		}
+	}
+	return nil, fmt.Errorf("no member answered with autopilot state: %w", err)
+}
+
+// leaderName maps a leader_address (https://bao-2.bao-internal.<ns>.svc:8200) to the
+// member's name.
+func leaderName(addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return addr
+	}
+	host, _, _ := strings.Cut(u.Hostname(), ".")
+	return host
+}
+
+// settledLeader waits until autopilot is healthy and every member's sys/leader names
+// the leader autopilot names, and returns it.
+func (tc *testCluster) settledLeader(ctx context.Context) string {
+	GinkgoHelper()
+	var leader string
+	Eventually(func(g Gomega) {
+		st, err := tc.autopilot(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(st.Healthy).To(BeTrue())
+		g.Expect(st.Leader).NotTo(BeEmpty())
+		for _, m := range tc.members {
+			l, err := tc.client(m, "").Sys().LeaderWithContext(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(leaderName(l.LeaderAddress)).To(Equal(st.Leader), "sys/leader of %s", m)
+		}
+		leader = st.Leader
+	}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
+	return leader
+}
+
+// moveLeaderToMiddle steps the leader down, with the Job the operator itself builds
+// (executor identity, operator image), until the leader is neither the first nor the
+// last ordinal. It returns the leader and how many step-downs it took. The Jobs use
+// attempt numbers from 101 on, so that their names never collide with the operator's
+// own step-down Jobs (attempts 1 to rolling.MaxStepDownAttempts), and are deleted
+// once complete.
+func (tc *testCluster) moveLeaderToMiddle(ctx context.Context) (string, int) {
+	GinkgoHelper()
+	image := operatorImage(ctx)
+	for n := 0; ; n++ {
+		leader := tc.settledLeader(ctx)
+		if leader != tc.members[0] && leader != tc.members[len(tc.members)-1] {
+			return leader, n
+		}
+		Expect(n).To(BeNumerically("<", 5), "leadership kept landing on an edge ordinal")
+		job := raftops.StepDownJob(tc.get(ctx, Default), leader, int32(101+n), image)
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &batchv1.Job{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(job), got)).To(Succeed())
+			phase, _, msg := raftops.JobPhaseOf(got)
+			if phase == upgrade.JobFailed {
+				StopTrying(fmt.Sprintf("step-down Job %s failed: %s", job.Name, msg)).Now()
+			}
+			g.Expect(phase).To(Equal(upgrade.JobSucceeded), "step-down Job %s", job.Name)
+		}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
+		Expect(k8s.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			st, err := tc.autopilot(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(st.Leader).NotTo(BeEmpty())
+			g.Expect(st.Leader).NotTo(Equal(leader))
+		}, time.Minute, 500*time.Millisecond).Should(Succeed())
+	}
+}
+
+func operatorImage(ctx context.Context) string {
+	GinkgoHelper()
+	d, err := cs.AppsV1().Deployments(operatorNS).Get(ctx, "baokeeper", metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+// killOperator crashes the operator: SIGKILL to its process (no graceful shutdown,
+// no Lease release, requests cut mid-way), then a delete of its pod with grace
+// period 0 so that the Deployment brings a new one. It waits until a new process
+// holds the leader-election Lease and returns how long that took.
+func killOperator(ctx context.Context) time.Duration {
+	GinkgoHelper()
+	lease, err := cs.CoordinationV1().Leases(operatorNS).Get(ctx, operatorLease, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	holder := ptrValue(lease.Spec.HolderIdentity)
+	Expect(holder).NotTo(BeEmpty())
+	pods, err := cs.CoreV1().Pods(operatorNS).List(ctx, metav1.ListOptions{LabelSelector: operatorPodsLabel})
+	Expect(err).NotTo(HaveOccurred())
+	pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+	Expect(pods.Items).To(HaveLen(1), "one operator pod")
+	pod := pods.Items[0].Name
+	start := time.Now()
+	pids := operatorPIDs(pod)
+	Expect(pids).NotTo(BeEmpty(), "no bin/baokeeper process with HOSTNAME=%s", pod)
+	for _, pid := range pids {
+		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+	}
+	zero := int64(0)
+	Expect(cs.CoreV1().Pods(operatorNS).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &zero})).To(Succeed())
+	Eventually(func(g Gomega) {
+		l, err := cs.CoordinationV1().Leases(operatorNS).Get(ctx, operatorLease, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ptrValue(l.Spec.HolderIdentity)).NotTo(BeElementOf("", holder))
+	}, 2*time.Minute, 200*time.Millisecond).Should(Succeed())
+	return time.Since(start)
+}
+
+// operatorPIDs finds the manager process of an operator pod: the rig runs containers
+// as host processes, with the pod's name as HOSTNAME.
+func operatorPIDs(pod string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, p := range procs {
+		exe, err := os.Readlink(filepath.Join(p, "exe"))
+		if err != nil || !strings.HasSuffix(exe, "/bin/baokeeper") {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "HOSTNAME="+pod) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// waitUpgraded waits until the upgrade is over and currentVersion is version.
+func (tc *testCluster) waitUpgraded(ctx context.Context, version string, timeout time.Duration) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
+		g.Expect(c.Status.CurrentVersion).To(Equal(version))
+	}, timeout, pollEvery).Should(Succeed())
+}
+
+// expectAllOn checks that the cluster is Running and every member reports version.
+func (tc *testCluster) expectAllOn(ctx context.Context, version string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning))
+		g.Expect(c.Status.CurrentVersion).To(Equal(version))
+		g.Expect(c.Status.Message).To(Equal(fmt.Sprintf("%d of %d members Ready, running %s", len(tc.members), len(tc.members), version)))
+	}, 30*time.Second, pollEvery).Should(Succeed())
+	for _, m := range tc.members {
+		h, err := tc.client(m, "").Sys().HealthWithContext(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(h.Version).To(Equal(version), m)
+	}
+}
+
+// upgradeObserver watches an upgrade from outside: a writer through the members, the
+// leader as sys/leader reports it, and every pod UID each member had.
+type upgradeObserver struct {
+	tok  string
+	w    *writer
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu sync.Mutex
+	// leaders lists every leader seen, each with the version it reported right
+	// after it was first seen as leader.
+	leaders  []string
+	versions []string
+	uids     map[string][]types.UID
+	watchErr error
+}
+
+// observe logs in as the app, then starts the pod watch, the leader poller and the
+// writer, and lets them run for 2 s.
+func (tc *testCluster) observe(ctx context.Context) *upgradeObserver {
+	GinkgoHelper()
+	o := &upgradeObserver{w: &writer{}, uids: map[string][]types.UID{}}
+	jwt := token(ctx, tc.ns, appSA)
+	Eventually(func(g Gomega) {
+		tok, err := tc.login(ctx, jwt, "app")
+		g.Expect(err).NotTo(HaveOccurred())
+		o.tok = tok
+	}, 30*time.Second, pollEvery).Should(Succeed())
+
+	By("tracking the UID of every member's pod with a watch")
+	pods, err := cs.CoreV1().Pods(tc.ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	for _, p := range pods.Items {
+		o.sawPod(tc, &p)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	o.stop = stop
+	rw, err := watchtools.NewRetryWatcherWithContext(wctx, pods.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return cs.CoreV1().Pods(tc.ns).Watch(ctx, opts)
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	o.wg.Go(func() {
+		defer GinkgoRecover()
+		defer rw.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case ev, ok := <-rw.ResultChan():
+				if !ok {
+					return
+				}
+				if p, isPod := ev.Object.(*corev1.Pod); isPod {
+					o.sawPod(tc, p)
+				} else if ev.Type == watch.Error {
+					o.mu.Lock()
+					o.watchErr = fmt.Errorf("pod watch: %v", ev.Object)
+					o.mu.Unlock()
+				}
+			}
+		}
+	})
+
+	By("watching leadership: the test counts changes itself, polling sys/leader")
+	o.wg.Go(func() {
+		defer GinkgoRecover()
+		for wctx.Err() == nil {
+			for _, m := range tc.members {
+				l, err := tc.client(m, "").Sys().LeaderWithContext(wctx)
+				if err == nil && l.LeaderAddress != "" {
+					n := leaderName(l.LeaderAddress)
+					o.mu.Lock()
+					changed := len(o.leaders) == 0 || o.leaders[len(o.leaders)-1] != n
+					o.mu.Unlock()
+					if changed {
+						v := "unknown"
+						if h, err := tc.client(n, "").Sys().HealthWithContext(wctx); err == nil {
+							v = h.Version
+						}
+						o.mu.Lock()
+						o.leaders, o.versions = append(o.leaders, n), append(o.versions, v)
+						o.mu.Unlock()
+					}
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+
+	By("writing a KV entry every 20 ms")
+	clients := []*baoapi.Client{}
+	for _, m := range tc.members {
+		clients = append(clients, tc.client(m, o.tok))
+	}
+	o.wg.Go(func() {
+		defer GinkgoRecover()
+		o.w.run(wctx, func() []*baoapi.Client { return clients })
+	})
+	time.Sleep(2 * time.Second)
+	return o
+}
+
+func (o *upgradeObserver) sawPod(tc *testCluster, p *corev1.Pod) {
+	if !slices.Contains(tc.members, p.Name) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !slices.Contains(o.uids[p.Name], p.UID) {
+		o.uids[p.Name] = append(o.uids[p.Name], p.UID)
+	}
+}
+
+func (o *upgradeObserver) leaderLog() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.leaders)
+}
+
+func (o *upgradeObserver) firstUID(member string) types.UID {
+	GinkgoHelper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	Expect(o.uids[member]).NotTo(BeEmpty(), member)
+	return o.uids[member][0]
+}
+
+// upgradeResult is what an observer saw.
+type upgradeResult struct {
+	acked    int
+	failed   int64
+	lost     int
+	longest  time.Duration
+	leaders  []string
+	versions []string
+	uids     map[string][]types.UID
+	watchErr error
+}
+
+// finish lets the writer run 2 s more, stops everything and reads every acknowledged
+// write back.
+func (o *upgradeObserver) finish(ctx context.Context, tc *testCluster) upgradeResult {
+	GinkgoHelper()
+	time.Sleep(2 * time.Second)
+	o.stop()
+	o.wg.Wait()
+	o.w.mu.Lock()
+	acked := slices.Clone(o.w.acked)
+	longest := o.w.longest
+	o.w.mu.Unlock()
+	By(fmt.Sprintf("reading %d acknowledged writes back", len(acked)))
+	lost := 0
+	reader := tc.client(tc.members[0], o.tok)
+	for _, k := range acked {
+		s, err := reader.Logical().ReadWithContext(ctx, k)
+		if err != nil || s == nil {
+			lost++
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return upgradeResult{acked: len(acked), failed: o.w.failed.Load(), lost: lost, longest: longest,
+		leaders: slices.Clone(o.leaders), versions: slices.Clone(o.versions), uids: o.uids, watchErr: o.watchErr}
+}
+
+func (r upgradeResult) report(title string, took time.Duration, extra ...string) {
+	replaced := map[string]int{}
+	for m, u := range r.uids {
+		replaced[m] = len(u) - 1
+	}
+	s := fmt.Sprintf("took %s, acked writes %d, failed attempts %d, lost %d, longest gap %s, leaders %v on %v, replacements %v",
+		took.Round(time.Second), r.acked, r.failed, r.lost, r.longest.Round(time.Millisecond), r.leaders, r.versions, replaced)
+	if len(extra) > 0 {
+		s += ", " + strings.Join(extra, ", ")
+	}
+	AddReportEntry(title, s)
+	GinkgoWriter.Println(title + ": " + s)
+}
+
+// expectClean checks the promises of a rolling upgrade: no acknowledged write lost,
+// exactly leaderChanges changes of leader, each onto a member that already runs
+// version, and every member's pod replaced exactly once.
+func (r upgradeResult) expectClean(tc *testCluster, leaderChanges int, version string) {
+	GinkgoHelper()
+	Expect(r.watchErr).NotTo(HaveOccurred())
+	Expect(r.acked).To(BeNumerically(">", 100))
+	Expect(r.lost).To(BeZero(), "no acknowledged write may be lost")
+	Expect(r.leaders).To(HaveLen(leaderChanges+1), "exactly %d leadership change(s), leaders seen: %v", leaderChanges, r.leaders)
+	for i := 1; i < len(r.versions); i++ {
+		Expect(r.versions[i]).To(Equal(version), "new leader %s runs the target version", r.leaders[i])
+	}
+	for _, m := range tc.members {
+		Expect(r.uids[m]).To(HaveLen(2), "%s is replaced exactly once: pod UIDs %v", m, r.uids[m])
+	}
+}
