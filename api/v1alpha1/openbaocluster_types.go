@@ -455,6 +455,11 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	BreakGlass *BreakGlassStatus `json:"breakGlass,omitempty"`
 
+	// operationLock names the operation that holds the cluster; another operation
+	// (an upgrade of another strategy, a restore) waits until it is released.
+	// +optional
+	OperationLock *OperationLock `json:"operationLock,omitempty"`
+
 	// lastSnapshot is the receipt of the last pre-upgrade snapshot that was taken and
 	// verified; policy IfOlderThan reuses it while it is younger than maxAge.
 	// +optional
@@ -603,6 +608,22 @@ type UpgradeStep struct {
 	// default of 3. A retry requested with the baokeeper.dev/retry annotation raises it.
 	// +optional
 	MaxAttempts int32 `json:"maxAttempts,omitempty"`
+}
+
+// OperationLock is the per-cluster lock of disruptive operations.
+type OperationLock struct {
+	// operation is what holds the lock, for example RollingUpgrade.
+	// +required
+	Operation string `json:"operation"`
+	// holder is the controller that holds it.
+	// +optional
+	Holder string `json:"holder,omitempty"`
+	// message says what the operation does.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// acquiredAt is when the lock was taken.
+	// +optional
+	AcquiredAt *metav1.Time `json:"acquiredAt,omitempty"`
 }
 
 // SnapshotReceipt records a snapshot that was taken.

@@ -13,6 +13,7 @@ const (
 	PrecheckAutopilotHealthy = "AutopilotHealthy"
 	PrecheckOneLeader        = "OneLeader"
 	PrecheckPolicy           = "VersionPolicy"
+	PrecheckOperationLock    = "OperationLock"
 	PrecheckSnapshotTarget   = "SnapshotTarget"
 )
 
@@ -25,6 +26,8 @@ type PrecheckInput struct {
 	Policy Decision
 	// Snapshot is spec.upgrade.preUpgradeSnapshot.
 	Snapshot baov1.PreUpgradeSnapshotSpec
+	// LockHeldBy is the operation lock when another operation holds it, else nil.
+	LockHeldBy *baov1.OperationLock
 	// SnapshotTargetErr says why the snapshot target could not be reached with its
 	// credentials (nil: reached, or not needed).
 	SnapshotTargetErr error
@@ -70,6 +73,12 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 		fmt.Sprintf("%s is the only leader", c.Leader), "no leader is known; wait for an election to settle")
 
 	add(PrecheckPolicy, in.Policy.Allowed, "spec.version and spec.image pass the version and image policy", in.Policy.Message)
+
+	lockFail := ""
+	if l := in.LockHeldBy; l != nil {
+		lockFail = fmt.Sprintf("operation %s holds the cluster (%s); the upgrade starts when it ends", l.Operation, l.Message)
+	}
+	add(PrecheckOperationLock, in.LockHeldBy == nil, "no other operation holds the cluster", lockFail)
 
 	switch in.Snapshot.Policy {
 	case baov1.SnapshotNever:

@@ -44,6 +44,9 @@ func TestPrechecks(t *testing.T) {
 		{name: "snapshot target missing", reason: "policy Always without a target cannot take the snapshot", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways}
 		}, wantFail: PrecheckSnapshotTarget, wantMsg: "add spec.upgrade.preUpgradeSnapshot.s3"},
+		{name: "another operation holds the lock", reason: "a restore in progress blocks the start", mutate: func(in *PrecheckInput) {
+			in.LockHeldBy = &baov1.OperationLock{Operation: "Restore", Message: "restoring snapshot s3://b/k"}
+		}, wantFail: PrecheckOperationLock, wantMsg: "operation Restore holds the cluster (restoring snapshot s3://b/k)"},
 		{name: "snapshot target set", reason: "a configured target that was reached passes", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
 		}},
@@ -58,7 +61,7 @@ func TestPrechecks(t *testing.T) {
 			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never}
 			tc.mutate(&in)
 			pcs := Prechecks(in)
-			g.Expect(pcs).To(HaveLen(5), "every precheck is always reported")
+			g.Expect(pcs).To(HaveLen(6), "every precheck is always reported")
 			failed := FirstFailedPrecheck(pcs)
 			if tc.wantFail == "" {
 				g.Expect(failed).To(BeNil(), tc.reason)

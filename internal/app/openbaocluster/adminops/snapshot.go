@@ -47,10 +47,15 @@ func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoClus
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case snapshot.ActionStartJob:
 		job := snapshot.Job(c, up, up.CurrentStep.Attempts, r.executorImage(c))
-		log.Info("Starting the pre-upgrade snapshot Job", "Job", job.Name)
-		if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Client.Create(ctx, job)
+		if apierrors.IsAlreadyExists(err) {
+			// This attempt's Job exists (a pass that read stale status): nothing to do.
+			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+		}
+		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("failed to create snapshot Job %s/%s: %w", c.Namespace, job.Name, err)
 		}
+		log.Info("Started the pre-upgrade snapshot Job", "Job", job.Name)
 		r.event(c, corev1.EventTypeNormal, eventSnapshotStarted, fmt.Sprintf("Taking the pre-upgrade snapshot into %s (Job %s, attempt %d of %d)",
 			snapshot.Location(spec.S3.Bucket, snapshot.ObjectKey(c, up, up.CurrentStep.Attempts)), job.Name,
 			up.CurrentStep.Attempts, upgrade.MaxAttempts(up.CurrentStep)))

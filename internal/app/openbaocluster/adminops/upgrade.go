@@ -16,6 +16,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
@@ -68,6 +69,12 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 		}
 	}
+	// The lock goes out in the same status write as the first intent, before any Job
+	// or change to the cluster. The precheck above saw it free (or ours).
+	if err := core.Acquire(&c.Status, core.OperationRollingUpgrade, core.HolderUpgradeManager,
+		fmt.Sprintf("rolling upgrade from %s to %s", up.FromVersion, up.TargetVersion), obs.Now); err != nil {
+		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	}
 	if snapshot.Needed(c.Spec.Upgrade.PreUpgradeSnapshot, up) {
 		// Invariant: nothing of the cluster changes, not even the pod template,
 		// before the snapshot's receipt is recorded.
@@ -112,11 +119,18 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 	case rolling.ActionStepDown:
 		job := raftops.StepDownJob(c, d.Pod, up.CurrentStep.Attempts, r.executorImage(c))
-		log.Info("Starting step-down Job", "Job", job.Name)
-		if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Client.Create(ctx, job)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// A pass that read the cluster before our own status write arrived in the
+			// cache: the Job of this attempt exists, nothing to do.
+			log.V(1).Info("Step-down Job exists", "Job", job.Name)
+		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("failed to create step-down Job %s: %w", job.Name, err)
+		default:
+			log.Info("Started step-down Job", "Job", job.Name)
+			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
 		}
-		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
 	case rolling.ActionDeletePod:
 		if err := r.deletePod(ctx, c, obs, d.Pod); err != nil {
 			return ctrl.Result{}, err
@@ -135,6 +149,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion))
 		c.Status.CurrentVersion = up.TargetVersion
 		c.Status.Upgrade = nil
+		core.Release(&c.Status, core.OperationRollingUpgrade)
 	case rolling.ActionFail:
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
 		return ctrl.Result{}, nil
@@ -168,6 +183,7 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	}
 	r.event(c, corev1.EventTypeNormal, eventUpgradeCancelled, rt.Message)
 	c.Status.Upgrade = nil
+	core.Release(&c.Status, core.OperationRollingUpgrade)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
@@ -231,6 +247,7 @@ func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs
 		Replicas:          c.GetReplicas(),
 		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
 		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
+		LockHeldBy:        core.HeldByOther(&c.Status, core.OperationRollingUpgrade),
 		SnapshotTargetErr: r.snapshotTargetErr(ctx, c),
 	})
 }
