@@ -9,11 +9,20 @@ bad=0
 if ip netns list 2>/dev/null | grep -qw "$ns"; then
   echo "leftover: network namespace $ns"; bad=1
 fi
+# Everything the rig starts runs in its network namespace, except the `rig netns-run`
+# launcher itself. Processes from bin/ in the host's namespace (say, envtest's etcd of
+# a `go test` running at the same time) are not the rig's.
+host_net=$(readlink /proc/$$/ns/net) # this script runs in the host namespace
 for p in /proc/[0-9]*; do
   exe=$(readlink "$p/exe" 2>/dev/null) || continue
   case "$exe" in
     "$ROOT"/bin/*)
-      echo "leftover process ${p#/proc/}: $exe $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)"; bad=1 ;;
+      cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-160)
+      net=$(readlink "$p/ns/net" 2>/dev/null)
+      if [ "$net" = "$host_net" ] && [[ "$cmd" != *"--name $ns "* ]]; then
+        continue
+      fi
+      echo "leftover process ${p#/proc/}: $exe $cmd"; bad=1 ;;
   esac
 done
 if [ "$bad" -eq 0 ]; then

@@ -1,0 +1,278 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/test/rig/s3server"
+)
+
+const (
+	snapNS     = "e2e-snapshot"
+	snapBucket = "snapshots"
+	snapCreds  = "s3-credentials"
+)
+
+var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 server", Ordered, func() {
+	var (
+		s3 *s3server.Server
+		tc *testCluster
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		bins, _ := filepath.Glob(filepath.Join(root, "bin", "s3server-*"))
+		Expect(bins).To(HaveLen(1), "bin/s3server-*: use `make test-e2e`, which builds it")
+		var err error
+		s3, err = s3server.Start(ctx, bins[0], filepath.Join(rigDir, "s3"), snapBucket)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(s3.Stop)
+		tc = newTestCluster(ctx, snapNS, 3)
+		DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, snapNS) }, NodeTimeout(3*time.Minute))
+	}, NodeTimeout(bringUp+2*time.Minute))
+
+	It("holds the upgrade at its prechecks while the S3 target refuses the credentials, touching nothing", func(ctx SpecContext) {
+		Expect(k8s.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: snapCreds, Namespace: snapNS},
+			StringData: map[string]string{snapshot.EnvAccessKeyID: s3server.AccessKeyID, snapshot.EnvSecretAccessKey: "not-the-secret"},
+		})).To(Succeed())
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Version = "2.4.1"
+			c.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{
+				Endpoint: s3.Endpoint, Bucket: snapBucket, Prefix: "e2e", ForcePathStyle: true,
+				CredentialsSecretRef: corev1.LocalObjectReference{Name: snapCreds},
+			}}
+		})
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			pc := upgrade.FirstFailedPrecheck(c.Status.Upgrade.Plan.Prechecks)
+			g.Expect(pc).NotTo(BeNil())
+			g.Expect(pc.Name).To(Equal(upgrade.PrecheckSnapshotTarget))
+			g.Expect(pc.Message).To(ContainSubstring("is not usable"))
+			g.Expect(c.Status.Message).To(ContainSubstring("SnapshotTarget"))
+		}, time.Minute, pollEvery).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"))
+			jobs := &batchv1.JobList{}
+			g.Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS))).To(Succeed())
+			g.Expect(jobs.Items).To(BeEmpty())
+		}, 4*time.Second, pollEvery).Should(Succeed(), "nothing is touched while a precheck fails")
+	})
+
+	It("fails after 3 snapshot Jobs when the bucket refuses uploads, touching nothing, and names the cause", func(ctx SpecContext) {
+		uids := podUIDsIn(ctx, snapNS)
+		By("credentials that may read and list the bucket (the precheck passes) but not write to it")
+		setCredentials(ctx, s3server.ReadOnlyAccessKeyID, s3server.ReadOnlySecretAccessKey)
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.Failure).NotTo(BeNil(), c.Status.Message)
+			g.Expect(c.Status.Upgrade.Failure.Reason).To(Equal(snapshot.ReasonSnapshotFailed))
+			g.Expect(c.Status.Upgrade.Failure.Message).To(ContainSubstring("failed to upload the snapshot"))
+			g.Expect(c.Status.Upgrade.Failure.Message).To(ContainSubstring("no member was touched"))
+			g.Expect(c.Status.Message).To(ContainSubstring("baokeeper.dev/retry"))
+		}, 3*time.Minute, pollEvery).Should(Succeed())
+		jobs := &batchv1.JobList{}
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		Expect(jobs.Items).To(HaveLen(int(upgrade.DefaultMaxJobAttempts)), "a bounded number of attempts")
+		for _, j := range jobs.Items {
+			Expect(j.Status.Failed).To(BeEquivalentTo(1), j.Name)
+		}
+		Consistently(func(g Gomega) {
+			g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"))
+			g.Expect(podUIDsIn(ctx, snapNS)).To(Equal(uids))
+		}, 3*time.Second, pollEvery).Should(Succeed(), "a failed snapshot changes nothing of the cluster")
+		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("UpgradeFailed"))
+	}, SpecTimeout(5*time.Minute))
+
+	It("after the fix and a retry, takes, verifies and records the snapshot before any member changes, then upgrades with one leader change", func(ctx SpecContext) {
+		obs := tc.observe(ctx)
+		oldLeader := tc.settledLeader(ctx)
+		start := time.Now()
+		By("fixing the credentials and asking for a retry")
+		uids := podUIDsIn(ctx, snapNS)
+		setCredentials(ctx, s3server.AccessKeyID, s3server.SecretAccessKey)
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[baov1.AnnotationRetry] = "fixed-credentials"
+		})
+
+		By("watching that nothing changes before the receipt is in status")
+		var receipt *baov1.SnapshotReceipt
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			if c.Status.Upgrade == nil || c.Status.Upgrade.Snapshot == nil {
+				g.Expect(c.Status.CurrentVersion).To(Equal("2.4.0"), "the upgrade cannot finish without a snapshot")
+				Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"), "the pod template changes only after the receipt is recorded")
+				Expect(podUIDsIn(ctx, snapNS)).To(Equal(uids), "no member is replaced before the receipt is recorded")
+				g.Expect(c.Status.Upgrade.Snapshot).NotTo(BeNil())
+			}
+			receipt = c.Status.Upgrade.Snapshot.DeepCopy()
+		}, 3*time.Minute, 100*time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("receipt: %+v\n", *receipt)
+
+		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
+		took := time.Since(start)
+		res := obs.finish(ctx, tc)
+		res.report("rolling upgrade with a pre-upgrade snapshot", took, "snapshot "+receipt.Location)
+		res.expectClean(tc, 1, "2.4.1")
+		tc.expectAllOn(ctx, "2.4.1")
+
+		By("the receipt describes the snapshot of the old leader, on the old version")
+		Expect(receipt.FromMember).To(Equal(oldLeader))
+		Expect(receipt.Version).To(Equal("2.4.0"))
+		Expect(receipt.RaftIndex).To(BeNumerically(">", 0))
+		Expect(receipt.Location).To(HavePrefix("s3://" + snapBucket + "/e2e/" + snapNS + "/" + name + "/2.4.0-to-2.4.1-"))
+		c := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: name}, c)).To(Succeed())
+		Expect(c.Status.LastSnapshot).To(Equal(receipt), "the cluster keeps the receipt after the upgrade")
+
+		By("the object in S3 is a complete OpenBao snapshot with the recorded size, SHA-256 and Raft index")
+		cl, err := s3.Client()
+		Expect(err).NotTo(HaveOccurred())
+		key := receipt.Location[len("s3://"+snapBucket+"/"):]
+		obj, err := cl.GetObject(ctx, snapBucket, key, minio.GetObjectOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		body, err := io.ReadAll(obj)
+		Expect(err).NotTo(HaveOccurred())
+		sum := sha256.Sum256(body)
+		Expect(int64(len(body))).To(Equal(receipt.SizeBytes))
+		Expect(hex.EncodeToString(sum[:])).To(Equal(receipt.SHA256))
+		index, sealed := readSnapshotArchive(body)
+		Expect(sealed).To(BeTrue(), "the archive ends with its sealed checksums")
+		Expect(index).To(BeEquivalentTo(receipt.RaftIndex))
+
+		By("attempt 4 succeeded, with the least privilege")
+		jobs := &batchv1.JobList{}
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		var succeeded []string
+		for _, j := range jobs.Items {
+			if j.Status.Succeeded == 1 {
+				succeeded = append(succeeded, j.Name)
+				Expect(j.Spec.Template.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()), "no Kubernetes API token")
+			}
+		}
+		Expect(jobs.Items).To(HaveLen(4), "3 failed attempts and the one after the retry")
+		Expect(succeeded).To(ConsistOf(HaveSuffix("-4")), "the retry continued counting attempts")
+		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("SnapshotStarted", "SnapshotTaken"))
+	}, SpecTimeout(10*time.Minute))
+
+	It("reuses a snapshot younger than maxAge under IfOlderThan, without a new Job", func(ctx SpecContext) {
+		before := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: name}, before)).To(Succeed())
+		last := before.Status.LastSnapshot
+		Expect(last).NotTo(BeNil())
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Version = "2.5.0"
+			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotIfOlderThan
+			c.Spec.Upgrade.PreUpgradeSnapshot.MaxAge = &metav1.Duration{Duration: time.Hour}
+		})
+		var used *baov1.SnapshotReceipt
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.TargetVersion).To(Equal("2.5.0"))
+			g.Expect(c.Status.Upgrade.Snapshot).NotTo(BeNil())
+			used = c.Status.Upgrade.Snapshot
+		}, 2*time.Minute, 100*time.Millisecond).Should(Succeed())
+		Expect(used).To(Equal(last), "the last receipt is reused as is")
+		tc.waitUpgraded(ctx, "2.5.0", 6*time.Minute)
+		tc.expectAllOn(ctx, "2.5.0")
+		jobs := &batchv1.JobList{}
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		Expect(jobs.Items).To(HaveLen(4), "no new snapshot Job")
+		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("SnapshotReused"))
+	}, SpecTimeout(10*time.Minute))
+})
+
+// setCredentials writes the snapshot credentials Secret.
+func setCredentials(ctx context.Context, id, secret string) {
+	GinkgoHelper()
+	s := &corev1.Secret{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: snapCreds}, s)).To(Succeed())
+	s.Data = map[string][]byte{snapshot.EnvAccessKeyID: []byte(id), snapshot.EnvSecretAccessKey: []byte(secret)}
+	Expect(k8s.Update(ctx, s)).To(Succeed())
+}
+
+// templateImage is the image of the snapshot cluster's pod template.
+func templateImage(ctx context.Context, g Gomega) string {
+	sts := &appsv1.StatefulSet{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: name}, sts)).To(Succeed())
+	return sts.Spec.Template.Spec.Containers[0].Image
+}
+
+// podUIDsIn maps each member pod of the namespace to its UID.
+func podUIDsIn(ctx context.Context, namespace string) map[string]types.UID {
+	GinkgoHelper()
+	pods := &corev1.PodList{}
+	Expect(k8s.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"app.kubernetes.io/name": "openbao"})).To(Succeed())
+	out := map[string]types.UID{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.UID
+	}
+	return out
+}
+
+// eventReasonsIn lists the reasons of the events in a namespace.
+func eventReasonsIn(ctx context.Context, namespace string) []string {
+	GinkgoHelper()
+	evs := &corev1.EventList{}
+	Expect(k8s.List(ctx, evs, client.InNamespace(namespace))).To(Succeed())
+	var out []string
+	for _, e := range evs.Items {
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+// readSnapshotArchive returns the Raft index of meta.json and whether the archive
+// has a non-empty SHA256SUMS.sealed.
+func readSnapshotArchive(b []byte) (index uint64, sealed bool) {
+	GinkgoHelper()
+	gz, err := gzip.NewReader(bytes.NewReader(b))
+	Expect(err).NotTo(HaveOccurred())
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return index, sealed
+		}
+		Expect(err).NotTo(HaveOccurred())
+		switch h.Name {
+		case "meta.json":
+			var m struct{ Index uint64 }
+			Expect(json.NewDecoder(tr).Decode(&m)).To(Succeed())
+			index = m.Index
+		case "SHA256SUMS.sealed":
+			data, err := io.ReadAll(tr)
+			Expect(err).NotTo(HaveOccurred())
+			sealed = len(data) > 0
+		}
+	}
+}
