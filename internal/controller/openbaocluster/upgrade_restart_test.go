@@ -1,0 +1,298 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+	"github.com/baokeeper/baokeeper/test/testenv"
+)
+
+const (
+	restartFrom = "2.4.0"
+	restartTo   = "2.4.1"
+)
+
+// These specs drive the upgrade reconciler pass by pass and kill the operator between
+// any two steps of a rolling upgrade.
+//
+// Crash model: the operator dies after pass k took its action (deleted a pod, created
+// a step-down Job, applied the template) and before that pass's status write, which
+// is the last thing a pass does. Nothing the pass decided is persisted, and the pass's
+// result is lost; the world goes on for a step, and a new Reconciler, with nothing
+// carried over but what the API server and OpenBao hold, runs the next pass. This is the crash that tests persist-then-act:
+// a reconciler that relied on its own status to know what it had already done would
+// act a second time. A crash before the action is the same as a pass that never ran,
+// and a crash after the status write the same as a clean pass followed by a new
+// Reconciler, which every pass here is anyway.
+//
+// They use an API server of their own: the suite's manager runs the upgrade reconciler
+// on every OpenBaoCluster of its API server, and a second reconciler acting on the
+// same cluster would make what happens at pass k depend on timing. Here nothing runs
+// but the passes the test makes and the world it simulates in between
+// (upgradeWorld), on a fake clock, so each run is the same sequence every time.
+var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOnFailure, func() {
+	var k client.WithWatch
+	// The runs go at once; their reconcilers' logs would only interleave.
+	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
+
+	BeforeAll(func() {
+		assets, skip := testenv.Assets()
+		if skip != "" {
+			Skip(skip)
+		}
+		// Thousands of writes that need not survive the test: etcd skips fsync.
+		etcd := &envtest.Etcd{}
+		etcd.Configure().Set("unsafe-no-fsync", "true")
+		apiServer := &envtest.APIServer{}
+		apiServer.Configure().Set("watch-cache", "false")
+		env := &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+			ErrorIfCRDPathMissing: true,
+			BinaryAssetsDirectory: assets,
+			ControlPlane:          envtest.ControlPlane{Etcd: etcd, APIServer: apiServer},
+		}
+		restCfg, err := env.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.Stop)
+		k, err = client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	DescribeTable("replaces every member once, the leader last after one step-down, whichever pass the operator dies after",
+		func(replicas, leader int32, wantOrder []int32) {
+			prefix := fmt.Sprintf("restart%d", replicas)
+			By("a reference run without a crash")
+			ref := runUpgrade(ctx, k, upgradeRun{ns: prefix + "-ref", replicas: replicas, leader: leader, crashAt: -1})
+			expectSafeUpgrade(ctx, ref, leader, wantOrder)
+			passes := len(ref.writes)
+			GinkgoWriter.Printf("reference run: %d passes, %d step-down Job(s)%s\n", passes, len(ref.jobs()), ref.history())
+
+			By(fmt.Sprintf("a run with a crash after each of the %d passes", passes))
+			// The runs are independent (a namespace, a world and a clock each) and mostly
+			// wait on the API server: a few at a time.
+			var wg sync.WaitGroup
+			slots := make(chan struct{}, restartWorkers)
+			for crashAt := range passes {
+				if !slices.Contains(ref.writes[crashAt], noteStatus) {
+					// A pass that writes no status loses nothing: the run would be the
+					// reference run.
+					continue
+				}
+				wg.Go(func() {
+					defer GinkgoRecover()
+					slots <- struct{}{}
+					defer func() { <-slots }()
+					w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("%s-k%d", prefix, crashAt), replicas: replicas, leader: leader, crashAt: crashAt})
+					for i := range crashAt {
+						Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
+					}
+					GinkgoWriter.Printf("crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
+					expectSafeUpgrade(ctx, w, leader, wantOrder)
+					Expect(w.jobs()).To(HaveLen(len(ref.jobs())), "%s: step-down Jobs, as many as in the reference run", w.cluster.Namespace)
+				})
+			}
+			wg.Wait()
+		},
+		Entry("3 members, leader ordinal 1", int32(3), int32(1), []int32{2, 0, 1}),
+		Entry("5 members, leader ordinal 2", int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
+	)
+
+	// The quorum budget is checked when a member's step begins; its pod is deleted in a
+	// later pass: the next one for a follower, after the step-down for the leader, and
+	// after a restart possibly much later. A member that failed in between must hold
+	// the deletion.
+	DescribeTable("holds a deletion while another member is down, when that member failed after the step began",
+		func(failAfter func(ref *upgradeWorld) int, member int32) {
+			Skip("Known bug: rolling.decideReplace (internal/service/upgrade/rolling/decide.go) returns ActionDeletePod " +
+				"without checking QuorumBudget again, so a member that failed after the step began (or while the operator " +
+				"was down) does not hold the deletion. Remove this Skip with the fix.")
+			ref := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d-ref", member), replicas: 3, leader: 1, crashAt: -1})
+			at := failAfter(ref)
+			w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d", member), replicas: 3, leader: 1, crashAt: -1,
+				fail: &memberFailure{member: member, after: at, passes: 5}})
+			expectSafeUpgrade(ctx, w, 1, []int32{2, 0, 1})
+		},
+		Entry("bao-0 fails after bao-2's step began", func(ref *upgradeWorld) int { return ref.deletions()[0].pass - 1 }, int32(0)),
+		Entry("bao-2, upgraded, fails while the leader steps down", func(ref *upgradeWorld) int { return ref.jobs()[0].pass }, int32(2)),
+	)
+})
+
+// restartWorkers is how many runs of a table entry go at once.
+const restartWorkers = 4
+
+// upgradeRun says how to run one upgrade.
+type upgradeRun struct {
+	// ns is the namespace of the run's cluster, created for it.
+	ns string
+	// replicas and leader are the cluster's size and the ordinal of its Raft leader.
+	replicas, leader int32
+	// crashAt is the pass whose status write fails; -1 for none.
+	crashAt int
+	// fail, when set, fails a member for a while.
+	fail *memberFailure
+}
+
+// memberFailure fails a member after a pass, for a number of passes.
+type memberFailure struct {
+	member        int32
+	after, passes int
+}
+
+// runUpgrade creates, in a namespace of its own, a cluster at restartFrom with Ready
+// members, changes spec.version to restartTo and runs passes of a new upgrade
+// reconciler, each followed by a world step, until the upgrade completes.
+func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgradeWorld {
+	GinkgoHelper()
+	ns := run.ns
+	Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	c := &baov1.OpenBaoCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bao"},
+		Spec: baov1.OpenBaoClusterSpec{
+			Version:  restartFrom,
+			Replicas: &run.replicas,
+			Upgrade: baov1.UpgradeSpec{
+				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
+				Rolling: baov1.RollingUpdateSpec{
+					SettleTime:  &metav1.Duration{Duration: time.Second},
+					StepTimeout: &metav1.Duration{Duration: time.Minute},
+				},
+			},
+		},
+	}
+	Expect(k.Create(ctx, c)).To(Succeed())
+	n := workload.NamesFor(c)
+	// The workload reconciler's objects the upgrade reconciler reads: the StatefulSet
+	// and the Secret with the cluster CA.
+	Expect(k.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.TLSSecret(), Labels: workload.CommonLabels(c)},
+		Data:       map[string][]byte{workload.CACertKey: []byte("test CA")},
+	})).To(Succeed())
+	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{Image: upgrade.ResolveImage("", restartFrom), TLSSecretName: n.TLSSecret()})
+	Expect(err).NotTo(HaveOccurred())
+	sts.OwnerReferences = []metav1.OwnerReference{workload.OwnerReference(c)}
+	Expect(k.Create(ctx, sts)).To(Succeed())
+
+	w := newUpgradeWorld(k, c, run.leader, restartTo)
+	w.step(ctx) // pods created
+	w.step(ctx) // and Ready
+	for name, p := range w.pods {
+		w.original[name] = p.UID
+	}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	_, err = w.reconciler(k).Reconcile(ctx, req)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")
+
+	c.Spec.Version = restartTo
+	Expect(k.Update(ctx, c)).To(Succeed())
+	w.crashAt = run.crashAt
+	// The last pass reads the completed upgrade and changes nothing.
+	const maxPasses = 100
+	for w.pass = 0; !w.done; w.pass++ {
+		if w.pass == maxPasses {
+			Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+			Fail(fmt.Sprintf("%s: the upgrade did not complete in %d passes; it waits for: %s; passes:%s", ns, maxPasses, waitingFor(c), w.history()))
+		}
+		w.writes[w.pass] = nil
+		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
+		if w.pass == w.crashAt {
+			// The operator died: the pass's result and error went with it.
+			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
+		} else {
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+		}
+		if f := run.fail; f != nil {
+			w.failed[w.names[f.member]] = w.pass >= f.after && w.pass < f.after+f.passes
+		}
+		w.step(ctx)
+	}
+	return w
+}
+
+func waitingFor(c *baov1.OpenBaoCluster) string {
+	if c.Status.Upgrade == nil {
+		return "no upgrade in status"
+	}
+	if f := c.Status.Upgrade.Failure; f != nil {
+		return fmt.Sprintf("failed: %s: %s", f.Reason, f.Message)
+	}
+	return c.Status.Upgrade.WaitingFor
+}
+
+// expectSafeUpgrade asserts what must hold after every run, crash or not: the upgrade
+// completed; each member's pod was deleted exactly once, in the planned order, the
+// leader's last and never while it led; one step-down Job moved leadership off the
+// leader before its pod was deleted; and no more than one member was down at a time.
+func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantOrder []int32) {
+	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(w.k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	name := c.Namespace + " (no crash)"
+	if w.crashAt >= 0 {
+		name = fmt.Sprintf("%s (crash after pass %d)", c.Namespace, w.crashAt)
+	}
+	Expect(c.Status.CurrentVersion).To(Equal(restartTo), name)
+	Expect(c.Status.Upgrade).To(BeNil(), name)
+	sts := &appsv1.StatefulSet{}
+	Expect(w.k.Get(ctx, client.ObjectKeyFromObject(w.cluster), sts)).To(Succeed())
+	Expect(workload.ContainerImage(&sts.Spec.Template.Spec)).To(Equal(w.target), name)
+
+	// Each member's pod was deleted once, in the planned order, never while it led, and
+	// the pods now are those the world created in their place.
+	pods := &corev1.PodList{}
+	Expect(w.k.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.SelectorLabels(c)))).To(Succeed())
+	Expect(pods.Items).To(HaveLen(len(w.names)), name)
+	for _, p := range pods.Items {
+		Expect(p.UID).To(Equal(w.pods[p.Name].UID), "%s: pod %s", name, p.Name)
+		Expect(p.UID).NotTo(Equal(w.original[p.Name]), "%s: pod %s", name, p.Name)
+		Expect(workload.ContainerImage(&p.Spec)).To(Equal(w.target), "%s: pod %s", name, p.Name)
+	}
+	dels := w.deletions()
+	var order []string
+	for _, d := range dels {
+		order = append(order, d.member)
+		Expect(d.uid).To(Equal(w.original[d.member]), "%s: pass %d deleted a pod of %s that was not the original", name, d.pass, d.member)
+		Expect(d.leader).NotTo(Equal(d.member), "%s: pass %d deleted %s while it led", name, d.pass, d.member)
+	}
+	var want []string
+	for _, o := range wantOrder {
+		want = append(want, w.names[o])
+	}
+	Expect(order).To(Equal(want), "%s: pods deleted, in order", name)
+	lastDel := dels[len(dels)-1]
+	Expect(lastDel.member).To(Equal(w.names[leader]), "%s: the leader goes last", name)
+
+	// One step-down Job, whose leadership change came before the leader's deletion.
+	jobList := &batchv1.JobList{}
+	Expect(w.k.List(ctx, jobList, client.InNamespace(c.Namespace))).To(Succeed())
+	Expect(jobList.Items).To(HaveLen(1), "%s: Jobs", name)
+	jobs := w.jobs()
+	Expect(jobs).To(HaveLen(1), "%s: step-down Jobs", name)
+	Expect(jobs[0].member).To(Equal(w.names[leader]), name)
+	Expect(jobs[0].leader).To(Equal(w.names[leader]), "%s: the Job asked the leader to step down", name)
+	Expect(jobs[0].pass).To(BeNumerically("<", lastDel.pass), "%s: step-down before the leader's deletion", name)
+	Expect(w.leaders).To(HaveLen(1), "%s: elections", name)
+	Expect(w.leaders[0].from).To(Equal(w.names[leader]), name)
+	Expect(w.leaders[0].pass).To(BeNumerically("<", lastDel.pass), "%s: leadership moved before the leader's deletion", name)
+
+	Expect(w.maxDown).To(BeNumerically("<=", 1), "%s: at most one member down at a time; %s", name, w.downNote)
+}

@@ -1,0 +1,424 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// errOperatorCrashed is what the crashing client returns for the status write of the
+// pass at which the simulated operator dies.
+var errOperatorCrashed = errors.New("simulated crash: the operator died before writing status")
+
+// Notes of what a pass wrote.
+const (
+	noteStatus = "wrote status"
+	noteCrash  = "crashed before writing status"
+)
+
+// worldAction is one disruptive write the upgrade reconciler made, as the crashing
+// client saw it succeed.
+type worldAction struct {
+	// pass is the index of the pass that made it.
+	pass int
+	// kind is "delete pod" or "create Job".
+	kind string
+	// name is the pod or Job name; member is the member it concerns.
+	name, member string
+	// uid is the deleted pod's UID.
+	uid types.UID
+	// leader is the Raft leader of the simulated world when the write was made.
+	leader string
+}
+
+// leaderChange is an election of the simulated world.
+type leaderChange struct {
+	pass     int
+	from, to string
+}
+
+// upgradeWorld simulates everything around the upgrade reconciler of one cluster:
+//
+//   - the StatefulSet controller and the kubelet: a member pod the reconciler deleted
+//     comes back from the template's current image at the next step, and is Ready one
+//     step later;
+//   - the Job controller and the executor: a step-down Job runs for one step, then
+//     completes and moves leadership to a Ready member, an upgraded one if any;
+//   - OpenBao: sys/health and autopilot state follow the pods, and the first autopilot
+//     read after an election lists the other servers as left with index 0, as
+//     OpenBao's does;
+//   - failures: a member the test marks failed stays not Ready, and unhealthy in
+//     autopilot, until the mark is cleared.
+//
+// The reconciler's writes reach it the way a watch would: its client reports every
+// pod deletion and Job creation (nothing else writes in these specs' API server). The
+// world keeps what it wrote itself and records what happened, for the assertions.
+//
+// It is driven by the test between two passes of the reconciler, so that a run is a
+// deterministic sequence: pass, world step, pass, world step, and so on.
+type upgradeWorld struct {
+	k             client.Client
+	cluster       *baov1.OpenBaoCluster
+	names         []string
+	addrs         []string
+	target        string
+	targetVersion string
+	bao           *openbaofake.Fake
+	clock         *clocktesting.FakeClock
+
+	// pods are the member pods by name, nil while deleted and not yet re-created.
+	pods      map[string]*corev1.Pod
+	leader    string
+	index     uint64
+	lastIndex map[string]uint64
+	// election is true while autopilot answers with the read taken right after an
+	// election.
+	election bool
+	// jobSteps counts the world steps each Job has been seen in.
+	jobSteps map[string]int
+	// failed members stay not Ready (their node is gone) until cleared.
+	failed map[string]bool
+
+	// pass is the index of the pass running now (-1 while setting up); crashAt is the
+	// pass whose status write fails (-1 for none). done is set when a pass reads a
+	// cluster whose upgrade completed.
+	pass, crashAt int
+	done          bool
+	// original is the UID of each member's pod when the upgrade was requested.
+	original map[string]types.UID
+	actions  []worldAction
+	// writes says, per pass, what the pass wrote.
+	writes   map[int][]string
+	leaders  []leaderChange
+	maxDown  int
+	downNote string
+}
+
+func newUpgradeWorld(k client.Client, c *baov1.OpenBaoCluster, leader int32, targetVersion string) *upgradeWorld {
+	w := &upgradeWorld{
+		k: k, cluster: c, targetVersion: targetVersion, target: upgrade.ResolveImage("", targetVersion), bao: &openbaofake.Fake{},
+		clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		pods:  map[string]*corev1.Pod{}, index: 100, lastIndex: map[string]uint64{}, jobSteps: map[string]int{}, failed: map[string]bool{},
+		pass: -1, crashAt: -1, original: map[string]types.UID{}, writes: map[int][]string{},
+	}
+	n := workload.NamesFor(c)
+	for i := range c.GetReplicas() {
+		w.names = append(w.names, n.Member(i))
+		w.addrs = append(w.addrs, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+	}
+	w.leader = w.names[leader]
+	return w
+}
+
+// ForCluster hands the upgrade reconciler this world's OpenBao.
+func (w *upgradeWorld) ForCluster(*baov1.OpenBaoCluster, []byte) (openbao.Client, error) {
+	return w.bao, nil
+}
+
+// reconciler is a new upgrade reconciler: nothing carries over from one pass to the
+// next but what the API server and OpenBao hold.
+func (w *upgradeWorld) reconciler(c client.Client) *adminops.Reconciler {
+	return &adminops.Reconciler{
+		Client: c, APIReader: c, Recorder: &events.FakeRecorder{}, Clock: w.clock, OpenBao: w,
+		ExecutorImage: "ghcr.io/baokeeper/baokeeper:test",
+	}
+}
+
+// operatorClient is the upgrade reconciler's client: the API server's, reporting every
+// pod deletion and Job creation to the world, and failing the status write of pass
+// crashAt.
+func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
+	crash := func(sub string) error {
+		if sub != "status" {
+			return nil
+		}
+		if w.pass == w.crashAt {
+			w.note(noteCrash)
+			return errOperatorCrashed
+		}
+		w.note(noteStatus)
+		return nil
+	}
+	return interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			err := c.Get(ctx, key, obj, opts...)
+			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
+				w.done = oc.Status.CurrentVersion == w.targetVersion && oc.Status.Upgrade == nil
+			}
+			return err
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			err := c.Delete(ctx, obj, opts...)
+			if pod, ok := obj.(*corev1.Pod); ok && err == nil {
+				w.podDeleted(pod)
+			}
+			return err
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			err := c.Create(ctx, obj, opts...)
+			if job, ok := obj.(*batchv1.Job); ok {
+				switch {
+				case err == nil:
+					w.note("created Job " + job.Name)
+					w.actions = append(w.actions, worldAction{pass: w.pass, kind: "create Job", name: job.Name,
+						member: job.Labels[raftops.LabelMember], leader: w.leader})
+				case apierrors.IsAlreadyExists(err):
+					w.note("found Job " + job.Name)
+				}
+			}
+			return err
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			err := c.Apply(ctx, obj, opts...)
+			if err == nil {
+				w.note("applied the pod template")
+			}
+			return err
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+}
+
+func (w *upgradeWorld) note(s string) { w.writes[w.pass] = append(w.writes[w.pass], s) }
+
+// describePass says what pass i wrote.
+func (w *upgradeWorld) describePass(i int) string {
+	if len(w.writes[i]) == 0 {
+		return "nothing"
+	}
+	return strings.Join(w.writes[i], ", ")
+}
+
+// history lists what every pass wrote.
+func (w *upgradeWorld) history() string {
+	var b strings.Builder
+	for i := range len(w.writes) {
+		fmt.Fprintf(&b, "\n  pass %d: %s", i, w.describePass(i))
+	}
+	return b.String()
+}
+
+// podDeleted records a deletion, and how many members are down at that moment.
+func (w *upgradeWorld) podDeleted(pod *corev1.Pod) {
+	w.note("deleted pod " + pod.Name)
+	w.actions = append(w.actions, worldAction{pass: w.pass, kind: "delete pod", name: pod.Name, member: pod.Name, uid: pod.UID, leader: w.leader})
+	if cur := w.pods[pod.Name]; cur != nil && cur.UID == pod.UID {
+		w.pods[pod.Name] = nil
+	}
+	var down []string
+	for _, name := range w.names {
+		if p := w.pods[name]; p == nil || !podReady(p) {
+			down = append(down, name)
+		}
+	}
+	if len(down) > w.maxDown {
+		w.maxDown, w.downNote = len(down), fmt.Sprintf("pass %d deleted %s while %v were down", w.pass, pod.Name, down)
+	}
+}
+
+// step is one step of the world between two passes: a second passes, deleted pods
+// come back on the template's image, new pods become Ready (failed ones not Ready),
+// step-down Jobs run and complete, and OpenBao's answers follow.
+func (w *upgradeWorld) step(ctx context.Context) {
+	GinkgoHelper()
+	w.clock.Step(time.Second)
+	w.index += 10
+	for _, name := range w.names {
+		ready := !w.failed[name]
+		switch p := w.pods[name]; {
+		case p == nil:
+			w.pods[name] = w.createPod(ctx, name)
+		case podReady(p) != ready:
+			w.setReady(ctx, p, ready)
+		}
+	}
+	w.runJobs(ctx)
+	w.publish()
+}
+
+// createPod is the StatefulSet controller: the pod comes from the current template.
+func (w *upgradeWorld) createPod(ctx context.Context, name string) *corev1.Pod {
+	GinkgoHelper()
+	sts := &appsv1.StatefulSet{}
+	Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: workload.NamesFor(w.cluster).StatefulSet()}, sts)).To(Succeed())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster.Namespace, Name: name, Labels: sts.Spec.Template.Labels},
+		Spec:       *sts.Spec.Template.Spec.DeepCopy(),
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name}}})
+	Expect(w.k.Create(ctx, pod)).To(Succeed())
+	return pod
+}
+
+// setReady is the kubelet: the pod runs and passes its readiness probe, or fails it.
+func (w *upgradeWorld) setReady(ctx context.Context, pod *corev1.Pod, ready bool) {
+	GinkgoHelper()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.NewTime(w.clock.Now())}}
+	Expect(w.k.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// runJobs is the Job controller and the executor: a step-down Job runs for one world
+// step, then completes, and leadership moves off its member if that member leads.
+func (w *upgradeWorld) runJobs(ctx context.Context) {
+	GinkgoHelper()
+	for _, a := range w.jobs() {
+		if w.jobSteps[a.name]++; w.jobSteps[a.name] != 2 {
+			continue
+		}
+		job := &batchv1.Job{}
+		Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: a.name}, job)).To(Succeed())
+		now := metav1.NewTime(w.clock.Now())
+		job.Status.StartTime = &now
+		job.Status.CompletionTime = &now
+		job.Status.Succeeded = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+		}
+		Expect(w.k.Status().Update(ctx, job)).To(Succeed())
+		if a.member == w.leader {
+			w.elect()
+		}
+	}
+}
+
+// elect moves leadership off the leader: to the first Ready member on the target
+// image, or else to the first other Ready member.
+func (w *upgradeWorld) elect() {
+	GinkgoHelper()
+	var next string
+	for _, name := range w.names {
+		p := w.pods[name]
+		if name == w.leader || p == nil || !podReady(p) {
+			continue
+		}
+		if workload.ContainerImage(&p.Spec) == w.target {
+			next = name
+			break
+		}
+		if next == "" {
+			next = name
+		}
+	}
+	Expect(next).NotTo(BeEmpty(), "no member can take over from %s", w.leader)
+	w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: w.leader, to: next})
+	w.leader, w.election = next, true
+}
+
+// publish makes OpenBao's answers follow the pods: Ready members answer sys/health
+// with the version of their image and are healthy voters in autopilot.
+func (w *upgradeWorld) publish() {
+	st := openbao.AutopilotState{Leader: w.leader, Voters: slices.Clone(w.names), Servers: map[string]openbao.AutopilotServer{}}
+	healthy := 0
+	for i, name := range w.names {
+		p := w.pods[name]
+		ready := p != nil && podReady(p)
+		version := ""
+		if p != nil {
+			img := workload.ContainerImage(&p.Spec)
+			version = img[strings.LastIndex(img, ":")+1:]
+		}
+		if ready {
+			healthy++
+			w.lastIndex[name] = w.index
+			w.bao.SetHealthError(w.addrs[i], nil)
+			w.bao.SetHealth(w.addrs[i], openbao.Health{Initialized: true, Standby: name != w.leader, Version: version})
+		} else {
+			w.bao.SetHealthError(w.addrs[i], errors.New("connection refused"))
+		}
+		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Status: openbao.AutopilotStatusVoter,
+			NodeType: "voter", Version: version, LastIndex: w.lastIndex[name], Healthy: ready}
+		if name == w.leader {
+			srv.Status = openbao.AutopilotStatusLeader
+		} else if w.election {
+			srv.NodeStatus, srv.LastIndex = "left", 0
+		}
+		st.Servers[name] = srv
+	}
+	st.Healthy = healthy == len(w.names) && !w.election
+	st.FailureTolerance = max(0, healthy-(len(w.names)/2+1))
+	w.election = false
+	w.bao.SetAutopilotState(st)
+}
+
+// deletions returns the pod deletions of the reconciler, in order.
+func (w *upgradeWorld) deletions() []worldAction {
+	var out []worldAction
+	for _, a := range w.actions {
+		if a.kind == "delete pod" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// jobs returns the step-down Jobs the reconciler created, in order.
+func (w *upgradeWorld) jobs() []worldAction {
+	var out []worldAction
+	for _, a := range w.actions {
+		if a.kind == "create Job" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
