@@ -121,9 +121,6 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	// the deletion.
 	DescribeTable("holds a deletion while another member is down, when that member failed after the step began",
 		func(failAfter func(ref *upgradeWorld) int, member int32) {
-			Skip("Known bug: rolling.decideReplace (internal/service/upgrade/rolling/decide.go) returns ActionDeletePod " +
-				"without checking QuorumBudget again, so a member that failed after the step began (or while the operator " +
-				"was down) does not hold the deletion. Remove this Skip with the fix.")
 			ref := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d-ref", member), replicas: 3, leader: 1, crashAt: -1})
 			at := failAfter(ref)
 			w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d", member), replicas: 3, leader: 1, crashAt: -1,

@@ -196,6 +196,11 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 		if upgrade.AttemptsExhausted(step) {
 			return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts", step.Pod, step.Attempts))
 		}
+		// The leader's pod is deleted right after its step-down: its quorum budget
+		// must hold now, not only when the step began.
+		if ok, why := QuorumBudget(c, step.Pod); !ok {
+			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to step %s down: %s", step.Pod, why)}
+		}
 		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
 	case upgrade.JobRunning:
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the step-down Job of %s", step.Pod)}
@@ -218,6 +223,9 @@ func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
 		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 			WaitingFor: fmt.Sprintf("%s; retrying the step-down of %s after OpenBao's 10 s cooldown", why, step.Pod)}
 	}
+	if ok, hz := QuorumBudget(in.Cluster, step.Pod); !ok {
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s; waiting to step %s down again: %s", why, step.Pod, hz)}
+	}
 	return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s; asking %s to step down again", why, step.Pod)}
 }
 
@@ -229,6 +237,12 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 			// Leadership came back to a member that still runs the old image: never
 			// delete a leader; hand leadership off first.
 			return Decision{Action: ActionBeginStep, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s became leader again; moving leadership off it first", step.Pod)}
+		}
+		// The budget was checked when the step began, but the deletion comes in a later
+		// pass (after a step-down, or after a restart): another member may have failed
+		// meanwhile. Check again, on this pass's observation, right before acting.
+		if ok, why := QuorumBudget(c, step.Pod); !ok {
+			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to delete %s: %s", step.Pod, why)}
 		}
 		return Decision{Action: ActionDeletePod, Pod: step.Pod, WaitingFor: fmt.Sprintf("deleting %s so it restarts on %s", step.Pod, in.TargetImage)}
 	}

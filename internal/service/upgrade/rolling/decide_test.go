@@ -115,6 +115,11 @@ func TestDecide(t *testing.T) {
 		{name: "delete an old pod", reason: "the intent is persisted; the pod still runs the old image",
 			mutate:     func(in *Input) { in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0) },
 			wantAction: ActionDeletePod, wantPod: "bao-2"},
+		{name: "a member failed after the step began holds the deletion", reason: "invariant 1 is checked on the pass that acts, not only when the step began",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Cluster.Members[0].Healthy = false
+			}, wantAction: ActionWait, wantPod: "bao-2", wantText: "waiting to delete bao-2: voters not healthy: bao-0"},
 		{name: "intent found with its outcome", reason: "after a crash, a pod already on the new image is gated, not deleted again",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
@@ -153,6 +158,19 @@ func TestDecide(t *testing.T) {
 				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 			}, wantAction: ActionStepDown, wantPod: "bao-0"},
+		{name: "a member failed while the leader's step began holds the step-down", reason: "the leader's pod goes right after its step-down: its budget must hold now",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Cluster.Members[2].Healthy = false
+			}, wantAction: ActionWait, wantPod: "bao-0", wantText: "waiting to step bao-0 down: voters not healthy: bao-2"},
+		{name: "a member failed before a step-down retry holds the retry", reason: "the budget is checked before every attempt",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Upgrade.CurrentStep.Attempts = 1
+				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.Cluster.Members[1].Healthy = false
+			}, wantAction: ActionWait, wantText: "waiting to step bao-0 down again: voters not healthy: bao-1"},
 		{name: "step-down verified", reason: "leadership moved to an upgraded member",
 			mutate: func(in *Input) {
 				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
