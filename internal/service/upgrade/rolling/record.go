@@ -9,10 +9,17 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
-// Record writes a decision into the upgrade status, in memory. It is called before
-// the caller performs the decision's external action, so the intent is persisted
-// first (the status is written at the end of the pass; the action runs in the next
-// pass, which finds the intent and, by Decide's idempotence, acts at most once).
+// Record writes a decision into the upgrade status, in memory; the caller writes the
+// status once, at the end of the pass.
+//
+// The intent for a member (BeginStep) is a pass of its own that only writes status,
+// so every disruptive action happens in a later pass that finds its intent persisted.
+// That later pass acts (deletes the pod, creates the step-down Job) and then writes.
+// A crash between the two leaves the action done but not recorded; the next pass
+// recognises its outcome instead of repeating it: a pod that is gone or on the new
+// image is gated, not deleted again (and deletions carry a UID precondition), and a
+// step-down Job has a deterministic name, so creating it again is AlreadyExists. The
+// envtest restart specs crash the operator after every pass to hold this.
 func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 	now := metav1.NewTime(c.Now)
 	switch d.Action {
