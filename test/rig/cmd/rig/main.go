@@ -21,6 +21,7 @@ import (
 
 	"github.com/baokeeper/baokeeper/test/rig"
 	"github.com/baokeeper/baokeeper/test/rig/nodeagent"
+	"github.com/baokeeper/baokeeper/test/rig/s3server"
 )
 
 func main() {
@@ -35,6 +36,8 @@ func main() {
 	switch os.Args[1] {
 	case "up":
 		err = up(os.Args[2:])
+	case "s3":
+		err = s3(os.Args[2:])
 	case "netns-run":
 		var code int
 		code, err = netnsRun(os.Args[2:])
@@ -51,7 +54,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: rig up --dir DIR | rig netns-run [--name N] [--forward ADDR] -- CMD...")
+	fmt.Fprintln(os.Stderr, "usage: rig up --dir DIR | rig s3 --dir DIR --bin S3_BIN --bucket B | rig netns-run [--name N] [--forward ADDR] -- CMD...")
 	os.Exit(2)
 }
 
@@ -59,6 +62,39 @@ func logger() logr.Logger {
 	return funcr.New(func(prefix, args string) {
 		fmt.Fprintf(os.Stderr, "[rig %s] %s %s\n", time.Now().Format("15:04:05"), prefix, args)
 	}, funcr.Options{Verbosity: 1})
+}
+
+// s3 runs the rig's S3 server (test/rig/s3server) until SIGINT or SIGTERM; DIR/ready
+// appears once the buckets exist and an object can be written. Inside the rig's
+// network namespace only: it listens on 127.0.0.1, which pods share.
+func s3(args []string) error {
+	fs := flag.NewFlagSet("s3", flag.ContinueOnError)
+	dir := fs.String("dir", "", "directory for the server's data and logs")
+	bin := fs.String("bin", "", "the S3 server binary (bin/s3server-<hash>)")
+	bucket := fs.String("bucket", "snapshots", "bucket to create")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || *bin == "" {
+		return errors.New("--dir and --bin are required")
+	}
+	if err := rig.RequireInsideNetns(); err != nil {
+		return fmt.Errorf("rig s3 runs inside the rig's network namespace: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	srv, err := s3server.Start(startCtx, *bin, *dir, *bucket)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	if err := os.WriteFile(filepath.Join(*dir, "ready"), []byte(srv.Endpoint+"\n"), 0o644); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
 }
 
 func up(args []string) error {
