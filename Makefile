@@ -74,11 +74,20 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 	go test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e
 
 # E2E_FLAGS passes extra flags to the suite, for example E2E_FLAGS=-ginkgo.focus=rolling.
+# The upgrade benchmark (label bench) is left to make bench-upgrade.
 .PHONY: test-e2e
 test-e2e: rig-bins openbao-bins s3-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace) =="
 	ns=baokeeper-e2e-$$$$; code=0; \
-		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v $(E2E_FLAGS) || code=$$?; \
+		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v -ginkgo.label-filter='!bench' $(E2E_FLAGS) || code=$$?; \
+		hack/check-rig-clean.sh $$ns || code=1; exit $$code
+
+# BENCH_FLAGS passes extra flags to the suite, for example BENCH_FLAGS=-ginkgo.focus='on 3 members'.
+.PHONY: bench-upgrade
+bench-upgrade: rig-bins openbao-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members (needs root).
+	@echo "== upgrade benchmark on the local rig (inside a private network namespace) =="
+	ns=baokeeper-bench-$$$$; code=0; \
+		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 90m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo

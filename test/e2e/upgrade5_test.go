@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -158,7 +159,12 @@ type testCluster struct {
 	ns      string
 	members []string
 	caPEM   []byte
-	ips     map[string]string
+
+	// ips is each member's current pod address. A re-created pod usually gets its
+	// old address back in the rig (the lowest free one), but not when a lower one was
+	// freed meanwhile, so an observer's pod watch keeps it current (setIP).
+	ipsMu sync.Mutex
+	ips   map[string]string
 }
 
 // newTestCluster creates a namespace, the app service account and a cluster of
@@ -201,7 +207,7 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 	for _, m := range tc.members {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, m, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		tc.ips[m] = p.Status.PodIP // a StatefulSet member keeps its address in the rig
+		tc.setIP(m, p.Status.PodIP)
 	}
 	Eventually(func(g Gomega) {
 		st, err := tc.autopilot(ctx)
@@ -247,7 +253,23 @@ func (tc *testCluster) update(ctx context.Context, mutate func(*baov1.OpenBaoClu
 // client talks to one member at its pod IP, verifying its certificate for the
 // member's DNS name.
 func (tc *testCluster) client(m, tok string) *baoapi.Client {
-	return apiClient(tc.caPEM, tc.ips[m], fmt.Sprintf("%s.%s-internal.%s.svc", m, name, tc.ns), tok)
+	return tc.clientAt(m, tc.ip(m), tok)
+}
+
+func (tc *testCluster) clientAt(m, ip, tok string) *baoapi.Client {
+	return apiClient(tc.caPEM, ip, fmt.Sprintf("%s.%s-internal.%s.svc", m, name, tc.ns), tok)
+}
+
+func (tc *testCluster) ip(m string) string {
+	tc.ipsMu.Lock()
+	defer tc.ipsMu.Unlock()
+	return tc.ips[m]
+}
+
+func (tc *testCluster) setIP(m, ip string) {
+	tc.ipsMu.Lock()
+	defer tc.ipsMu.Unlock()
+	tc.ips[m] = ip
 }
 
 // login logs in to the JWT auth method through the first member that answers.
@@ -454,14 +476,20 @@ type upgradeObserver struct {
 	leaders  []string
 	versions []string
 	uids     map[string][]types.UID
-	watchErr error
+	// deletedAt and readyAt are when the pod watch first saw each pod UID marked for
+	// deletion and Ready, as the test's clock reads them (not the server's
+	// second-granular timestamps, and deletionTimestamp is deletion time plus grace).
+	deletedAt map[types.UID]time.Time
+	readyAt   map[types.UID]time.Time
+	watchErr  error
 }
 
 // observe logs in as the app, then starts the pod watch, the leader poller and the
 // writer, and lets them run for 2 s.
 func (tc *testCluster) observe(ctx context.Context) *upgradeObserver {
 	GinkgoHelper()
-	o := &upgradeObserver{w: &writer{}, uids: map[string][]types.UID{}}
+	o := &upgradeObserver{w: &writer{}, uids: map[string][]types.UID{},
+		deletedAt: map[types.UID]time.Time{}, readyAt: map[types.UID]time.Time{}}
 	jwt := token(ctx, tc.ns, appSA)
 	Eventually(func(g Gomega) {
 		tok, err := tc.login(ctx, jwt, "app")
@@ -533,13 +561,26 @@ func (tc *testCluster) observe(ctx context.Context) *upgradeObserver {
 	})
 
 	By("writing a KV entry every 20 ms")
-	clients := []*baoapi.Client{}
-	for _, m := range tc.members {
-		clients = append(clients, tc.client(m, o.tok))
+	// One client per member, made again only when the member's address changes.
+	type memberClient struct {
+		ip string
+		c  *baoapi.Client
+	}
+	byMember := map[string]memberClient{}
+	clients := func() []*baoapi.Client {
+		out := make([]*baoapi.Client, 0, len(tc.members))
+		for _, m := range tc.members {
+			ip := tc.ip(m)
+			if mc, ok := byMember[m]; !ok || mc.ip != ip {
+				byMember[m] = memberClient{ip: ip, c: tc.clientAt(m, ip, o.tok)}
+			}
+			out = append(out, byMember[m].c)
+		}
+		return out
 	}
 	o.wg.Go(func() {
 		defer GinkgoRecover()
-		o.w.run(wctx, func() []*baoapi.Client { return clients })
+		o.w.run(wctx, clients)
 	})
 	time.Sleep(2 * time.Second)
 	return o
@@ -549,10 +590,20 @@ func (o *upgradeObserver) sawPod(tc *testCluster, p *corev1.Pod) {
 	if !slices.Contains(tc.members, p.Name) {
 		return
 	}
+	if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
+		tc.setIP(p.Name, p.Status.PodIP)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !slices.Contains(o.uids[p.Name], p.UID) {
 		o.uids[p.Name] = append(o.uids[p.Name], p.UID)
+	}
+	now := time.Now()
+	if _, seen := o.deletedAt[p.UID]; !seen && p.DeletionTimestamp != nil {
+		o.deletedAt[p.UID] = now
+	}
+	if _, seen := o.readyAt[p.UID]; !seen && p.DeletionTimestamp == nil && isReady(p) {
+		o.readyAt[p.UID] = now
 	}
 }
 
@@ -579,7 +630,10 @@ type upgradeResult struct {
 	leaders  []string
 	versions []string
 	uids     map[string][]types.UID
-	watchErr error
+	// deletedAt and readyAt are the pod timeline (see upgradeObserver).
+	deletedAt map[types.UID]time.Time
+	readyAt   map[types.UID]time.Time
+	watchErr  error
 }
 
 // finish lets the writer run 2 s more, stops everything and reads every acknowledged
@@ -605,7 +659,8 @@ func (o *upgradeObserver) finish(ctx context.Context, tc *testCluster) upgradeRe
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return upgradeResult{acked: len(acked), failed: o.w.failed.Load(), lost: lost, longest: longest,
-		leaders: slices.Clone(o.leaders), versions: slices.Clone(o.versions), uids: o.uids, watchErr: o.watchErr}
+		leaders: slices.Clone(o.leaders), versions: slices.Clone(o.versions), uids: o.uids,
+		deletedAt: maps.Clone(o.deletedAt), readyAt: maps.Clone(o.readyAt), watchErr: o.watchErr}
 }
 
 func (r upgradeResult) report(title string, took time.Duration, extra ...string) {
