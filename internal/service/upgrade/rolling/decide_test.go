@@ -259,3 +259,19 @@ func TestRecordKeepsWhatAFailedStepWaitedFor(t *testing.T) {
 	g.Expect(up.CurrentStep.WaitingFor).To(Equal("waiting for bao-2 to become Ready (initialized and unsealed)"),
 		"the failed step keeps what it waited for, for the next failure message")
 }
+
+func TestSettleTimeSurvivesTheStatusRoundTrip(t *testing.T) {
+	g := NewWithT(t)
+	passed := t0.Add(700 * time.Millisecond)
+	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-2", t0)}
+	c := healthyCluster(3, 0)
+	c.Now = passed
+	Record(up, Decision{Action: ActionGatesPassed, Pod: "bao-2"}, c)
+	// What a later pass reads back: metav1.Time is serialized to the second.
+	b, err := up.CurrentStep.GatesPassedAt.MarshalJSON()
+	g.Expect(err).NotTo(HaveOccurred())
+	var back metav1.Time
+	g.Expect(back.UnmarshalJSON(b)).To(Succeed())
+	g.Expect(back.Time).NotTo(BeTemporally("<", passed), "the settle time never starts before the gates passed")
+	g.Expect(back.Time.Sub(passed)).To(BeNumerically("<", time.Second))
+}

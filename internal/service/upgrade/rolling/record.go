@@ -2,6 +2,7 @@ package rolling
 
 import (
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,7 +40,10 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 	case ActionStepDownVerified:
 		up.CurrentStep.Action = StepReplaceMember
 	case ActionGatesPassed:
-		up.CurrentStep.GatesPassedAt = &now
+		// Status keeps times to the second: round up, so that the settle time read
+		// back from status is never cut short by the lost fraction.
+		passed := metav1.NewTime(ceilSecond(c.Now))
+		up.CurrentStep.GatesPassedAt = &passed
 	case ActionCompleteMember:
 		if !slices.Contains(up.CompletedPods, d.Pod) {
 			up.CompletedPods = append(up.CompletedPods, d.Pod)
@@ -54,4 +58,12 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster) {
 	if up.CurrentStep != nil && d.Action != ActionCompleteMember && d.Action != ActionFail && up.Failure == nil {
 		up.CurrentStep.WaitingFor = d.WaitingFor
 	}
+}
+
+// ceilSecond rounds t up to a whole second.
+func ceilSecond(t time.Time) time.Time {
+	if tr := t.Truncate(time.Second); !tr.Equal(t) {
+		return tr.Add(time.Second)
+	}
+	return t
 }
