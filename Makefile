@@ -91,7 +91,7 @@ bench-upgrade: rig-bins openbao-bins s3-bins rig-build ## Upgrade benchmark on t
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo
-demo: rig-bins openbao-bins rig-build ## Boot the rig, install baokeeper, create a cluster, write and read data.
+demo: rig-bins openbao-bins s3-bins rig-build ## Boot the rig, install baokeeper, create a cluster, write and read data.
 	$(BIN)/rig netns-run --name baokeeper-demo --forward 127.0.0.1:16443 -- hack/demo.sh
 
 .PHONY: test-unit

@@ -15,8 +15,13 @@ say() { printf '\n\033[1m[%3ds] %s\033[0m\n' "$((SECONDS - T0))" "$*"; TIMELINE+
 k() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
 
 RIG_PID=
+S3_PID=
 cleanup() {
   local code=$?
+  if [ -n "$S3_PID" ]; then
+    kill -TERM "$S3_PID" 2>/dev/null || true
+    wait "$S3_PID" 2>/dev/null || true
+  fi
   if [ -n "$RIG_PID" ]; then
     say "Tearing down (pods, then the control plane)"
     kill -TERM "$RIG_PID" 2>/dev/null || true
@@ -42,12 +47,24 @@ sed 's#server: https://10.250.0.1:6443#server: https://127.0.0.1:16443#' "$DIR/k
 say "Rig ready. From another terminal: KUBECONFIG=$DIR/kubeconfig-host $KUBECTL get nodes"
 k get nodes
 
+say "Starting an S3-compatible server (SeaweedFS, built from Go modules) for pre-upgrade snapshots"
+mkdir -p "$DIR/s3"
+"$BIN/rig" s3 --dir "$DIR/s3" --bin "$(ls "$BIN"/s3server-* | head -n1)" --bucket snapshots >"$DIR/s3.log" 2>&1 &
+S3_PID=$!
+until [ -f "$DIR/s3/ready" ]; do
+  kill -0 "$S3_PID" 2>/dev/null || { cat "$DIR/s3.log"; exit 1; }
+  sleep 0.5
+done
+
 say "Installing baokeeper: kubectl apply -k config/default"
 k apply --server-side -k "$ROOT/config/default" >/dev/null
 k -n baokeeper-system rollout status deployment/baokeeper --timeout=120s
 
 say "Creating a 3-member OpenBaoCluster at 2.4.0 (hack/demo/cluster.yaml)"
 k apply --server-side -f "$ROOT/hack/demo/cluster.yaml" >/dev/null
+# The rig's S3 test identity (test/rig/s3server), for the pre-upgrade snapshot.
+k create secret generic demo-s3 -n demo \
+  --from-literal=AWS_ACCESS_KEY_ID=baokeeper-test --from-literal=AWS_SECRET_ACCESS_KEY=baokeeper-test-secret-0123456789 >/dev/null
 
 say "Waiting for it to initialize itself and become Running (kubectl get bao -n demo)"
 last=
@@ -96,7 +113,9 @@ while :; do
   sleep 0.5
 done
 say "Upgraded. Events of the upgrade:"
-k get events -n demo --field-selector involvedObject.kind=OpenBaoCluster -o custom-columns=REASON:.reason,MESSAGE:.message --sort-by=.metadata.creationTimestamp | grep -E "Upgrade|REASON" || true
+k get events -n demo --field-selector involvedObject.kind=OpenBaoCluster -o custom-columns=REASON:.reason,MESSAGE:.message --sort-by=.metadata.creationTimestamp | grep -E "Upgrade|Snapshot|REASON" || true
+say "The pre-upgrade snapshot's receipt (status.lastSnapshot):"
+k get bao -n demo bao -o jsonpath='{.status.lastSnapshot}'; echo
 
 say "Reading the secrets back after the upgrade"
 for i in 1 2 3; do
