@@ -126,20 +126,10 @@ func parseStepDownFlags(args []string, stderr io.Writer) (stepDownFlags, error) 
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	for _, m := range strings.Split(*members, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			f.members = append(f.members, m)
-		}
-	}
-	var missing []string
-	for name, empty := range map[string]bool{
+	f.members = splitMembers(*members)
+	missing := missingFlags(map[string]bool{
 		"--member": f.member == "", "--members": len(f.members) == 0, "--ca-file": f.caFile == "", "--token-file": f.tokenFile == "",
-	} {
-		if empty {
-			missing = append(missing, name)
-		}
-	}
-	slices.Sort(missing)
+	})
 	switch {
 	case len(missing) > 0:
 		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
@@ -149,6 +139,29 @@ func parseStepDownFlags(args []string, stderr io.Writer) (stepDownFlags, error) 
 		return f, fmt.Errorf("--member %s is not one of --members (the first DNS label of each address is its node ID)", f.member)
 	}
 	return f, nil
+}
+
+// missingFlags lists, sorted, the names whose value is missing.
+func missingFlags(empty map[string]bool) []string {
+	var missing []string
+	for name, e := range empty {
+		if e {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// splitMembers splits a comma-separated --members value, dropping empty entries.
+func splitMembers(v string) []string {
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // runStepDown moves leadership off --member, retrying retryable failures for

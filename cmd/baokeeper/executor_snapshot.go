@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,23 +55,13 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	for _, m := range strings.Split(*members, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			f.members = append(f.members, m)
-		}
-	}
+	f.members = splitMembers(*members)
 	f.s3.AccessKeyID, f.s3.SecretAccessKey = getenv(snapshot.EnvAccessKeyID), getenv(snapshot.EnvSecretAccessKey)
-	var missing []string
-	for name, empty := range map[string]bool{
+	missing := missingFlags(map[string]bool{
 		"--members": len(f.members) == 0, "--ca-file": f.caFile == "", "--token-file": f.tokenFile == "",
 		"--s3-endpoint": f.s3.Endpoint == "", "--s3-bucket": f.s3.Bucket == "", "--s3-key": f.key == "",
 		"$" + snapshot.EnvAccessKeyID: f.s3.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: f.s3.SecretAccessKey == "",
-	} {
-		if empty {
-			missing = append(missing, name)
-		}
-	}
-	slices.Sort(missing)
+	})
 	switch {
 	case len(missing) > 0:
 		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))

@@ -29,7 +29,7 @@ func (c *client) withToken(ctx context.Context, what, path string, call func(*ba
 	if err == nil {
 		return nil
 	}
-	if statusCode(err) != http.StatusForbidden {
+	if StatusCode(err) != http.StatusForbidden {
 		return newOpError(action, err, c.readHint(err, path), c.kindsFor(err), token)
 	}
 
@@ -120,7 +120,7 @@ func (c *client) login(ctx context.Context) (string, error) {
 	})
 	if err != nil {
 		kinds := []error{ErrLoginFailed}
-		if statusCode(err) == http.StatusForbidden {
+		if StatusCode(err) == http.StatusForbidden {
 			kinds = append(kinds, ErrPermissionDenied)
 		}
 		return "", newOpError(action, err, c.loginHint(err), kinds, jwt)

@@ -306,7 +306,7 @@ func TestTokensNeverAppearInErrors(t *testing.T) {
 			}
 			// The echo reached the client, so the redaction was exercised.
 			if b.failBody != "" || b.loginBody != "" {
-				g.Expect(err.Error()).To(ContainSubstring(redactedText))
+				g.Expect(err.Error()).To(ContainSubstring(RedactedText))
 			}
 		})
 	}

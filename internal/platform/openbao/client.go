@@ -401,7 +401,7 @@ func mapAutopilotState(in *baoapi.AutopilotState) (*AutopilotState, error) {
 
 // kindsFor returns the sentinels that apply to a failed read.
 func (c *client) kindsFor(err error) []error {
-	switch statusCode(err) {
+	switch StatusCode(err) {
 	case http.StatusForbidden:
 		return []error{ErrPermissionDenied}
 	case http.StatusNotFound:

@@ -32,11 +32,11 @@ var ErrPermissionDenied = errors.New("openbao: permission denied")
 // Raft integrated storage.
 var ErrNotFound = errors.New("openbao: not found")
 
-// redactedText replaces every secret found in an error message.
-const redactedText = "[redacted]"
+// RedactedText replaces every secret found in an error message.
+const RedactedText = "[redacted]"
 
-// maxServerText bounds how much server-supplied text goes into one error.
-const maxServerText = 512
+// MaxServerText bounds how much server-supplied text goes into one error.
+const MaxServerText = 512
 
 // opError is the error type every Client method returns. Its message has all
 // known secrets removed. Unwrap exposes the sentinels that apply and, only if
@@ -59,7 +59,7 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 		msg += "; " + hint
 	}
 	all := append([]error(nil), kinds...)
-	if containsAny(cause.Error(), secrets) {
+	if ContainsAny(cause.Error(), secrets) {
 		// Keep the cause out of reach: callers could print it. Keep only
 		// what they need to branch on.
 		for _, ctxErr := range []error{context.DeadlineExceeded, context.Canceled} {
@@ -70,7 +70,7 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 	} else {
 		all = append(all, cause)
 	}
-	return &opError{msg: redact(msg, secrets...), kinds: all}
+	return &opError{msg: Redact(msg, secrets...), kinds: all}
 }
 
 // wrapOpError prefixes an error that is already redacted (for example a login
@@ -88,21 +88,24 @@ func describe(cause error, secrets ...string) string {
 	switch {
 	case errors.As(cause, &re):
 		s := fmt.Sprintf("OpenBao answered HTTP %d", re.StatusCode)
-		if text := statusText(re, secrets...); text != "" {
+		if text := StatusText(re, secrets...); text != "" {
 			s += " (" + text + ")"
 		}
 		return s
 	case errors.Is(cause, ErrNotFound):
 		return "OpenBao returned no data (HTTP 404)"
 	default:
-		return oneLine(redact(cause.Error(), secrets...))
+		return OneLine(Redact(cause.Error(), secrets...))
 	}
 }
 
-func statusText(re *baoapi.ResponseError, secrets ...string) string {
+// StatusText is the server's error text of an api ResponseError, secrets removed
+// and each message cut to one line of at most MaxServerText characters; the HTTP
+// status text when the server said nothing.
+func StatusText(re *baoapi.ResponseError, secrets ...string) string {
 	parts := make([]string, 0, len(re.Errors))
 	for _, e := range re.Errors {
-		if e = oneLine(redact(e, secrets...)); e != "" {
+		if e = OneLine(Redact(e, secrets...)); e != "" {
 			parts = append(parts, e)
 		}
 	}
@@ -112,24 +115,28 @@ func statusText(re *baoapi.ResponseError, secrets ...string) string {
 	return strings.Join(parts, "; ")
 }
 
-func oneLine(s string) string {
+// OneLine folds server-supplied text to one line of at most MaxServerText
+// characters. Remove secrets first (Redact): a cut can leave a prefix of one.
+func OneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxServerText {
-		s = s[:maxServerText] + "..."
+	if len(s) > MaxServerText {
+		s = s[:MaxServerText] + "..."
 	}
 	return s
 }
 
-func redact(s string, secrets ...string) string {
+// Redact replaces every non-empty secret in s with RedactedText.
+func Redact(s string, secrets ...string) string {
 	for _, secret := range secrets {
 		if secret != "" {
-			s = strings.ReplaceAll(s, secret, redactedText)
+			s = strings.ReplaceAll(s, secret, RedactedText)
 		}
 	}
 	return s
 }
 
-func containsAny(s string, secrets []string) bool {
+// ContainsAny reports whether s contains one of the non-empty secrets.
+func ContainsAny(s string, secrets []string) bool {
 	for _, secret := range secrets {
 		if secret != "" && strings.Contains(s, secret) {
 			return true
@@ -138,8 +145,8 @@ func containsAny(s string, secrets []string) bool {
 	return false
 }
 
-// statusCode returns the HTTP status of an api ResponseError, or 0.
-func statusCode(err error) int {
+// StatusCode returns the HTTP status of an api ResponseError, or 0.
+func StatusCode(err error) int {
 	var re *baoapi.ResponseError
 	if errors.As(err, &re) {
 		return re.StatusCode
@@ -163,7 +170,7 @@ func (c *client) readHint(cause error, path string) string {
 	if hint := c.transportHint(cause); hint != "" {
 		return hint
 	}
-	switch code := statusCode(cause); {
+	switch code := StatusCode(cause); {
 	case code == http.StatusForbidden:
 		return fmt.Sprintf("check that the policies of role %q on auth/%s allow read on %s",
 			c.cfg.Role, c.authMount, path)
@@ -182,7 +189,7 @@ func (c *client) loginHint(cause error) string {
 	if hint := c.transportHint(cause); hint != "" {
 		return hint
 	}
-	switch statusCode(cause) {
+	switch StatusCode(cause) {
 	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
 		return fmt.Sprintf("check that a JWT auth method is enabled at auth/%s, that role %q exists there, "+
 			"and that its bound_audiences and bound_claims match the service-account token in %s",

@@ -13,7 +13,7 @@ import (
 // first half of it must not survive the cut.
 func TestRedactBeforeShortening(t *testing.T) {
 	secret := "s.SECRETTOKENVALUE0123456789abcdef"
-	padding := strings.Repeat("x", maxServerText-len(secret)/2)
+	padding := strings.Repeat("x", MaxServerText-len(secret)/2)
 	cases := []struct {
 		name   string
 		reason string

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
 // clientToken returns a cached token that is not within 20% of its TTL of
@@ -111,7 +113,7 @@ func (c *client) loginHint(cause error) string {
 	if h := c.transportHint(cause); h != "" {
 		return h
 	}
-	switch statusCode(cause) {
+	switch openbao.StatusCode(cause) {
 	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
 		return fmt.Sprintf("check that a JWT auth method is enabled at auth/%s, that role %q exists there, "+
 			"and that its bound_audiences and bound_subject match the service-account token in %s",

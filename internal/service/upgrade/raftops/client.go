@@ -523,7 +523,7 @@ func (c *client) hint(cause error, path string) string {
 	if h := c.transportHint(cause); h != "" {
 		return h
 	}
-	switch statusCode(cause) {
+	switch openbao.StatusCode(cause) {
 	case http.StatusForbidden:
 		return fmt.Sprintf("check that the policy of role %q on auth/%s allows %s", c.cfg.Role, c.authMount, path)
 	case http.StatusServiceUnavailable:

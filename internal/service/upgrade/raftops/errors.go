@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	baoapi "github.com/openbao/openbao/api/v2"
+
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
 // ErrAlreadyMoved reports that the member asked to give up leadership is not
@@ -117,7 +119,7 @@ func isFatal(err error) bool {
 	if errors.As(err, &se) && !retryableStatus(se.code) {
 		return true
 	}
-	if code := statusCode(err); code != 0 && !retryableStatus(code) {
+	if code := openbao.StatusCode(err); code != 0 && !retryableStatus(code) {
 		return true
 	}
 	var m classMarker
@@ -150,8 +152,8 @@ func isRetryable(err error) bool {
 	switch {
 	case errors.As(err, &se):
 		return retryableStatus(se.code)
-	case statusCode(err) != 0:
-		return retryableStatus(statusCode(err))
+	case openbao.StatusCode(err) != 0:
+		return retryableStatus(openbao.StatusCode(err))
 	case errors.As(err, &m):
 		return m.class == ClassRetryable
 	case errors.As(err, &netErr) && netErr.Timeout():
@@ -206,12 +208,6 @@ type classMarker struct{ class Class }
 
 func (m classMarker) Error() string { return "error class " + m.class.String() }
 
-// redactedText replaces every secret found in an error message.
-const redactedText = "[redacted]"
-
-// maxServerText bounds how much server-supplied text goes into one error.
-const maxServerText = 512
-
 // opError is the error type the client returns. Its message has every known
 // secret removed. Unwrap exposes the sentinels that apply, a statusError for
 // HTTP errors and, only if its text holds no secret, the original cause.
@@ -234,12 +230,12 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 	all := append([]error(nil), kinds...)
 	var re *baoapi.ResponseError
 	if errors.As(cause, &re) {
-		all = append(all, &statusError{code: re.StatusCode, text: statusText(re, secrets)})
+		all = append(all, &statusError{code: re.StatusCode, text: openbao.StatusText(re, secrets...)})
 		if re.StatusCode == http.StatusInternalServerError && strings.Contains(strings.Join(re.Errors, " "), "local node not active") {
 			all = append(all, ErrNotActive)
 		}
 	}
-	if containsAny(cause.Error(), secrets) {
+	if openbao.ContainsAny(cause.Error(), secrets) {
 		// Keep the cause out of reach, since callers may print it; keep what
 		// they need to branch on.
 		all = append(all, classMarker{class: Classify(cause)})
@@ -251,12 +247,12 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 	} else {
 		all = append(all, cause)
 	}
-	return &opError{msg: redact(msg, secrets...), kinds: all}
+	return &opError{msg: openbao.Redact(msg, secrets...), kinds: all}
 }
 
 // kindsFor returns the sentinels that apply to a failed request.
 func kindsFor(err error) []error {
-	switch statusCode(err) {
+	switch openbao.StatusCode(err) {
 	case http.StatusForbidden:
 		return []error{ErrPermissionDenied}
 	case http.StatusBadRequest:
@@ -273,58 +269,10 @@ func describe(cause error, secrets []string) string {
 	var re *baoapi.ResponseError
 	if errors.As(cause, &re) {
 		s := fmt.Sprintf("OpenBao answered HTTP %d", re.StatusCode)
-		if text := statusText(re, secrets); text != "" {
+		if text := openbao.StatusText(re, secrets...); text != "" {
 			s += " (" + text + ")"
 		}
 		return s
 	}
-	return oneLine(redact(cause.Error(), secrets...))
-}
-
-func statusText(re *baoapi.ResponseError, secrets []string) string {
-	parts := make([]string, 0, len(re.Errors))
-	for _, e := range re.Errors {
-		if e = oneLine(redact(e, secrets...)); e != "" {
-			parts = append(parts, e)
-		}
-	}
-	if len(parts) == 0 {
-		return strings.ToLower(http.StatusText(re.StatusCode))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxServerText {
-		s = s[:maxServerText] + "..."
-	}
-	return s
-}
-
-func redact(s string, secrets ...string) string {
-	for _, secret := range secrets {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, redactedText)
-		}
-	}
-	return s
-}
-
-func containsAny(s string, secrets []string) bool {
-	for _, secret := range secrets {
-		if secret != "" && strings.Contains(s, secret) {
-			return true
-		}
-	}
-	return false
-}
-
-// statusCode returns the HTTP status of an api ResponseError, or 0.
-func statusCode(err error) int {
-	var re *baoapi.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return 0
+	return openbao.OneLine(openbao.Redact(cause.Error(), secrets...))
 }
