@@ -71,36 +71,7 @@ var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", 
 	var caPEM []byte
 
 	BeforeAll(func(ctx SpecContext) {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: upNS}})).To(Succeed())
-		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: upNS}})).To(Succeed())
-		three := int32(3)
-		settle := metav1.Duration{Duration: 2 * time.Second}
-		c := &baov1.OpenBaoCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: upNS},
-			Spec: baov1.OpenBaoClusterSpec{
-				Version:  "2.4.0",
-				Replicas: &three,
-				Upgrade: baov1.UpgradeSpec{
-					PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
-					Rolling:            baov1.RollingUpdateSpec{SettleTime: &settle},
-				},
-				Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
-					{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},
-					{Name: "app-policy", Path: "sys/policies/acl/app", Data: raw(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
-					{Name: "app-role", Path: "auth/baokeeper-jwt/role/app", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + upNS + `:` + appSA + `","bound_audiences":["baokeeper"],"token_policies":["app"],"token_ttl":"30m","token_max_ttl":"30m"}`)},
-				}},
-			},
-		}
-		Expect(k8s.Create(ctx, c)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := &baov1.OpenBaoCluster{}
-			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name}, got)).To(Succeed())
-			g.Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning))
-			g.Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
-		}, bringUp, pollEvery).Should(Succeed())
-		s := &corev1.Secret{}
-		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: upNS, Name: name + "-tls"}, s)).To(Succeed())
-		caPEM = s.Data["ca.crt"]
+		caPEM = newTestCluster(ctx, upNS, 3).caPEM
 	}, NodeTimeout(bringUp+time.Minute))
 
 	It("keeps every acknowledged write, changes leader exactly once, onto the new version", func(ctx SpecContext) {

@@ -75,7 +75,8 @@ func NewStore(cfg S3Config) (*Store, error) {
 func (s *Store) Reachable(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.cfg.Bucket)
 	if err != nil {
-		return fmt.Errorf("failed to reach bucket %s at %s: %w", s.cfg.Bucket, s.cfg.Endpoint, err)
+		return fmt.Errorf("failed to reach bucket %s at %s (check spec.upgrade.preUpgradeSnapshot.s3.endpoint and the credentials Secret): %w",
+			s.cfg.Bucket, s.cfg.Endpoint, err)
 	}
 	if !ok {
 		return fmt.Errorf("bucket %s does not exist at %s: create it, or fix spec.upgrade.preUpgradeSnapshot.s3.bucket", s.cfg.Bucket, s.cfg.Endpoint)
