@@ -131,10 +131,8 @@ func TransferLeadership(ctx context.Context, c Client, members []string, expecte
 	if len(members) == 0 {
 		return Result{}, errors.New("invalid members: the list of member API addresses is empty")
 	}
-	for _, m := range members {
-		if err := validateAddress(m); err != nil {
-			return Result{}, fmt.Errorf("invalid member address %q: %w", m, err)
-		}
+	if err := validateMembers(members); err != nil {
+		return Result{}, err
 	}
 	if expectedLeader == "" {
 		return Result{}, errors.New("invalid expected leader: it is empty; name the member to step down")
@@ -151,26 +149,12 @@ func TransferLeadership(ctx context.Context, c Client, members []string, expecte
 	}
 	t.deadline = t.clk.Now().Add(opts.RetryFor)
 
-	for attempt := 1; ; attempt++ {
-		res, err := t.attempt(ctx)
-		if err == nil {
-			return res, nil
-		}
-		if Classify(err) != ClassRetryable || ctx.Err() != nil {
-			return Result{}, err
-		}
-		if !t.clk.Now().Add(opts.RetryInterval).Before(t.deadline) {
-			if opts.RetryFor == 0 {
-				return Result{}, err
-			}
-			return Result{}, fmt.Errorf("failed to move leadership off %s within %s (%d attempts): %w",
-				expectedLeader, opts.RetryFor, attempt, err)
-		}
-		t.log.V(1).Info("Retrying the leadership transfer", "attempt", attempt, "reason", err.Error())
-		if werr := t.sleep(ctx, opts.RetryInterval); werr != nil {
-			return Result{}, fmt.Errorf("failed to move leadership off %s: %w", expectedLeader, errors.Join(err, werr))
-		}
+	rp := retryPolicy{clk: t.clk, deadline: t.deadline, retryFor: opts.RetryFor, interval: opts.RetryInterval, log: t.log}
+	res, err := retryWithin(ctx, rp, "move leadership off "+expectedLeader, t.attempt)
+	if err != nil {
+		return Result{}, err
 	}
+	return res, nil
 }
 
 // transfer is the state of one TransferLeadership call.
@@ -189,11 +173,6 @@ type transfer struct {
 	// cooldown.
 	lastSent  map[string]time.Time
 	stepDowns int
-}
-
-// node is a confirmed active node.
-type node struct {
-	id, addr string
 }
 
 // attempt runs one pass: find the active node, step it down if it is the
@@ -299,88 +278,12 @@ func (t *transfer) awaitNewLeader(ctx context.Context, old node) (Result, error)
 	}
 }
 
-// FindActive returns the node ID and member address of the active node (the
-// leader), found by asking the members' sys/leader in order and confirmed on the
-// active node's own address. The error wraps ErrNoLeader when none is confirmed.
-func FindActive(ctx context.Context, c Client, members []string) (id, addr string, err error) {
-	for _, m := range members {
-		if err := validateAddress(m); err != nil {
-			return "", "", fmt.Errorf("invalid member address %q: %w", m, err)
-		}
-	}
-	t := &transfer{c: c, members: members}
-	n, err := t.findActive(ctx)
-	return n.id, n.addr, err
-}
-
-// findActive asks the members in order for the active node and confirms it on
-// the active node's own address.
+// findActive finds and confirms the active node among the members.
 func (t *transfer) findActive(ctx context.Context) (node, error) {
-	var errs []error
-	for _, m := range t.members {
-		l, err := t.c.Leader(ctx, m)
-		if err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if l.LeaderAddress == "" {
-			errs = append(errs, fmt.Errorf("%s names no active node", m))
-			continue
-		}
-		id := NodeID(l.LeaderAddress)
-		addr := t.memberAddress(l.LeaderAddress)
-		if l.IsSelf && addr == m {
-			return node{id: id, addr: addr}, nil
-		}
-		h, err := t.c.Health(ctx, addr)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case !h.Initialized || h.Sealed || h.Standby:
-			errs = append(errs, fmt.Errorf("%w: %s, named active by %s, reports initialized=%t sealed=%t standby=%t",
-				ErrNotActive, addr, m, h.Initialized, h.Sealed, h.Standby))
-		default:
-			return node{id: id, addr: addr}, nil
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return node{}, fmt.Errorf("%w: %w", ErrNoLeader, errors.Join(errs...))
-}
-
-// memberAddress maps an active node's advertised API address to the member
-// address the caller gave for the same node, so that requests go where the
-// caller can reach and verify; an unknown node keeps its advertised address.
-func (t *transfer) memberAddress(advertised string) string {
-	id := NodeID(advertised)
-	for _, m := range t.members {
-		if m == advertised {
-			return m
-		}
-	}
-	for _, m := range t.members {
-		if id != "" && NodeID(m) == id {
-			return m
-		}
-	}
-	return advertised
+	return findActive(ctx, t.c, t.members)
 }
 
 // sleep waits for d on the injected clock, or until ctx ends.
 func (t *transfer) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := t.clk.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C():
-		return nil
-	}
+	return sleep(ctx, t.clk, d)
 }
