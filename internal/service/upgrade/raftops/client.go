@@ -36,6 +36,10 @@ const (
 	pathStepDown       = "sys/step-down"
 	pathAutopilotState = "sys/storage/raft/autopilot/state"
 	pathSnapshot       = "sys/storage/raft/snapshot"
+	pathRaftConfig     = "sys/storage/raft/configuration"
+	pathRaftPromote    = "sys/storage/raft/promote"
+	pathRaftDemote     = "sys/storage/raft/demote"
+	pathRaftRemovePeer = "sys/storage/raft/remove-peer"
 )
 
 // Client is what the executor needs from OpenBao. Every method addresses one
@@ -66,6 +70,38 @@ type Client interface {
 	// reports the Raft index and term the snapshot contains. Only ctx bounds it,
 	// since a snapshot may be large.
 	Snapshot(ctx context.Context, addr string, w io.Writer) (SnapshotInfo, error)
+	// RaftConfiguration reads sys/storage/raft/configuration from addr: the
+	// Raft peers with their node IDs, voter flags and which one leads.
+	RaftConfiguration(ctx context.Context, addr string) (*openbao.RaftConfiguration, error)
+	// Promote asks autopilot, through the active node at addr, to make nodeID
+	// a voter (sys/storage/raft/promote). It only takes the node off the list
+	// of permanent non-voters: autopilot promotes it seconds later, so read
+	// the configuration back. "server is not a non-voter" is ErrNotNonVoter.
+	Promote(ctx context.Context, addr, nodeID string) error
+	// Demote asks autopilot, through the active node at addr, to make nodeID
+	// a non-voter (sys/storage/raft/demote); applied seconds later, like
+	// Promote. "server is already a non-voter" is ErrAlreadyNonVoter.
+	Demote(ctx context.Context, addr, nodeID string) error
+	// RemovePeer removes nodeID from the Raft configuration through the
+	// active node at addr (sys/storage/raft/remove-peer).
+	RemovePeer(ctx context.Context, addr, nodeID string) error
+}
+
+// MembershipClient is what PromoteMember and RemoveMember need: finding the
+// active node, reading the Raft configuration and changing it. Client is one.
+type MembershipClient interface {
+	// Leader is Client.Leader.
+	Leader(ctx context.Context, addr string) (*openbao.Leader, error)
+	// Health is Client.Health.
+	Health(ctx context.Context, addr string) (*openbao.Health, error)
+	// RaftConfiguration is Client.RaftConfiguration.
+	RaftConfiguration(ctx context.Context, addr string) (*openbao.RaftConfiguration, error)
+	// Promote is Client.Promote.
+	Promote(ctx context.Context, addr, nodeID string) error
+	// Demote is Client.Demote.
+	Demote(ctx context.Context, addr, nodeID string) error
+	// RemovePeer is Client.RemovePeer.
+	RemovePeer(ctx context.Context, addr, nodeID string) error
 }
 
 // Dialer opens network connections; *net.Dialer is one.
@@ -376,6 +412,85 @@ func (c *client) Snapshot(ctx context.Context, addr string, w io.Writer) (Snapsh
 	return SnapshotInfo{Bytes: cw.n, Index: meta.Index, Term: meta.Term}, err
 }
 
+// raftConfigurationData is the data of a sys/storage/raft/configuration
+// answer.
+type raftConfigurationData struct {
+	Config *struct {
+		Servers []struct {
+			NodeID  string `json:"node_id"`
+			Address string `json:"address"`
+			Leader  bool   `json:"leader"`
+			Voter   bool   `json:"voter"`
+		} `json:"servers"`
+	} `json:"config"`
+}
+
+// RaftConfiguration implements Client.
+func (c *client) RaftConfiguration(ctx context.Context, addr string) (*openbao.RaftConfiguration, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	action := fmt.Sprintf("failed to read the Raft configuration from %s", addr)
+	var out *openbao.RaftConfiguration
+	err := c.withToken(ctx, action, addr, pathRaftConfig, func(cl *baoapi.Client) error {
+		secret, err := cl.Logical().ReadWithContext(ctx, pathRaftConfig)
+		if err != nil {
+			return err
+		}
+		if secret == nil || secret.Data == nil { // the api client turns 404 into (nil, nil)
+			return fmt.Errorf("OpenBao returned no data (HTTP 404); %s requires Raft integrated storage", pathRaftConfig)
+		}
+		// Data holds generic JSON; a round trip decodes it into typed fields.
+		raw, err := json.Marshal(secret.Data)
+		if err != nil {
+			return fmt.Errorf("failed to re-encode the answer: %w", err)
+		}
+		var data raftConfigurationData
+		if err := json.Unmarshal(raw, &data); err != nil {
+			return fmt.Errorf("failed to decode the answer: %w", err)
+		}
+		if data.Config == nil {
+			return errors.New("the answer has no config")
+		}
+		out = &openbao.RaftConfiguration{Servers: make([]openbao.RaftServer, 0, len(data.Config.Servers))}
+		for _, s := range data.Config.Servers {
+			out.Servers = append(out.Servers, openbao.RaftServer{NodeID: s.NodeID, Address: s.Address, Leader: s.Leader, Voter: s.Voter})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Promote implements Client.
+func (c *client) Promote(ctx context.Context, addr, nodeID string) error {
+	return c.writeServerID(ctx, "promote", addr, pathRaftPromote, nodeID)
+}
+
+// Demote implements Client.
+func (c *client) Demote(ctx context.Context, addr, nodeID string) error {
+	return c.writeServerID(ctx, "demote", addr, pathRaftDemote, nodeID)
+}
+
+// RemovePeer implements Client.
+func (c *client) RemovePeer(ctx context.Context, addr, nodeID string) error {
+	return c.writeServerID(ctx, "remove", addr, pathRaftRemovePeer, nodeID)
+}
+
+// writeServerID sends {"server_id": nodeID} to path on addr.
+func (c *client) writeServerID(ctx context.Context, verb, addr, path, nodeID string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	action := fmt.Sprintf("failed to %s Raft peer %q through %s", verb, nodeID, addr)
+	if nodeID == "" {
+		return fmt.Errorf("%s: invalid node ID: it is empty", action)
+	}
+	return c.withToken(ctx, action, addr, path, func(cl *baoapi.Client) error {
+		_, err := cl.Logical().WriteWithContext(ctx, path, map[string]any{"server_id": nodeID})
+		return err
+	})
+}
+
 // SnapshotInfo describes a snapshot that was streamed.
 type SnapshotInfo struct {
 	// Bytes is the size of the archive.
@@ -528,6 +643,10 @@ func (c *client) hint(cause error, path string) string {
 		return fmt.Sprintf("check that the policy of role %q on auth/%s allows %s", c.cfg.Role, c.authMount, path)
 	case http.StatusServiceUnavailable:
 		return "check whether the node is sealed or the cluster has no active node"
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		if path == pathRaftPromote || path == pathRaftDemote {
+			return fmt.Sprintf("%s exists from OpenBao 2.2 on", path)
+		}
 	}
 	return ""
 }

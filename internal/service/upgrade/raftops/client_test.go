@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -182,6 +183,108 @@ func TestClientStepDown(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring(notActiveText))
 }
 
+func TestClientRaftConfiguration(t *testing.T) {
+	g := NewWithT(t)
+	f := newFakeCluster(t, 3)
+	f.set(func(f *fakeCluster) { f.active = 1; f.addNonVoter("bao-3") })
+	c := f.newTestClient(t, tokenFile(t, jwtA))
+
+	cfg, err := c.RaftConfiguration(context.Background(), f.addrs[1])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Servers).To(Equal([]openbao.RaftServer{
+		{NodeID: "bao-0", Address: "bao-0.bao-internal.ns.svc:8201", Voter: true},
+		{NodeID: "bao-1", Address: "bao-1.bao-internal.ns.svc:8201", Leader: true, Voter: true},
+		{NodeID: "bao-2", Address: "bao-2.bao-internal.ns.svc:8201", Voter: true},
+		{NodeID: "bao-3", Address: "bao-3.bao-internal.ns.svc:8201"},
+	}))
+	g.Expect(f.logins()).To(Equal(1), "the configuration needs a token")
+}
+
+// TestClientMembershipRequests checks what each request sends and how the
+// answers OpenBao gives are sorted.
+func TestClientMembershipRequests(t *testing.T) {
+	tests := []struct {
+		reason    string
+		setup     func(f *fakeCluster)
+		call      func(ctx context.Context, c *client, f *fakeCluster) error
+		wantCall  membershipCall
+		wantIs    error
+		wantClass Class
+	}{
+		{
+			reason:    "promote sends the server ID to the addressed node",
+			setup:     func(f *fakeCluster) { f.addNonVoter("bao-3") },
+			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-3") },
+			wantCall:  membershipCall{op: "promote", node: "bao-0", id: "bao-3", status: http.StatusNoContent},
+			wantClass: ClassNone,
+		},
+		{
+			reason:    "'server is not a non-voter' is ErrNotNonVoter, benign for the request",
+			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-2") },
+			wantCall:  membershipCall{op: "promote", node: "bao-0", id: "bao-2", status: http.StatusInternalServerError, voter: true},
+			wantIs:    ErrNotNonVoter,
+			wantClass: ClassBenign,
+		},
+		{
+			reason:    "demote sends the server ID",
+			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Demote(ctx, f.addrs[0], "bao-2") },
+			wantCall:  membershipCall{op: "demote", node: "bao-0", id: "bao-2", status: http.StatusNoContent, voter: true},
+			wantClass: ClassNone,
+		},
+		{
+			reason:    "'server is already a non-voter' is ErrAlreadyNonVoter, benign for the request",
+			setup:     func(f *fakeCluster) { f.nonVoters["bao-2"] = true },
+			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Demote(ctx, f.addrs[0], "bao-2") },
+			wantCall:  membershipCall{op: "demote", node: "bao-0", id: "bao-2", status: http.StatusInternalServerError, voter: true},
+			wantIs:    ErrAlreadyNonVoter,
+			wantClass: ClassBenign,
+		},
+		{
+			reason: "remove-peer sends the server ID",
+			call: func(ctx context.Context, c *client, f *fakeCluster) error {
+				return c.RemovePeer(ctx, f.addrs[0], "bao-2")
+			},
+			wantCall:  membershipCall{op: "remove-peer", node: "bao-0", id: "bao-2", status: http.StatusNoContent, voter: true},
+			wantClass: ClassNone,
+		},
+		{
+			reason: "a standby that is not active: retryable ErrNotActive",
+			call: func(ctx context.Context, c *client, f *fakeCluster) error {
+				return c.RemovePeer(ctx, f.addrs[1], "bao-2")
+			},
+			wantCall:  membershipCall{op: "remove-peer", node: "bao-1", id: "bao-2", status: http.StatusInternalServerError, voter: true},
+			wantIs:    ErrNotActive,
+			wantClass: ClassRetryable,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			f := newFakeCluster(t, 3)
+			if tt.setup != nil {
+				f.set(tt.setup)
+			}
+			c := f.newTestClient(t, tokenFile(t, jwtA))
+			err := tt.call(context.Background(), c, f)
+			g.Expect(Classify(err)).To(Equal(tt.wantClass), "%s: %v", tt.reason, err)
+			if tt.wantIs != nil {
+				g.Expect(errors.Is(err, tt.wantIs)).To(BeTrue(), "%s: %v is not %v", tt.reason, err, tt.wantIs)
+			}
+			g.Expect(f.membershipRequests()).To(Equal([]membershipCall{tt.wantCall}), tt.reason)
+		})
+	}
+
+	t.Run("an empty node ID is refused before anything is sent", func(t *testing.T) {
+		g := NewWithT(t)
+		f := newFakeCluster(t, 1)
+		c := f.newTestClient(t, tokenFile(t, jwtA))
+		err := c.Promote(context.Background(), f.addrs[0], "")
+		g.Expect(err).To(MatchError(ContainSubstring("invalid node ID: it is empty")))
+		g.Expect(Classify(err)).To(Equal(ClassFatal))
+		g.Expect(f.logins()).To(BeZero())
+	})
+}
+
 func TestClientSnapshot(t *testing.T) {
 	tests := []struct {
 		reason     string
@@ -322,6 +425,16 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.StepDown(ctx, f.addrs[0]) },
 			wantClass: ClassRetryable,
 			wantIs:    []error{ErrNotActive},
+		},
+		{
+			reason: "a promote that fails and echoes the client token",
+			setup: func(f *fakeCluster) {
+				f.membershipScript = []int{http.StatusInternalServerError}
+				f.scriptBody = "request with token %TOKEN% failed: server is not a non-voter"
+			},
+			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-0") },
+			wantClass: ClassBenign,
+			wantIs:    []error{ErrNotNonVoter},
 		},
 		{
 			reason: "autopilot state refused twice, echoing the token each time",

@@ -56,21 +56,67 @@ var ErrBadRequest = errors.New("raftops: bad request")
 // non-empty SHA256SUMS.sealed file: the server failed midstream. Retry.
 var ErrIncompleteSnapshot = errors.New("raftops: incomplete snapshot")
 
+// ErrNotNonVoter reports OpenBao's answer "server is not a non-voter" to a
+// promote: the node is not on autopilot's list of permanent non-voters, so a
+// promote has nothing to lift. The answer says nothing about the node's voter
+// flag (it may be a voter already, a promotion may be pending, or it may have
+// joined normally and wait for autopilot), so the caller reads the Raft
+// configuration back and decides from that. Benign for the request itself.
+var ErrNotNonVoter = errors.New("raftops: the server is not a non-voter")
+
+// ErrAlreadyNonVoter reports OpenBao's answer "server is already a non-voter"
+// to a demote: the node is on autopilot's list of permanent non-voters
+// already, so a demotion is pending or done. As for ErrNotNonVoter, the caller
+// reads the Raft configuration back. Benign for the request itself.
+var ErrAlreadyNonVoter = errors.New("raftops: the server is already a non-voter")
+
+// ErrNotJoined reports that the member to promote is not in the Raft
+// configuration: it has not joined. Joining is the member's own doing (its
+// retry_join), so waiting inside one executor Job does not help. Fatal.
+var ErrNotJoined = errors.New("raftops: the member is not in the Raft configuration")
+
+// ErrRemovingLeader reports that the member to remove is the active node.
+// Demoting or removing a leader is not a leadership transfer: OpenBao either
+// ignores it or steps down after committing the change, and an uncontrolled
+// election follows. The leader must step down first. Fatal.
+var ErrRemovingLeader = errors.New("raftops: the member is the active node and must step down before it is removed")
+
+// ErrNotApplied reports that a requested promotion, demotion or removal did
+// not show in the Raft configuration within the wait. Autopilot applies
+// promotions and demotions asynchronously, in later reconcile rounds; retry.
+var ErrNotApplied = errors.New("raftops: the membership change was not applied in time")
+
+// answerKinds maps texts of OpenBao error answers to the sentinels they stand
+// for. Only the decision to read state back depends on them, never an outcome.
+var answerKinds = []struct {
+	text string
+	kind error
+}{
+	{text: "local node not active", kind: ErrNotActive},
+	{text: "server is not a non-voter", kind: ErrNotNonVoter},
+	{text: "server is already a non-voter", kind: ErrAlreadyNonVoter},
+}
+
 // Class says what a caller should do about an error.
 type Class int
 
 const (
 	// ClassNone is the class of a nil error.
 	ClassNone Class = iota
-	// ClassBenign means the goal already holds; nothing is left to do.
+	// ClassBenign means the goal already holds, or the request has nothing
+	// to do (a promote of a node that is not a permanent non-voter, a demote
+	// of one that is): nothing is left to request, though a caller that
+	// verifies reads the state back.
 	ClassBenign
 	// ClassRetryable means a transient condition: an election in progress, a
 	// node that is not (or no longer) active, a 5xx or 429 answer, a refused or
-	// reset connection, a timeout. The same request may succeed later.
+	// reset connection, a timeout, a membership change autopilot has not
+	// applied yet. The same request may succeed later.
 	ClassRetryable
 	// ClassFatal means retrying will not help: permission denied (403), a bad
 	// request (400) or another 4xx, a failed TLS verification, an unreadable
-	// token file, invalid input, or an error nobody anticipated.
+	// token file, invalid input, a member to promote that has not joined, a
+	// member to remove that leads, or an error nobody anticipated.
 	ClassFatal
 )
 
@@ -101,7 +147,7 @@ func Classify(err error) Class {
 	switch {
 	case err == nil:
 		return ClassNone
-	case errors.Is(err, ErrAlreadyMoved):
+	case errors.Is(err, ErrAlreadyMoved), errors.Is(err, ErrNotNonVoter), errors.Is(err, ErrAlreadyNonVoter):
 		return ClassBenign
 	case isFatal(err):
 		return ClassFatal
@@ -112,8 +158,10 @@ func Classify(err error) Class {
 }
 
 func isFatal(err error) bool {
-	if errors.Is(err, ErrPermissionDenied) || errors.Is(err, ErrBadRequest) {
-		return true
+	for _, target := range []error{ErrPermissionDenied, ErrBadRequest, ErrNotJoined, ErrRemovingLeader} {
+		if errors.Is(err, target) {
+			return true
+		}
 	}
 	var se *statusError
 	if errors.As(err, &se) && !retryableStatus(se.code) {
@@ -131,7 +179,7 @@ func isFatal(err error) bool {
 
 func isRetryable(err error) bool {
 	for _, target := range []error{
-		ErrNotActive, ErrNoLeader, ErrLeaderUnchanged, ErrIncompleteSnapshot,
+		ErrNotActive, ErrNoLeader, ErrLeaderUnchanged, ErrIncompleteSnapshot, ErrNotApplied,
 		context.DeadlineExceeded, context.Canceled,
 		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
 		syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ETIMEDOUT,
@@ -231,9 +279,7 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 	var re *baoapi.ResponseError
 	if errors.As(cause, &re) {
 		all = append(all, &statusError{code: re.StatusCode, text: openbao.StatusText(re, secrets...)})
-		if re.StatusCode == http.StatusInternalServerError && strings.Contains(strings.Join(re.Errors, " "), "local node not active") {
-			all = append(all, ErrNotActive)
-		}
+		all = append(all, answerSentinels(re)...)
 	}
 	if openbao.ContainsAny(cause.Error(), secrets) {
 		// Keep the cause out of reach, since callers may print it; keep what
@@ -248,6 +294,25 @@ func newOpError(action string, cause error, hint string, kinds []error, secrets 
 		all = append(all, cause)
 	}
 	return &opError{msg: openbao.Redact(msg, secrets...), kinds: all}
+}
+
+// answerSentinels returns the sentinels the error texts of an HTTP error
+// answer stand for. "local node not active" counts only on a 500, the status
+// OpenBao gives it; the membership answers count whatever the status, since
+// OpenBao versions differ in it.
+func answerSentinels(re *baoapi.ResponseError) []error {
+	text := strings.Join(re.Errors, " ")
+	var out []error
+	for _, a := range answerKinds {
+		if !strings.Contains(text, a.text) {
+			continue
+		}
+		if errors.Is(a.kind, ErrNotActive) && re.StatusCode != http.StatusInternalServerError {
+			continue
+		}
+		out = append(out, a.kind)
+	}
+	return out
 }
 
 // kindsFor returns the sentinels that apply to a failed request.

@@ -63,6 +63,13 @@ func TestClassify(t *testing.T) {
 		{reason: "not the active node", err: ErrNotActive, want: ClassRetryable},
 		{reason: "a snapshot cut short", err: ErrIncompleteSnapshot, want: ClassRetryable},
 
+		{reason: "promote: 'server is not a non-voter' asks for a read-back, not a retry", err: httpErr(500, "server is not a non-voter"), want: ClassBenign},
+		{reason: "demote: 'server is already a non-voter', whatever the status", err: httpErr(400, "server is already a non-voter"), want: ClassBenign},
+		{reason: "a member that has not joined", err: fmt.Errorf("x: %w", ErrNotJoined), want: ClassFatal},
+		{reason: "removing the leader is refused", err: fmt.Errorf("x: %w", ErrRemovingLeader), want: ClassFatal},
+		{reason: "autopilot has not applied the change yet", err: fmt.Errorf("x: %w", ErrNotApplied), want: ClassRetryable},
+		{reason: "'local node not active' counts only on a 500", err: httpErr(400, notActiveText), want: ClassFatal},
+
 		{reason: "an unknown CA will not become known", err: transportErr(x509.UnknownAuthorityError{}), want: ClassFatal},
 		{reason: "a host name the certificate does not cover", err: transportErr(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "10.0.0.1"}), want: ClassFatal},
 		{reason: "fatal wins over retryable in one error", err: errors.Join(httpErr(403), context.DeadlineExceeded), want: ClassFatal},

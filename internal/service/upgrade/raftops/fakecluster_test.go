@@ -22,6 +22,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,47 @@ type fakeCluster struct {
 
 	snapshot []byte
 	requests map[string]int
+
+	// peers is the Raft configuration in join order; every member starts as
+	// a voter.
+	peers []raftPeer
+	// nonVoters is autopilot's list of permanent non-voters.
+	nonVoters map[string]bool
+	// due is when autopilot applies the voter flag a peer should have (not
+	// on nonVoters: voter) if it differs; a peer without an entry waits.
+	due map[string]time.Time
+	// promoteDelay and demoteDelay are how long autopilot takes to apply a
+	// promote or a demote.
+	promoteDelay, demoteDelay time.Duration
+	// autopilotStalled keeps autopilot from applying anything.
+	autopilotStalled bool
+	// membershipCalls records every promote, demote and remove-peer request
+	// that carried a valid token.
+	membershipCalls []membershipCall
+	// forbidMembership answers 403 to promote, demote and remove-peer.
+	forbidMembership bool
+	// membershipScript answers the next membership requests (after the token
+	// check) with these statuses and scriptBody.
+	membershipScript []int
+	// onConfigRead runs, under mu, before the n-th configuration read
+	// (counting from 1) is answered.
+	onConfigRead func(f *fakeCluster, n int)
+}
+
+// raftPeer is one server of the fake Raft configuration.
+type raftPeer struct {
+	id    string
+	voter bool
+}
+
+// membershipCall is one promote, demote or remove-peer request.
+type membershipCall struct {
+	op     string // promote, demote, remove-peer
+	node   string // the node that received the request
+	id     string // the server_id sent
+	status int
+	// voter is whether the server_id was a voter when the request arrived.
+	voter bool
 }
 
 func newFakeCluster(t *testing.T, members int) *fakeCluster {
@@ -131,6 +173,10 @@ func newFakeCluster(t *testing.T, members int) *fakeCluster {
 		valid:         map[string]bool{},
 		snapshot:      snapshotArchive(t, true),
 		requests:      map[string]int{},
+		nonVoters:     map[string]bool{},
+		due:           map[string]time.Time{},
+		promoteDelay:  40 * time.Millisecond,
+		demoteDelay:   80 * time.Millisecond,
 	}
 	f.next = func(i int) int { return (i + 1) % len(f.names) }
 	for i := range members {
@@ -138,6 +184,7 @@ func newFakeCluster(t *testing.T, members int) *fakeCluster {
 		host := fmt.Sprintf("%s.%s.%s.svc:%d", name, testHeadless, testNamespace, workload.APIPort)
 		f.names = append(f.names, name)
 		f.addrs = append(f.addrs, "https://"+host)
+		f.peers = append(f.peers, raftPeer{id: name, voter: true})
 
 		mux := http.NewServeMux()
 		f.routes(mux, i)
@@ -251,6 +298,12 @@ func (f *fakeCluster) routes(mux *http.ServeMux, i int) {
 	mux.HandleFunc("POST /v1/sys/step-down", func(w http.ResponseWriter, r *http.Request) { f.stepDown(w, r, i) })
 	mux.HandleFunc("GET /v1/sys/storage/raft/autopilot/state", func(w http.ResponseWriter, r *http.Request) { f.autopilot(w, r, i) })
 	mux.HandleFunc("GET /v1/sys/storage/raft/snapshot", func(w http.ResponseWriter, r *http.Request) { f.snapshotHandler(w, r, i) })
+	mux.HandleFunc("GET /v1/sys/storage/raft/configuration", func(w http.ResponseWriter, r *http.Request) { f.raftConfiguration(w, r) })
+	for _, op := range []string{"promote", "demote", "remove-peer"} {
+		handler := func(w http.ResponseWriter, r *http.Request) { f.membership(w, r, i, op) }
+		mux.HandleFunc("PUT /v1/sys/storage/raft/"+op, handler)
+		mux.HandleFunc("POST /v1/sys/storage/raft/"+op, handler)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -465,6 +518,137 @@ func (f *fakeCluster) snapshotHandler(w http.ResponseWriter, r *http.Request, i 
 			fl.Flush()
 		}
 		data = data[n:]
+	}
+}
+
+// addNonVoter adds a peer that joined as a permanent non-voter (retry_join
+// with retry_join_as_non_voter), as green members and new scale-up members do.
+func (f *fakeCluster) addNonVoter(id string) {
+	f.peers = append(f.peers, raftPeer{id: id})
+	f.nonVoters[id] = true
+}
+
+// settle applies, as autopilot would in its reconcile rounds, every voter
+// flag that is due. A peer on the non-voter list should not vote, any other
+// should. A demotion of the leader waits until it no longer leads: OpenBao
+// 2.4 keeps a demoted leader a voter until it steps down. The caller holds mu.
+func (f *fakeCluster) settle(now time.Time) {
+	if f.autopilotStalled {
+		return
+	}
+	for i := range f.peers {
+		p := &f.peers[i]
+		want := !f.nonVoters[p.id]
+		at, ok := f.due[p.id]
+		if p.voter == want || !ok || now.Before(at) {
+			continue
+		}
+		if !want && f.active >= 0 && f.names[f.active] == p.id {
+			continue
+		}
+		p.voter = want
+		delete(f.due, p.id)
+	}
+}
+
+// peerList returns the Raft configuration after settling it.
+func (f *fakeCluster) peerList() []raftPeer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settle(time.Now())
+	return append([]raftPeer(nil), f.peers...)
+}
+
+func (f *fakeCluster) membershipRequests() []membershipCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]membershipCall(nil), f.membershipCalls...)
+}
+
+func (f *fakeCluster) raftConfiguration(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests["configuration"]++
+	if !f.authorized(w, r) {
+		return
+	}
+	if f.onConfigRead != nil {
+		f.onConfigRead(f, f.requests["configuration"])
+	}
+	f.settle(time.Now())
+	leader := ""
+	if f.active >= 0 {
+		leader = f.names[f.active]
+	}
+	// Any member answers with the same configuration: a standby forwards the
+	// read to the active node.
+	servers := make([]map[string]any, 0, len(f.peers))
+	for _, p := range f.peers {
+		servers = append(servers, map[string]any{
+			"node_id": p.id, "address": fmt.Sprintf("%s.%s.%s.svc:8201", p.id, testHeadless, testNamespace),
+			"leader": p.id == leader, "protocol_version": "3", "voter": p.voter,
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"config": map[string]any{"index": 0, "servers": servers}}})
+}
+
+// membership answers promote, demote and remove-peer as OpenBao 2.4 with
+// autopilot does: promote and demote only change the non-voter list, and
+// autopilot applies the voter flag later.
+func (f *fakeCluster) membership(w http.ResponseWriter, r *http.Request, i int, op string) {
+	var body struct {
+		ServerID string `json:"server_id"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests[op]++
+	if !f.authorized(w, r) {
+		return
+	}
+	now := time.Now()
+	f.settle(now)
+	call := membershipCall{op: op, node: f.names[i], id: body.ServerID}
+	if p := slices.IndexFunc(f.peers, func(p raftPeer) bool { return p.id == body.ServerID }); p >= 0 {
+		call.voter = f.peers[p].voter
+	}
+	answer := func(status int, msgs ...string) {
+		call.status = status
+		f.membershipCalls = append(f.membershipCalls, call)
+		if status == http.StatusNoContent {
+			w.WriteHeader(status)
+			return
+		}
+		writeErrors(w, status, msgs...)
+	}
+	switch {
+	case f.forbidMembership:
+		answer(http.StatusForbidden, "permission denied")
+	case len(f.membershipScript) > 0:
+		status := f.membershipScript[0]
+		f.membershipScript = f.membershipScript[1:]
+		answer(status, strings.ReplaceAll(f.scriptBody, "%TOKEN%", r.Header.Get("X-Vault-Token")))
+	case f.active != i:
+		answer(http.StatusInternalServerError, notActiveText)
+	case body.ServerID == "":
+		answer(http.StatusBadRequest, "no server id provided")
+	case op == "promote" && !f.nonVoters[body.ServerID]:
+		answer(http.StatusInternalServerError, "server is not a non-voter")
+	case op == "promote":
+		delete(f.nonVoters, body.ServerID)
+		f.due[body.ServerID] = now.Add(f.promoteDelay)
+		answer(http.StatusNoContent)
+	case op == "demote" && f.nonVoters[body.ServerID]:
+		answer(http.StatusInternalServerError, "server is already a non-voter")
+	case op == "demote":
+		f.nonVoters[body.ServerID] = true
+		f.due[body.ServerID] = now.Add(f.demoteDelay)
+		answer(http.StatusNoContent)
+	default: // remove-peer takes effect at once, and unknown IDs are no error
+		f.peers = slices.DeleteFunc(f.peers, func(p raftPeer) bool { return p.id == body.ServerID })
+		delete(f.nonVoters, body.ServerID)
+		delete(f.due, body.ServerID)
+		answer(http.StatusNoContent)
 	}
 }
 
