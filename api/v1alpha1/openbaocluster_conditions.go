@@ -76,6 +76,9 @@ const (
 	ReasonSpecAccepted Reason = "SpecAccepted"
 	// ReasonStrategyNotSupported means the requested strategy is not carried out by this release.
 	ReasonStrategyNotSupported Reason = "StrategyNotSupported"
+	// ReasonInvalidDuration means a duration field does not parse or is out of range
+	// (an object stored before the API server validated durations).
+	ReasonInvalidDuration Reason = "InvalidDuration"
 )
 
 // Reasons of the TLSReady condition.

@@ -1,7 +1,11 @@
 package v1alpha1
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -20,6 +24,14 @@ const (
 	DefaultCertificateDuration = 90 * 24 * time.Hour
 	// DefaultRenewBefore renews operator-issued certificates this long before expiry.
 	DefaultRenewBefore = 30 * 24 * time.Hour
+	// DefaultStepTimeout bounds one member's step of a rolling upgrade.
+	DefaultStepTimeout = 10 * time.Minute
+	// DefaultSettleTime is waited after a member passed every gate.
+	DefaultSettleTime = 10 * time.Second
+	// DefaultMinSyncDuration is how long green stays healthy before promotion.
+	DefaultMinSyncDuration = time.Minute
+	// DefaultValidationHookTimeout bounds the blue-green validation hook.
+	DefaultValidationHookTimeout = 5 * time.Minute
 )
 
 // GetReplicas returns spec.replicas or its default.
@@ -64,18 +76,18 @@ func (c *OpenBaoCluster) GetStorageSize() resource.Quantity {
 
 // GetCertificateDuration returns spec.tls.certificateDuration or its default.
 func (c *OpenBaoCluster) GetCertificateDuration() time.Duration {
-	if c.Spec.TLS.CertificateDuration == nil || c.Spec.TLS.CertificateDuration.Duration <= 0 {
-		return DefaultCertificateDuration
+	if d := DurationOr(c.Spec.TLS.CertificateDuration, DefaultCertificateDuration); d > 0 {
+		return d
 	}
-	return c.Spec.TLS.CertificateDuration.Duration
+	return DefaultCertificateDuration
 }
 
 // GetRenewBefore returns spec.tls.renewBefore or its default, capped at two thirds of
 // the certificate's lifetime so that a short-lived certificate is not renewed in a loop.
 func (c *OpenBaoCluster) GetRenewBefore() time.Duration {
 	d := DefaultRenewBefore
-	if c.Spec.TLS.RenewBefore != nil && c.Spec.TLS.RenewBefore.Duration > 0 {
-		d = c.Spec.TLS.RenewBefore.Duration
+	if v := DurationOr(c.Spec.TLS.RenewBefore, DefaultRenewBefore); v > 0 {
+		d = v
 	}
 	if limit := c.GetCertificateDuration() * 2 / 3; d > limit {
 		d = limit
@@ -86,4 +98,103 @@ func (c *OpenBaoCluster) GetRenewBefore() time.Duration {
 // UpgradeInProgress reports whether status.upgrade is set.
 func (c *OpenBaoCluster) UpgradeInProgress() bool {
 	return c.Status.Upgrade != nil
+}
+
+// DurationOf returns d as a *Duration, for code that builds objects in memory.
+func DurationOf(d time.Duration) *Duration {
+	v := Duration(d.String())
+	return &v
+}
+
+// Parse returns the duration, or an error that says how to write it. Go's unitless
+// "0" is refused like any other number without a unit, as the API server does.
+func (d Duration) Parse() (time.Duration, error) {
+	s := string(d)
+	if s == "" || s == "0" || strings.IndexFunc(s, unicode.IsLetter) < 0 {
+		return 0, fmt.Errorf("%q is not a duration with a unit: write it like 10s or 5m (units: ns, us, ms, s, m, h)", s)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration with a unit: write it like 10s or 5m (units: ns, us, ms, s, m, h)", s)
+	}
+	return v, nil
+}
+
+// DurationField is one duration field of the spec, by its path.
+type DurationField struct {
+	// Path is the field's JSON path, for example spec.upgrade.rolling.settleTime.
+	Path string
+	// Value is the field; nil when unset.
+	Value *Duration
+	// Default is what an unset field means.
+	Default time.Duration
+	// AllowZero says whether 0s makes sense for the field (no wait).
+	AllowZero bool
+}
+
+// DurationFields lists every duration field of the spec with its default.
+func (c *OpenBaoCluster) DurationFields() []DurationField {
+	u := &c.Spec.Upgrade
+	var hookTimeout *Duration
+	if u.BlueGreen.ValidationHook != nil {
+		hookTimeout = u.BlueGreen.ValidationHook.Timeout
+	}
+	return []DurationField{
+		{Path: "spec.upgrade.rolling.stepTimeout", Value: u.Rolling.StepTimeout, Default: DefaultStepTimeout},
+		{Path: "spec.upgrade.rolling.settleTime", Value: u.Rolling.SettleTime, Default: DefaultSettleTime, AllowZero: true},
+		{Path: "spec.upgrade.preUpgradeSnapshot.maxAge", Value: u.PreUpgradeSnapshot.MaxAge},
+		{Path: "spec.upgrade.blueGreen.minSyncDuration", Value: u.BlueGreen.MinSyncDuration, Default: DefaultMinSyncDuration, AllowZero: true},
+		{Path: "spec.upgrade.blueGreen.validationHook.timeout", Value: hookTimeout, Default: DefaultValidationHookTimeout},
+		{Path: "spec.tls.certificateDuration", Value: c.Spec.TLS.CertificateDuration, Default: DefaultCertificateDuration},
+		{Path: "spec.tls.renewBefore", Value: c.Spec.TLS.RenewBefore, Default: DefaultRenewBefore},
+	}
+}
+
+// ValidateDurations checks every duration field as the API server does, for objects
+// stored before it did. The error names each bad field and says how to write it.
+func (c *OpenBaoCluster) ValidateDurations() error {
+	var errs []error
+	for _, f := range c.DurationFields() {
+		if f.Value == nil {
+			continue
+		}
+		d, err := f.Value.Parse()
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s %w", f.Path, err))
+		case d < 0 || (d == 0 && !f.AllowZero):
+			errs = append(errs, fmt.Errorf("%s %q must be greater than 0s, for example %s", f.Path, string(*f.Value), exampleFor(f)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func exampleFor(f DurationField) string {
+	if f.Default > 0 {
+		return f.Default.String()
+	}
+	return "1h"
+}
+
+// DurationOr returns the parsed duration of f, or def when it is unset. An invalid
+// value also gives def: callers that act on durations check ValidateDurations first.
+func DurationOr(d *Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	v, err := d.Parse()
+	if err != nil || v < 0 {
+		return def
+	}
+	return v
+}
+
+// GetStepTimeout returns spec.upgrade.rolling.stepTimeout or its default.
+func (c *OpenBaoCluster) GetStepTimeout() time.Duration {
+	return DurationOr(c.Spec.Upgrade.Rolling.StepTimeout, DefaultStepTimeout)
+}
+
+// GetSettleTime returns spec.upgrade.rolling.settleTime or its default; 0s is kept.
+func (c *OpenBaoCluster) GetSettleTime() time.Duration {
+	return DurationOr(c.Spec.Upgrade.Rolling.SettleTime, DefaultSettleTime)
 }

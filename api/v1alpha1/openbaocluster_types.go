@@ -18,6 +18,17 @@ const (
 	BlueGreenStrategy UpgradeStrategyType = "BlueGreen"
 )
 
+// Duration is a length of time written as a Go duration string with a unit, for
+// example "10s", "5m" or "1h30m".
+//
+// Unlike metav1.Duration it decodes any string: a value that the API server stored
+// before it validated durations (or that reached etcd around validation) keeps its
+// text, and baokeeper refuses that one cluster with SpecValid=False naming the field,
+// instead of failing to list, and so to serve, every cluster of the installation.
+// Parse it with Parse.
+// +kubebuilder:validation:MaxLength=32
+type Duration string
+
 // SnapshotPolicy says when a Raft snapshot is taken before an upgrade.
 // +kubebuilder:validation:Enum=Always;IfOlderThan;Never
 type SnapshotPolicy string
@@ -160,7 +171,9 @@ type PreUpgradeSnapshotSpec struct {
 
 	// maxAge is how old a reusable snapshot may be under IfOlderThan.
 	// +optional
-	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.preUpgradeSnapshot.maxAge must be a duration with a unit, for example 1h (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.preUpgradeSnapshot.maxAge must be greater than 0s, for example 1h"
+	MaxAge *Duration `json:"maxAge,omitempty"`
 
 	// s3 is the S3-compatible object store that receives the snapshot.
 	// +optional
@@ -204,12 +217,16 @@ type RollingUpdateSpec struct {
 	// gate passing. A member that does not pass in time fails the upgrade.
 	// +optional
 	// +kubebuilder:default="10m"
-	StepTimeout *metav1.Duration `json:"stepTimeout,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rolling.stepTimeout must be a duration with a unit, for example 10m (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.rolling.stepTimeout must be greater than 0s, for example 10m"
+	StepTimeout *Duration `json:"stepTimeout,omitempty"`
 
 	// settleTime is waited after a member passed every gate, before the next one starts.
 	// +optional
 	// +kubebuilder:default="10s"
-	SettleTime *metav1.Duration `json:"settleTime,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rolling.settleTime must be a duration with a unit, for example 10s (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('0s')",message="spec.upgrade.rolling.settleTime must not be negative; use 0s for no wait, or for example 10s"
+	SettleTime *Duration `json:"settleTime,omitempty"`
 
 	// maxLagEntries is how far behind the leader's Raft index a restarted voter may be
 	// and still count as caught up.
@@ -229,7 +246,9 @@ type BlueGreenSpec struct {
 	// minSyncDuration is how long green must stay healthy as non-voters before promotion.
 	// +optional
 	// +kubebuilder:default="1m"
-	MinSyncDuration *metav1.Duration `json:"minSyncDuration,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.blueGreen.minSyncDuration must be a duration with a unit, for example 1m (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('0s')",message="spec.upgrade.blueGreen.minSyncDuration must not be negative; use 0s for no wait, or for example 1m"
+	MinSyncDuration *Duration `json:"minSyncDuration,omitempty"`
 
 	// validationHook is a Job run against green before promotion.
 	// +optional
@@ -268,7 +287,9 @@ type ValidationHookSpec struct {
 	// timeout bounds the Job.
 	// +optional
 	// +kubebuilder:default="5m"
-	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.blueGreen.validationHook.timeout must be a duration with a unit, for example 5m (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.blueGreen.validationHook.timeout must be greater than 0s, for example 5m"
+	Timeout *Duration `json:"timeout,omitempty"`
 }
 
 // AutoRollbackSpec says when a blue-green upgrade rolls back on its own.
@@ -300,12 +321,16 @@ type TLSSpec struct {
 	// certificateDuration is the lifetime of operator-issued serving certificates.
 	// +optional
 	// +kubebuilder:default="2160h"
-	CertificateDuration *metav1.Duration `json:"certificateDuration,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.tls.certificateDuration must be a duration with a unit, for example 2160h (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.tls.certificateDuration must be greater than 0s, for example 2160h"
+	CertificateDuration *Duration `json:"certificateDuration,omitempty"`
 
 	// renewBefore renews an operator-issued serving certificate this long before it expires.
 	// +optional
 	// +kubebuilder:default="720h"
-	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.tls.renewBefore must be a duration with a unit, for example 720h (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.tls.renewBefore must be greater than 0s, for example 720h"
+	RenewBefore *Duration `json:"renewBefore,omitempty"`
 }
 
 // SealSpec configures unsealing.

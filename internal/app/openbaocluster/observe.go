@@ -48,6 +48,8 @@ type pass struct {
 
 	decision *upgrade.Decision
 	refusal  string
+	// refusalReason is the SpecValid reason of a refusal.
+	refusalReason baov1.Reason
 	// blocked says why the pass stopped without a spec problem (for example a missing seal key).
 	blocked     string
 	tlsReason   baov1.Reason

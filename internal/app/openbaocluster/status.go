@@ -74,7 +74,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	if p.refusal != "" {
-		set(baov1.ConditionSpecValid, false, baov1.Reason(p.decision.Reason), p.refusal)
+		set(baov1.ConditionSpecValid, false, refusalReason(p), p.refusal)
 	} else if p.decision != nil {
 		set(baov1.ConditionSpecValid, true, baov1.ReasonSpecAccepted, "spec.version and spec.image passed the version and image policy")
 	}
@@ -147,10 +147,6 @@ func versionChangePending(c *baov1.OpenBaoCluster) string {
 	cur := c.Status.CurrentVersion
 	if cur == "" || c.Status.Upgrade != nil || normalizeVersion(c.Spec.Version) == cur {
 		return ""
-	}
-	if c.GetStrategy() == baov1.BlueGreenStrategy {
-		return fmt.Sprintf("spec.version %s differs from the running %s, but spec.upgrade.strategy BlueGreen is not carried out by this release: set it to RollingUpdate; the cluster keeps running %s",
-			normalizeVersion(c.Spec.Version), cur, cur)
 	}
 	return fmt.Sprintf("spec.version %s differs from the running %s; waiting for the upgrade manager to plan the change", normalizeVersion(c.Spec.Version), cur)
 }
@@ -234,3 +230,14 @@ func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notR
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// refusalReason is the SpecValid reason of the pass's refusal.
+func refusalReason(p *pass) baov1.Reason {
+	if p.refusalReason != "" {
+		return p.refusalReason
+	}
+	if p.decision != nil {
+		return baov1.Reason(p.decision.Reason)
+	}
+	return baov1.ReasonSpecRefused
+}

@@ -2,13 +2,11 @@ package openbaocluster_test
 
 import (
 	"context"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,15 +29,15 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(got.Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 		Expect(got.Spec.Upgrade.Strategy).To(Equal(baov1.RollingUpdateStrategy))
 		Expect(got.Spec.Upgrade.PreUpgradeSnapshot.Policy).To(Equal(baov1.SnapshotAlways))
-		Expect(got.Spec.Upgrade.Rolling.StepTimeout).To(HaveValue(Equal(metav1.Duration{Duration: 10 * time.Minute})))
-		Expect(got.Spec.Upgrade.Rolling.SettleTime).To(HaveValue(Equal(metav1.Duration{Duration: 10 * time.Second})))
+		Expect(got.Spec.Upgrade.Rolling.StepTimeout).To(HaveValue(Equal(baov1.Duration("10m"))))
+		Expect(got.Spec.Upgrade.Rolling.SettleTime).To(HaveValue(Equal(baov1.Duration("10s"))))
 		Expect(got.Spec.Upgrade.Rolling.MaxLagEntries).To(HaveValue(BeEquivalentTo(1000)))
 		Expect(got.Spec.Upgrade.BlueGreen.MaxJobFailures).To(HaveValue(BeEquivalentTo(3)))
 		Expect(got.Spec.Seal.Type).To(Equal(baov1.StaticSeal))
 		Expect(got.Spec.Raft.PerformanceMultiplier).To(HaveValue(BeEquivalentTo(1)))
 		Expect(got.Spec.Storage.Size).NotTo(BeNil())
 		Expect(got.Spec.Storage.Size.String()).To(Equal("1Gi"))
-		Expect(got.Spec.TLS.RenewBefore).To(HaveValue(Equal(metav1.Duration{Duration: 720 * time.Hour})))
+		Expect(got.Spec.TLS.RenewBefore).To(HaveValue(Equal(baov1.Duration("720h"))))
 	})
 
 	DescribeTable("accepts valid versions",

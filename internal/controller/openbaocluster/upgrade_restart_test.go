@@ -168,8 +168,8 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 			Upgrade: baov1.UpgradeSpec{
 				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
 				Rolling: baov1.RollingUpdateSpec{
-					SettleTime:  &metav1.Duration{Duration: time.Second},
-					StepTimeout: &metav1.Duration{Duration: time.Minute},
+					SettleTime:  baov1.DurationOf(time.Second),
+					StepTimeout: baov1.DurationOf(time.Minute),
 				},
 			},
 		},

@@ -40,6 +40,10 @@ const (
 	// reference. It is refused here so the mistake shows up on the resource
 	// instead of as pods stuck in InvalidImageName.
 	ReasonInvalidImage PolicyReason = "InvalidImage"
+
+	// ReasonFloatingImage: spec.image has no tag, or the tag latest, and no
+	// digest, so what a member runs could change whenever it restarts.
+	ReasonFloatingImage PolicyReason = "FloatingImage"
 )
 
 // Warning reasons, set in [Warning.Reason]. A warning never refuses a
@@ -400,10 +404,21 @@ func checkImage(req VersionRequest, desired *version.Version) (PolicyReason, str
 			"spec.image %q is not a valid image reference (%v); set it to REPOSITORY[:TAG][@DIGEST], for example %s, "+
 				"or leave it empty to use the default image", req.Image, err, exampleImage(desired))
 	}
+	if digest == "" && (tag == "" || tag == "latest") {
+		// A tag that moves (no tag means latest) lets a member that restarts
+		// for any reason pull another build, outside any upgrade.
+		what := "has no tag"
+		if tag != "" {
+			what = "is tagged latest"
+		}
+		return ReasonFloatingImage, fmt.Sprintf(
+			"spec.image %q %s, so a member that restarts could pull another build outside any upgrade; "+
+				"pin it to a version tag such as %s or a digest (@sha256:...), or leave spec.image empty", req.Image, what, exampleImage(desired))
+	}
 	if tag == "" {
-		// No tag, or a digest only. A digest pins the exact content, and
-		// there is no version written in it to compare with spec.version,
-		// so the user is trusted to have pinned the right build.
+		// A digest only. It pins the exact content, and there is no version
+		// written in it to compare with spec.version, so the user is trusted
+		// to have pinned the right build.
 		return "", ""
 	}
 	tagVersion, err := ParseVersion(tag)

@@ -259,14 +259,20 @@ func TestEvaluateVersion(t *testing.T) {
 		},
 		{
 			name:   "registry with port and no tag",
-			reason: "5000/openbao/openbao is not a tag; an untagged image is accepted",
+			reason: "5000/openbao/openbao is not a tag; an untagged image means latest, which floats, and is refused",
 			req:    upgrade.VersionRequest{Desired: "2.4.0", Image: "registry:5000/openbao/openbao"},
-			want:   want{allowed: true},
+			want:   want{reason: upgrade.ReasonFloatingImage, message: []string{`spec.image "registry:5000/openbao/openbao" has no tag`, "openbao/openbao:2.4.0"}},
 		},
 		{
 			name:   "latest tag",
-			reason: "non-version tags carry no version to compare and are accepted",
+			reason: "latest moves: a member restarting for any reason could pull another build",
 			req:    upgrade.VersionRequest{Desired: "2.4.0", Image: "openbao/openbao:latest"},
+			want:   want{reason: upgrade.ReasonFloatingImage, message: []string{"is tagged latest", "pin it to a version tag"}},
+		},
+		{
+			name:   "digest only",
+			reason: "a digest pins the content even without a tag",
+			req:    upgrade.VersionRequest{Desired: "2.4.0", Image: "openbao/openbao@" + sha256Digest},
 			want:   want{allowed: true},
 		},
 		{

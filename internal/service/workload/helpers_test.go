@@ -54,11 +54,11 @@ func withCustomSeal(stanza string) func(*baov1.OpenBaoCluster) {
 }
 
 func withCertificateDuration(d time.Duration) func(*baov1.OpenBaoCluster) {
-	return func(c *baov1.OpenBaoCluster) { c.Spec.TLS.CertificateDuration = &metav1.Duration{Duration: d} }
+	return func(c *baov1.OpenBaoCluster) { c.Spec.TLS.CertificateDuration = baov1.DurationOf(d) }
 }
 
 func withRenewBefore(d time.Duration) func(*baov1.OpenBaoCluster) {
-	return func(c *baov1.OpenBaoCluster) { c.Spec.TLS.RenewBefore = &metav1.Duration{Duration: d} }
+	return func(c *baov1.OpenBaoCluster) { c.Spec.TLS.RenewBefore = baov1.DurationOf(d) }
 }
 
 // withExtraRequest appends a self-initialization request; data is raw JSON ("" for none).

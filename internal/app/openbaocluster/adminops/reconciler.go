@@ -83,6 +83,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
 		return ctrl.Result{}, nil
 	}
+	if ref := upgrade.CheckSpec(c); ref != nil {
+		// The workload reconciler reports the refusal (SpecValid=False); nothing
+		// disruptive starts or goes on until the spec is fixed.
+		ctrl.LoggerFrom(ctx).V(1).Info("Holding operations: the spec is refused", "reason", string(ref.Reason))
+		return ctrl.Result{}, nil
+	}
 	return r.reconcileUpgrade(ctx, c, obs)
 }
 

@@ -88,8 +88,8 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	in := rolling.Input{
 		Upgrade: up, Cluster: obs, TargetImage: up.TargetImage, TargetVersion: up.TargetVersion,
 		TemplateImage: workload.ContainerImage(&sts.Spec.Template.Spec), Paused: c.Spec.Upgrade.Paused,
-		StepTimeout: durationOr(c.Spec.Upgrade.Rolling.StepTimeout, 10*time.Minute),
-		SettleTime:  durationOr(c.Spec.Upgrade.Rolling.SettleTime, 10*time.Second),
+		StepTimeout: c.GetStepTimeout(),
+		SettleTime:  c.GetSettleTime(),
 		MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
 	}
 	if up.CurrentStep != nil && up.CurrentStep.Action == rolling.StepTransferLeadership && up.CurrentStep.Attempts > 0 {
@@ -289,13 +289,6 @@ func (r *Reconciler) executorImage(c *baov1.OpenBaoCluster) string {
 		return c.Spec.Upgrade.Executor.Image
 	}
 	return r.ExecutorImage
-}
-
-func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
-	if d == nil || d.Duration <= 0 {
-		return def
-	}
-	return d.Duration
 }
 
 func valueOr(v *int64, def int64) int64 {

@@ -105,7 +105,7 @@ func Decide(in Input) Decision {
 		if r := reusable(in); r != nil {
 			return Decision{Action: ActionReuse, Receipt: r,
 				WaitingFor: fmt.Sprintf("reusing the snapshot %s taken at %s (younger than maxAge %s)",
-					r.Location, r.TakenAt.UTC().Format(time.RFC3339), in.Spec.MaxAge.Duration)}
+					r.Location, r.TakenAt.UTC().Format(time.RFC3339), string(*in.Spec.MaxAge))}
 		}
 		if in.Paused {
 			return Decision{Action: ActionHold, WaitingFor: "paused by spec.upgrade.paused before the pre-upgrade snapshot; no member was touched"}
@@ -169,7 +169,8 @@ func reusable(in Input) *baov1.SnapshotReceipt {
 	if in.Spec.Policy != baov1.SnapshotIfOlderThan || in.Spec.MaxAge == nil || l == nil || l.TakenAt == nil || in.Spec.S3 == nil {
 		return nil
 	}
-	if in.Now.Sub(l.TakenAt.Time) >= in.Spec.MaxAge.Duration {
+	maxAge, err := in.Spec.MaxAge.Parse()
+	if err != nil || in.Now.Sub(l.TakenAt.Time) >= maxAge {
 		return nil
 	}
 	want := Location(in.Spec.S3.Bucket, strings.Trim(in.Spec.S3.Prefix, "/"))

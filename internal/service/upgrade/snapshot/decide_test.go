@@ -19,7 +19,7 @@ const wantLoc = "s3://snaps/bao/ns/bao/2.4.0-to-2.4.1-20261129T115000Z-1.snap"
 func spec(p baov1.SnapshotPolicy) baov1.PreUpgradeSnapshotSpec {
 	s := baov1.PreUpgradeSnapshotSpec{Policy: p, S3: &baov1.S3Target{Endpoint: "http://127.0.0.1:1", Bucket: "snaps", Prefix: "bao"}}
 	if p == baov1.SnapshotIfOlderThan {
-		s.MaxAge = &metav1.Duration{Duration: time.Hour}
+		s.MaxAge = baov1.DurationOf(time.Hour)
 	}
 	return s
 }

@@ -1,0 +1,81 @@
+package upgrade_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+func dur(s string) *baov1.Duration { d := baov1.Duration(s); return &d }
+
+func TestCheckSpec(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		mutate       func(*baov1.OpenBaoCluster)
+		want         baov1.Reason
+		message      []string
+	}{
+		{name: "defaults", reason: "unset durations take their defaults", mutate: func(*baov1.OpenBaoCluster) {}},
+		{name: "settleTime 0s", reason: "no wait is a valid choice",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Rolling.SettleTime = dur("0s") }},
+		{name: "unitless settleTime", reason: "stored before validation: refused for this cluster alone",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Rolling.SettleTime = dur("10") },
+			want:   baov1.ReasonInvalidDuration, message: []string{`spec.upgrade.rolling.settleTime "10" is not a duration with a unit: write it like 10s or 5m`}},
+		{name: "unitless zero", reason: "Go accepts 0 without a unit; the API server does not, and neither does the operator",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Rolling.StepTimeout = dur("0") },
+			want:   baov1.ReasonInvalidDuration, message: []string{`spec.upgrade.rolling.stepTimeout "0" is not a duration`}},
+		{name: "zero stepTimeout", reason: "a zero timeout is not silently replaced with the default",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Rolling.StepTimeout = dur("0s") },
+			want:   baov1.ReasonInvalidDuration, message: []string{`spec.upgrade.rolling.stepTimeout "0s" must be greater than 0s, for example 10m0s`}},
+		{name: "negative renewBefore", reason: "negative durations make no sense anywhere",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.TLS.RenewBefore = dur("-1h") },
+			want:   baov1.ReasonInvalidDuration, message: []string{`spec.tls.renewBefore "-1h" must be greater than 0s`}},
+		{name: "two bad fields", reason: "every bad field is named at once",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Rolling.SettleTime = dur("10")
+				c.Spec.Upgrade.BlueGreen.ValidationHook = &baov1.ValidationHookSpec{Image: "x:1", Timeout: dur("5 minutes")}
+			},
+			want: baov1.ReasonInvalidDuration, message: []string{"spec.upgrade.rolling.settleTime", "spec.upgrade.blueGreen.validationHook.timeout"}},
+		{name: "blue-green version change", reason: "not carried out by this release: refused instead of silently ignored",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
+				c.Spec.Version = "2.4.1"
+			},
+			want: baov1.ReasonStrategyNotSupported, message: []string{"set spec.upgrade.strategy to RollingUpdate, or set spec.version back to 2.4.0"}},
+		{name: "blue-green without a version change", reason: "nothing to roll out, nothing to refuse",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := &baov1.OpenBaoCluster{Spec: baov1.OpenBaoClusterSpec{Version: "2.4.0"}}
+			c.Status.CurrentVersion = "2.4.0"
+			tc.mutate(c)
+			got := upgrade.CheckSpec(c)
+			if tc.want == "" {
+				g.Expect(got).To(BeNil(), tc.reason)
+				return
+			}
+			g.Expect(got).NotTo(BeNil(), tc.reason)
+			g.Expect(got.Reason).To(Equal(tc.want), tc.reason)
+			for _, m := range tc.message {
+				g.Expect(got.Message).To(ContainSubstring(m), tc.reason)
+			}
+		})
+	}
+}
+
+func TestDurationGetters(t *testing.T) {
+	g := NewWithT(t)
+	c := &baov1.OpenBaoCluster{}
+	g.Expect(c.GetStepTimeout()).To(Equal(10 * time.Minute))
+	g.Expect(c.GetSettleTime()).To(Equal(10 * time.Second))
+	c.Spec.Upgrade.Rolling.SettleTime = dur("0s")
+	g.Expect(c.GetSettleTime()).To(BeZero(), "0s is kept, not replaced with the default")
+	c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(90 * time.Second)
+	g.Expect(c.GetStepTimeout()).To(Equal(90 * time.Second))
+}
