@@ -3,6 +3,7 @@ package raftops
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -25,10 +26,28 @@ const (
 	LabelStep = "baokeeper.dev/step"
 	// LabelMember names the member an executor Job acts on.
 	LabelMember = "baokeeper.dev/member"
+	// LabelOperation carries the ID of the operation (one upgrade, one
+	// scaling) an executor Job belongs to; see JobOfOperation.
+	LabelOperation = "baokeeper.dev/operation"
 	// ComponentExecutor is the workload.LabelComponent value of executor Jobs.
 	ComponentExecutor = "executor"
 	// StepStepDown is the LabelStep value of step-down Jobs.
 	StepStepDown = "stepdown"
+	// StepPromote is the LabelStep value of promote Jobs.
+	StepPromote = "promote"
+	// StepRemovePeer is the LabelStep value of remove-peer Jobs.
+	StepRemovePeer = "removepeer"
+)
+
+// Executor actions the Jobs run ("baokeeper executor <action>").
+const (
+	// ActionStepDown moves leadership off a member (TransferLeadership).
+	ActionStepDown = "step-down"
+	// ActionPromote makes a member a voter (PromoteMember).
+	ActionPromote = "promote"
+	// ActionRemovePeer takes a member out of the Raft configuration
+	// (RemoveMember).
+	ActionRemovePeer = "remove-peer"
 )
 
 // Paths and settings of executor Jobs.
@@ -54,11 +73,25 @@ const (
 	// controller to read its outcome and for a person to read its logs.
 	JobTTLSecondsAfterFinished int32 = 600
 	// StepDownActiveDeadlineSeconds bounds a step-down Job: the executor's
-	// own 60 s retry budget, a login and pod start-up.
+	// own 60 s retry budget (StepDownTimeout), a login and pod start-up.
 	StepDownActiveDeadlineSeconds int64 = 120
+	// StepDownTimeout is the --timeout StepDownJobFor passes: how long the
+	// executor retries a step-down.
+	StepDownTimeout = 60 * time.Second
+	// MembershipTimeout is the --timeout of promote and remove-peer Jobs and
+	// the executor's default for them: a demotion takes 9-10 s to apply and
+	// the removal follows, with room for an election and retries.
+	MembershipTimeout = 90 * time.Second
+	// MembershipActiveDeadlineSeconds bounds a promote or remove-peer Job:
+	// MembershipTimeout, ExecutorGrace, a login and pod start-up.
+	MembershipActiveDeadlineSeconds int64 = 150
+	// ExecutorGrace is how long past its --timeout the executor lets a call
+	// in flight finish before it cancels it; Job deadlines cover it.
+	ExecutorGrace = 10 * time.Second
 
-	maxNameLength = 63
-	nameHashChars = 8
+	maxNameLength        = 63
+	nameHashChars        = 8
+	maxOperationIDLength = 16
 )
 
 // BoundedName returns name, cut to 63 characters with a hash of the whole name
@@ -70,13 +103,54 @@ func BoundedName(name string) string { return boundedName(name) }
 // characters (the limit of the job-name label that Kubernetes puts on the
 // Job's pods) is cut and ends in a hash of the full name, so that it stays
 // unique and stable.
+//
+// Deprecated: the name carries no operation, so a Job left by an earlier
+// upgrade (succeeded, kept for JobTTLSecondsAfterFinished) has the name of
+// this upgrade's Job and reads as its outcome. Use JobName with an operation
+// ID.
 func StepDownJobName(c *baov1.OpenBaoCluster, member string, attempt int32) string {
+	return boundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepStepDown, memberOrdinal(c, member), attempt))
+}
+
+// JobName is the deterministic name of the executor Job of one step, operation,
+// member and attempt: <cluster>-<step>-<opID>-<ordinal>-<attempt>, bounded
+// like StepDownJobName (cut to 63 characters, ending in a hash of the full
+// name). Why the operation ID: names are reused across operations otherwise,
+// and a finished Job of an earlier operation would be found under the name
+// of this one. A member outside the cluster's StatefulSet (say bao-green-1)
+// keeps its whole name in place of the ordinal.
+func JobName(c *baov1.OpenBaoCluster, step, opID, member string, attempt int32) string {
+	return boundedName(fmt.Sprintf("%s-%s-%s-%s-%d", c.Name, step, opID, memberOrdinal(c, member), attempt))
+}
+
+// ValidateOperationID checks that opID can go into Job names and the
+// LabelOperation label: 1 to 16 lowercase letters, digits or dashes, starting
+// and ending with a letter or digit (8 hex characters, say). The builders do
+// not check it; a Job with an invalid ID is refused by the API server.
+func ValidateOperationID(opID string) error {
+	switch {
+	case opID == "":
+		return errors.New("invalid operation ID: it is empty")
+	case len(opID) > maxOperationIDLength:
+		return fmt.Errorf("invalid operation ID %q: longer than %d characters", opID, maxOperationIDLength)
+	}
+	for i, r := range opID {
+		alnum := (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')
+		if !alnum && (r != '-' || i == 0 || i == len(opID)-1) {
+			return fmt.Errorf("invalid operation ID %q: use lowercase letters, digits and inner dashes only", opID)
+		}
+	}
+	return nil
+}
+
+// memberOrdinal returns the ordinal of member in the cluster's StatefulSet,
+// or the whole member name when it is not one of its pods.
+func memberOrdinal(c *baov1.OpenBaoCluster, member string) string {
 	ordinal := strings.TrimPrefix(member, c.Name+"-")
 	if _, err := strconv.ParseUint(ordinal, 10, 32); err != nil {
-		// Not a member of this cluster's StatefulSet: keep the whole name.
-		ordinal = member
+		return member
 	}
-	return boundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepStepDown, ordinal, attempt))
+	return ordinal
 }
 
 func boundedName(name string) string {
@@ -91,10 +165,18 @@ func boundedName(name string) string {
 // MemberAddresses returns the API address of every ordinal of the cluster,
 // https://<pod>.<headless service>.<namespace>.svc:8200, in ordinal order.
 func MemberAddresses(c *baov1.OpenBaoCluster) []string {
-	n := workload.NamesFor(c)
-	out := make([]string, 0, c.GetReplicas())
-	for i := range c.GetReplicas() {
-		out = append(out, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+	return MemberAddressesN(c, c.GetReplicas())
+}
+
+// MemberAddressesN returns the API addresses of ordinals 0 to n-1 of the
+// cluster, as MemberAddresses does for the current replica count. During a
+// scale change the members to address are not the spec's: the ordinals that
+// run, or will run, at the time of the Job.
+func MemberAddressesN(c *baov1.OpenBaoCluster, n int32) []string {
+	names := workload.NamesFor(c)
+	out := make([]string, 0, max(n, 0))
+	for i := range n {
+		out = append(out, fmt.Sprintf("https://%s:%d", names.MemberHost(i, c.Namespace), workload.APIPort))
 	}
 	return out
 }
@@ -132,6 +214,8 @@ type ExecutorJobSpec struct {
 	Name string
 	// Step is the LabelStep value; Member the LabelMember value, if any.
 	Step, Member string
+	// Operation is the LabelOperation value; empty leaves the label off.
+	Operation string
 	// Image runs "baokeeper executor ...".
 	Image string
 	// Args are the container's arguments, starting with "executor".
@@ -148,11 +232,14 @@ type ExecutorJobSpec struct {
 // pure: the same inputs give the same Job, so the controller can create it
 // idempotently under its deterministic name and find it again after a
 // restart.
+//
+// Deprecated: its name and labels carry no operation (see StepDownJobName).
+// Use StepDownJobFor.
 func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image string) *batchv1.Job {
 	return ExecutorJob(c, ExecutorJobSpec{
 		Name: StepDownJobName(c, member, attempt), Step: StepStepDown, Member: member, Image: image,
 		Args: []string{
-			"executor", "step-down",
+			"executor", ActionStepDown,
 			"--member", member,
 			"--members", strings.Join(MemberAddresses(c), ","),
 			"--ca-file", CAFile,
@@ -160,6 +247,72 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 		},
 		ActiveDeadlineSeconds: StepDownActiveDeadlineSeconds,
 	})
+}
+
+// StepDownJobFor builds the executor Job of operation opID that moves
+// leadership off member, asking the members at the API addresses members
+// (MemberAddresses or MemberAddressesN) for the active node. Its name is
+// JobName(c, StepStepDown, opID, member, attempt) and it carries
+// LabelOperation=opID. Pure, like every builder here.
+func StepDownJobFor(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
+	return memberJob(c, memberJobSpec{
+		step: StepStepDown, action: ActionStepDown, timeout: StepDownTimeout, deadline: StepDownActiveDeadlineSeconds,
+	}, opID, member, attempt, image, members)
+}
+
+// PromoteJob builds the executor Job of operation opID that makes member (a
+// Raft node ID) a voter and verifies it (PromoteMember), through the active
+// node among members. Name JobName(c, StepPromote, ...), label
+// LabelOperation=opID.
+func PromoteJob(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
+	return memberJob(c, memberJobSpec{
+		step: StepPromote, action: ActionPromote, timeout: MembershipTimeout, deadline: MembershipActiveDeadlineSeconds,
+	}, opID, member, attempt, image, members)
+}
+
+// RemovePeerJob builds the executor Job of operation opID that demotes member
+// (a Raft node ID) if it votes and removes it from the Raft configuration,
+// verifying each step (RemoveMember), through the active node among members.
+// members need not include member: its pod may be gone. Name
+// JobName(c, StepRemovePeer, ...), label LabelOperation=opID.
+func RemovePeerJob(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
+	return memberJob(c, memberJobSpec{
+		step: StepRemovePeer, action: ActionRemovePeer, timeout: MembershipTimeout, deadline: MembershipActiveDeadlineSeconds,
+	}, opID, member, attempt, image, members)
+}
+
+// memberJobSpec is what differs between the Jobs that act on one member.
+type memberJobSpec struct {
+	step, action string
+	// timeout is the executor's --timeout; deadline must cover it.
+	timeout  time.Duration
+	deadline int64
+}
+
+func memberJob(c *baov1.OpenBaoCluster, spec memberJobSpec, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
+	return ExecutorJob(c, ExecutorJobSpec{
+		Name: JobName(c, spec.step, opID, member, attempt), Step: spec.step, Member: member, Operation: opID, Image: image,
+		Args: []string{
+			"executor", spec.action,
+			"--member", member,
+			"--members", strings.Join(members, ","),
+			"--ca-file", CAFile,
+			"--token-file", TokenFile,
+			"--timeout", spec.timeout.String(),
+		},
+		ActiveDeadlineSeconds: spec.deadline,
+	})
+}
+
+// JobOfOperation reports whether job belongs to operation opID: it carries
+// LabelOperation with that value. The controller ignores every other Job it
+// finds. Why: a Job of an earlier operation, finished and kept for
+// JobTTLSecondsAfterFinished, says nothing about this one, even under the
+// same name. A Job without the label (built by the deprecated StepDownJob,
+// or by an older baokeeper) belongs to no operation, and an empty opID
+// matches no Job.
+func JobOfOperation(job *batchv1.Job, opID string) bool {
+	return job != nil && opID != "" && job.Labels[LabelOperation] == opID
 }
 
 // ExecutorJob builds an executor Job of the cluster.
@@ -174,6 +327,9 @@ func StepDownJob(c *baov1.OpenBaoCluster, member string, attempt int32, image st
 func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 	n := workload.NamesFor(c)
 	labels := ExecutorLabels(c, spec.Step, spec.Member)
+	if spec.Operation != "" {
+		labels[LabelOperation] = spec.Operation
+	}
 	memLimit := spec.MemoryLimit
 	if memLimit == "" {
 		memLimit = "128Mi"

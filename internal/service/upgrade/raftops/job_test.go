@@ -1,6 +1,7 @@
 package raftops
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,6 +337,192 @@ func TestJobPhaseOf(t *testing.T) {
 			} else {
 				g.Expect(msg).To(ContainSubstring(tt.wantInMsg), tt.reason)
 			}
+		})
+	}
+}
+
+func TestJobName(t *testing.T) {
+	tests := []struct {
+		reason  string
+		cluster string
+		step    string
+		opID    string
+		member  string
+		attempt int32
+		want    string
+	}{
+		{reason: "cluster, step, operation, ordinal and attempt", cluster: "bao", step: StepStepDown, opID: "1f2e3d4c", member: "bao-2", attempt: 1,
+			want: "bao-stepdown-1f2e3d4c-2-1"},
+		{reason: "promote", cluster: "bao", step: StepPromote, opID: "1f2e3d4c", member: "bao-3", attempt: 0, want: "bao-promote-1f2e3d4c-3-0"},
+		{reason: "remove-peer", cluster: "bao", step: StepRemovePeer, opID: "1f2e3d4c", member: "bao-4", attempt: 2, want: "bao-removepeer-1f2e3d4c-4-2"},
+		{reason: "a member of another set keeps its whole name", cluster: "bao", step: StepPromote, opID: "1f2e3d4c", member: "bao-green-1", attempt: 1,
+			want: "bao-promote-1f2e3d4c-bao-green-1-1"},
+		{reason: "exactly 63 characters are kept", cluster: strings.Repeat("b", 41), step: StepStepDown, opID: "1f2e3d4c", member: strings.Repeat("b", 41) + "-0", attempt: 1,
+			want: strings.Repeat("b", 41) + "-stepdown-1f2e3d4c-0-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			got := JobName(newCluster(withName(tt.cluster)), tt.step, tt.opID, tt.member, tt.attempt)
+			g.Expect(got).To(Equal(tt.want), tt.reason)
+			g.Expect(len(got)).To(BeNumerically("<=", 63))
+			g.Expect(validation.IsDNS1123Label(got)).To(BeEmpty(), got)
+		})
+	}
+
+	for _, name := range []string{"bao", strings.Repeat("a", 42), strings.Repeat("a", 55), strings.Repeat("c", 53), strings.Repeat("d", 63)} {
+		t.Run("a "+strconv.Itoa(len(name))+"-character cluster name gives valid, stable, distinct names", func(t *testing.T) {
+			g := NewWithT(t)
+			c := newCluster(withName(name))
+			base := JobName(c, StepRemovePeer, "1f2e3d4c", name+"-1", 1)
+			g.Expect(len(base)).To(BeNumerically("<=", 63))
+			g.Expect(validation.IsDNS1123Label(base)).To(BeEmpty(), base)
+			g.Expect(JobName(c, StepRemovePeer, "1f2e3d4c", name+"-1", 1)).To(Equal(base), "deterministic")
+			others := map[string]string{
+				"another operation": JobName(c, StepRemovePeer, "9a8b7c6d", name+"-1", 1),
+				"another attempt":   JobName(c, StepRemovePeer, "1f2e3d4c", name+"-1", 2),
+				"another member":    JobName(c, StepRemovePeer, "1f2e3d4c", name+"-2", 1),
+				"another step":      JobName(c, StepPromote, "1f2e3d4c", name+"-1", 1),
+			}
+			seen := map[string]string{base: "base"}
+			for what, other := range others {
+				g.Expect(seen).NotTo(HaveKey(other), "%s gives a name of its own", what)
+				seen[other] = what
+			}
+			g.Expect(JobName(c, StepStepDown, "1f2e3d4c", name+"-1", 1)).NotTo(Equal(StepDownJobName(c, name+"-1", 1)),
+				"never the name of a Job without an operation")
+		})
+	}
+}
+
+func TestMemberAddressesN(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(withReplicas(3))
+	g.Expect(MemberAddressesN(c, 3)).To(Equal(MemberAddresses(c)))
+	g.Expect(MemberAddressesN(c, 4)).To(Equal(append(MemberAddresses(c), "https://bao-3.bao-internal.ns.svc:8200")),
+		"a scale-up lists the new ordinal")
+	g.Expect(MemberAddressesN(c, 2)).To(Equal(MemberAddresses(c)[:2]))
+	g.Expect(MemberAddressesN(c, 0)).To(BeEmpty())
+	g.Expect(MemberAddressesN(c, -1)).To(BeEmpty())
+}
+
+// TestOperationJobs checks the three builders that take an operation ID.
+func TestOperationJobs(t *testing.T) {
+	const opID = "1f2e3d4c"
+	scaled := MemberAddressesN(newCluster(), 4)
+	tests := []struct {
+		reason       string
+		build        func(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job
+		member       string
+		wantName     string
+		wantStep     string
+		wantAction   string
+		wantTimeout  string
+		wantDeadline int64
+	}{
+		{reason: "step-down", build: StepDownJobFor, member: "bao-1", wantName: "bao-stepdown-1f2e3d4c-1-2",
+			wantStep: "stepdown", wantAction: "step-down", wantTimeout: "1m0s", wantDeadline: 120},
+		{reason: "promote", build: PromoteJob, member: "bao-3", wantName: "bao-promote-1f2e3d4c-3-2",
+			wantStep: "promote", wantAction: "promote", wantTimeout: "1m30s", wantDeadline: 150},
+		{reason: "remove-peer", build: RemovePeerJob, member: "bao-3", wantName: "bao-removepeer-1f2e3d4c-3-2",
+			wantStep: "removepeer", wantAction: "remove-peer", wantTimeout: "1m30s", wantDeadline: 150},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			c := newCluster()
+			members := append([]string(nil), scaled...)
+			job := tt.build(c, opID, tt.member, 2, testImage, members)
+
+			g.Expect(job.Name).To(Equal(tt.wantName))
+			want := map[string]string{
+				workload.LabelManagedBy:   workload.ManagedByValue,
+				workload.LabelName:        "baokeeper-executor",
+				workload.LabelInstance:    "bao",
+				workload.LabelCluster:     "bao",
+				workload.LabelComponent:   "executor",
+				"baokeeper.dev/step":      tt.wantStep,
+				"baokeeper.dev/member":    tt.member,
+				"baokeeper.dev/operation": opID,
+			}
+			g.Expect(job.Labels).To(Equal(want))
+			g.Expect(job.Spec.Template.Labels).To(Equal(want), "pods carry the operation too")
+			g.Expect(JobOfOperation(job, opID)).To(BeTrue())
+			g.Expect(job.Spec.ActiveDeadlineSeconds).To(HaveValue(Equal(tt.wantDeadline)))
+			timeout, err := time.ParseDuration(tt.wantTimeout)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(time.Duration(tt.wantDeadline)*time.Second).To(BeNumerically(">=", timeout+ExecutorGrace+20*time.Second),
+				"the deadline covers --timeout, the executor's grace and start-up")
+			g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{
+				"executor", tt.wantAction,
+				"--member", tt.member,
+				"--members", strings.Join(scaled, ","),
+				"--ca-file", "/var/run/secrets/baokeeper-ca/ca.crt",
+				"--token-file", "/var/run/secrets/baokeeper/token",
+				"--timeout", tt.wantTimeout,
+			}), "the members given, not the spec's")
+			g.Expect(job.Spec.BackoffLimit).To(HaveValue(Equal(int32(0))))
+			g.Expect(job.Spec.Template.Spec.ServiceAccountName).To(Equal("bao-executor"))
+
+			before := c.DeepCopy()
+			g.Expect(tt.build(c, opID, tt.member, 2, testImage, members)).To(Equal(job), "pure: the same inputs give the same Job")
+			g.Expect(c).To(Equal(before), "the cluster is not changed")
+			g.Expect(members).To(Equal(scaled), "the members are not changed")
+			g.Expect(tt.build(c, "9a8b7c6d", tt.member, 2, testImage, members).Name).NotTo(Equal(job.Name), "another operation, another Job")
+		})
+	}
+}
+
+func TestJobOfOperation(t *testing.T) {
+	c := newCluster()
+	withOp := PromoteJob(c, "1f2e3d4c", "bao-3", 1, testImage, MemberAddresses(c))
+	tests := []struct {
+		reason string
+		job    *batchv1.Job
+		opID   string
+		want   bool
+	}{
+		{reason: "a Job of the operation", job: withOp, opID: "1f2e3d4c", want: true},
+		{reason: "a Job of another operation never counts", job: withOp, opID: "9a8b7c6d", want: false},
+		{reason: "a Job without an operation (the deprecated StepDownJob, an older baokeeper) belongs to none", job: StepDownJob(c, "bao-1", 1, testImage), opID: "1f2e3d4c", want: false},
+		{reason: "an empty operation ID matches nothing, not even a Job without the label", job: StepDownJob(c, "bao-1", 1, testImage), opID: "", want: false},
+		{reason: "no Job", job: nil, opID: "1f2e3d4c", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			NewWithT(t).Expect(JobOfOperation(tt.job, tt.opID)).To(Equal(tt.want), tt.reason)
+		})
+	}
+}
+
+func TestValidateOperationID(t *testing.T) {
+	tests := []struct {
+		reason  string
+		opID    string
+		wantErr string
+	}{
+		{reason: "8 hex characters", opID: "1f2e3d4c"},
+		{reason: "inner dashes", opID: "up-7-a"},
+		{reason: "16 characters", opID: strings.Repeat("a", 16)},
+		{reason: "empty", opID: "", wantErr: "it is empty"},
+		{reason: "too long for the names", opID: strings.Repeat("a", 17), wantErr: "longer than 16"},
+		{reason: "upper case is no DNS label", opID: "1F2E3D4C", wantErr: "lowercase"},
+		{reason: "a leading dash", opID: "-1f2e", wantErr: "lowercase"},
+		{reason: "a trailing dash", opID: "1f2e-", wantErr: "lowercase"},
+		{reason: "a dot", opID: "1f.2e", wantErr: "lowercase"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			err := ValidateOperationID(tt.opID)
+			if tt.wantErr == "" {
+				g.Expect(err).NotTo(HaveOccurred(), tt.reason)
+				name := JobName(newCluster(), StepPromote, tt.opID, "bao-1", 1)
+				g.Expect(validation.IsDNS1123Label(name)).To(BeEmpty(), "a valid ID gives a valid name")
+				g.Expect(validation.IsValidLabelValue(tt.opID)).To(BeEmpty(), "and a valid label value")
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)), tt.reason)
 		})
 	}
 }
