@@ -38,11 +38,11 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, snapshot"
+const knownExecutorActions = "step-down, promote, remove-peer, snapshot"
 
-// stepDownGrace is how long past --timeout the step-down may take to finish
-// a call that is in flight before it is cancelled.
-const stepDownGrace = 10 * time.Second
+// actionGrace is how long past --timeout an action may take to finish a call
+// that is in flight before it is cancelled.
+const actionGrace = raftops.ExecutorGrace
 
 // executorEnv is what the executor mode needs from its process.
 type executorEnv struct {
@@ -78,8 +78,12 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return exitRetryable
 	}
 	switch action, rest := args[0], args[1:]; action {
-	case "step-down":
-		return runStepDown(ctx, rest, env)
+	case raftops.ActionStepDown:
+		return runMemberAction(ctx, stepDownAction, rest, env)
+	case raftops.ActionPromote:
+		return runMemberAction(ctx, promoteAction, rest, env)
+	case raftops.ActionRemovePeer:
+		return runMemberAction(ctx, removePeerAction, rest, env)
 	case "snapshot":
 		return runSnapshot(ctx, rest, env)
 	default:
@@ -88,54 +92,108 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 	}
 }
 
-// stepDownOutput is the one JSON line a successful step-down prints.
-type stepDownOutput struct {
-	Action    string `json:"action"`
-	Member    string `json:"member"`
-	NewLeader string `json:"newLeader"`
-	Benign    bool   `json:"benign"`
-}
-
-// stepDownFlags are the flags of "executor step-down".
-type stepDownFlags struct {
-	member        string
+// connFlags are the flags of every action that talks to OpenBao: where the
+// members are and how to reach and log in to them.
+type connFlags struct {
 	members       []string
 	caFile        string
 	tokenFile     string
 	tlsServerName string
 	authMount     string
 	role          string
-	timeout       time.Duration
+
+	rawMembers string
 }
 
-func parseStepDownFlags(args []string, stderr io.Writer) (stepDownFlags, error) {
-	var f stepDownFlags
-	fs := flag.NewFlagSet("baokeeper executor step-down", flag.ContinueOnError)
+// bind registers the flags on fs.
+func (c *connFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&c.rawMembers, "members", "", "Comma-separated API addresses of the members to ask for the active node, https://<pod>.<headless service>.<namespace>.svc:8200.")
+	fs.StringVar(&c.caFile, "ca-file", "", "PEM file of the cluster CA that verifies the members' certificates.")
+	fs.StringVar(&c.tokenFile, "token-file", "", "Projected service-account token (audience "+workload.TokenAudience+") to log in with.")
+	fs.StringVar(&c.tlsServerName, "tls-server-name", "", "Verify member certificates against this name instead of the address host (for addresses by IP).")
+	fs.StringVar(&c.authMount, "auth-mount", workload.AuthMount, "Path of the JWT auth method under auth/.")
+	fs.StringVar(&c.role, "role", workload.ExecutorRole, "JWT auth role to log in with.")
+}
+
+// parsed completes the flags once fs is parsed and says which required ones
+// are missing, for missingFlags.
+func (c *connFlags) parsed() map[string]bool {
+	c.members = splitMembers(c.rawMembers)
+	return map[string]bool{"--members": len(c.members) == 0, "--ca-file": c.caFile == "", "--token-file": c.tokenFile == ""}
+}
+
+// config is the raftops configuration the flags describe.
+func (c connFlags) config() raftops.Config {
+	return raftops.Config{CAFile: c.caFile, TLSServerName: c.tlsServerName, AuthMount: c.authMount, Role: c.role, TokenFile: c.tokenFile}
+}
+
+// memberFlags are the flags of the actions on one member: step-down, promote
+// and remove-peer.
+type memberFlags struct {
+	connFlags
+	member  string
+	timeout time.Duration
+}
+
+// memberAction describes one action on a member: its flags and what it does.
+type memberAction struct {
+	name string
+	// memberUsage documents --member.
+	memberUsage string
+	// defaultTimeout is the default of --timeout.
+	defaultTimeout time.Duration
+	// memberListed requires --member to be the node ID of one of --members.
+	memberListed bool
+	// do runs the action and returns the result to print, also with a benign
+	// error.
+	do func(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error)
+}
+
+var (
+	stepDownAction = memberAction{
+		name:           raftops.ActionStepDown,
+		memberUsage:    "Pod name (= Raft node ID) of the member that must give up leadership.",
+		defaultTimeout: raftops.StepDownTimeout,
+		// Leadership can only be on a member the executor can ask.
+		memberListed: true,
+		do:           stepDown,
+	}
+	promoteAction = memberAction{
+		name:           raftops.ActionPromote,
+		memberUsage:    "Raft node ID of the member to make a voter (it must have joined).",
+		defaultTimeout: raftops.MembershipTimeout,
+		do:             promote,
+	}
+	removePeerAction = memberAction{
+		name:           raftops.ActionRemovePeer,
+		memberUsage:    "Raft node ID of the member to demote and remove (its pod may be gone; it must not be the leader).",
+		defaultTimeout: raftops.MembershipTimeout,
+		do:             removePeer,
+	}
+)
+
+func parseMemberFlags(a memberAction, args []string, stderr io.Writer) (memberFlags, error) {
+	var f memberFlags
+	fs := flag.NewFlagSet("baokeeper executor "+a.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.member, "member", "", "Pod name (= Raft node ID) of the member that must give up leadership.")
-	members := fs.String("members", "", "Comma-separated API addresses of every member, https://<pod>.<headless service>.<namespace>.svc:8200.")
-	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of the cluster CA that verifies the members' certificates.")
-	fs.StringVar(&f.tokenFile, "token-file", "", "Projected service-account token (audience "+workload.TokenAudience+") to log in with.")
-	fs.StringVar(&f.tlsServerName, "tls-server-name", "", "Verify member certificates against this name instead of the address host (for addresses by IP).")
-	fs.StringVar(&f.authMount, "auth-mount", workload.AuthMount, "Path of the JWT auth method under auth/.")
-	fs.StringVar(&f.role, "role", workload.ExecutorRole, "JWT auth role to log in with.")
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "How long retryable failures are retried.")
+	f.bind(fs)
+	fs.StringVar(&f.member, "member", "", a.memberUsage)
+	fs.DurationVar(&f.timeout, "timeout", a.defaultTimeout, "How long retryable failures are retried.")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	f.members = splitMembers(*members)
-	missing := missingFlags(map[string]bool{
-		"--member": f.member == "", "--members": len(f.members) == 0, "--ca-file": f.caFile == "", "--token-file": f.tokenFile == "",
-	})
+	empty := f.parsed()
+	empty["--member"] = f.member == ""
+	missing := missingFlags(empty)
 	switch {
 	case len(missing) > 0:
 		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	case f.timeout <= 0:
 		return f, fmt.Errorf("--timeout %s must be positive", f.timeout)
-	case !slices.ContainsFunc(f.members, func(addr string) bool { return raftops.NodeID(addr) == f.member }):
+	case a.memberListed && !slices.ContainsFunc(f.members, func(addr string) bool { return raftops.NodeID(addr) == f.member }):
 		return f, fmt.Errorf("--member %s is not one of --members (the first DNS label of each address is its node ID)", f.member)
 	}
 	return f, nil
@@ -164,47 +222,94 @@ func splitMembers(v string) []string {
 	return out
 }
 
-// runStepDown moves leadership off --member, retrying retryable failures for
-// at most --timeout and never stepping one node down twice within OpenBao's
-// 10 s cooldown.
-func runStepDown(ctx context.Context, args []string, env executorEnv) int {
-	f, err := parseStepDownFlags(args, env.stderr)
+// runMemberAction parses the flags of an action on one member, runs it with
+// retries bounded by --timeout (plus actionGrace for a call in flight), and
+// prints its result as one JSON line on stdout. The exit code says whether a
+// retry can help.
+func runMemberAction(ctx context.Context, a memberAction, args []string, env executorEnv) int {
+	prefix := "baokeeper executor " + a.name
+	f, err := parseMemberFlags(a, args, env.stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(env.stderr, "baokeeper executor step-down: invalid flags: %v\n", err)
+		fmt.Fprintf(env.stderr, "%s: invalid flags: %v\n", prefix, err)
 		return exitFatal
 	}
-	c, err := env.newClient(raftops.Config{
-		CAFile:        f.caFile,
-		TLSServerName: f.tlsServerName,
-		AuthMount:     f.authMount,
-		Role:          f.role,
-		TokenFile:     f.tokenFile,
-	})
+	c, err := env.newClient(f.config())
 	if err != nil {
-		fmt.Fprintf(env.stderr, "baokeeper executor step-down: fatal: %v\n", err)
+		fmt.Fprintf(env.stderr, "%s: fatal: %v\n", prefix, err)
 		return exitFatal
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, f.timeout+stepDownGrace)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout+actionGrace)
 	defer cancel()
-	res, err := raftops.TransferLeadership(ctx, c, f.members, f.member, raftops.Options{RetryFor: f.timeout, Clock: env.clock})
-	switch class := raftops.Classify(err); class {
+	res, err := a.do(ctx, c, f, env)
+	switch raftops.Classify(err) {
 	case raftops.ClassNone, raftops.ClassBenign:
-		out, merr := json.Marshal(stepDownOutput{Action: "step-down", Member: f.member, NewLeader: res.NewLeader, Benign: res.Benign || class == raftops.ClassBenign})
+		out, merr := json.Marshal(res)
 		if merr != nil {
-			fmt.Fprintf(env.stderr, "baokeeper executor step-down: fatal: failed to encode the result: %v\n", merr)
+			fmt.Fprintf(env.stderr, "%s: fatal: failed to encode the result: %v\n", prefix, merr)
 			return exitFatal
 		}
 		fmt.Fprintln(env.stdout, string(out))
 		return exitOK
 	case raftops.ClassRetryable:
-		fmt.Fprintf(env.stderr, "baokeeper executor step-down: retryable failure (gave up after retrying for up to %s): %v\n", f.timeout, err)
+		fmt.Fprintf(env.stderr, "%s: retryable failure (gave up after retrying for up to %s): %v\n", prefix, f.timeout, err)
 		return exitRetryable
 	default:
-		fmt.Fprintf(env.stderr, "baokeeper executor step-down: fatal: %v\n", err)
+		fmt.Fprintf(env.stderr, "%s: fatal: %v\n", prefix, err)
 		return exitFatal
 	}
+}
+
+// stepDownOutput is the one JSON line a successful step-down prints.
+type stepDownOutput struct {
+	Action    string `json:"action"`
+	Member    string `json:"member"`
+	NewLeader string `json:"newLeader"`
+	Benign    bool   `json:"benign"`
+}
+
+// stepDown moves leadership off --member, never stepping one node down twice
+// within OpenBao's 10 s cooldown.
+func stepDown(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+	res, err := raftops.TransferLeadership(ctx, c, f.members, f.member, raftops.Options{RetryFor: f.timeout, Clock: env.clock})
+	return stepDownOutput{
+		Action: raftops.ActionStepDown, Member: f.member, NewLeader: res.NewLeader,
+		Benign: res.Benign || raftops.Classify(err) == raftops.ClassBenign,
+	}, err
+}
+
+// membershipOutput is the one JSON line a successful promote or remove-peer
+// prints: what the Raft configuration, read back from the active node
+// (leader), shows of the member at the end.
+type membershipOutput struct {
+	Action  string `json:"action"`
+	Member  string `json:"member"`
+	Leader  string `json:"leader"`
+	Benign  bool   `json:"benign"`
+	Voter   bool   `json:"voter"`
+	Present bool   `json:"present"`
+}
+
+func newMembershipOutput(action string, res raftops.MembershipResult, err error, member string) membershipOutput {
+	return membershipOutput{
+		Action: action, Member: member, Leader: res.Leader,
+		Benign: res.Benign || raftops.Classify(err) == raftops.ClassBenign,
+		Voter:  res.Voter, Present: res.Present,
+	}
+}
+
+// promote makes --member a voter and verifies it in the Raft configuration.
+func promote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+	res, err := raftops.PromoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
+	return newMembershipOutput(raftops.ActionPromote, res, err, f.member), err
+}
+
+// removePeer demotes --member if it votes, removes it, and verifies both in the
+// Raft configuration; it refuses the leader.
+func removePeer(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+	res, err := raftops.RemoveMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
+	return newMembershipOutput(raftops.ActionRemovePeer, res, err, f.member), err
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -15,17 +16,11 @@ import (
 
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
-	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // snapshotFlags are the flags of "executor snapshot".
 type snapshotFlags struct {
-	members        []string
-	caFile         string
-	tokenFile      string
-	tlsServerName  string
-	authMount      string
-	role           string
+	connFlags
 	s3             snapshot.S3Config
 	key            string
 	timeout        time.Duration
@@ -36,12 +31,7 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	var f snapshotFlags
 	fs := flag.NewFlagSet("baokeeper executor snapshot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	members := fs.String("members", "", "Comma-separated API addresses of every member, https://<pod>.<headless service>.<namespace>.svc:8200.")
-	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of the cluster CA that verifies the members' certificates.")
-	fs.StringVar(&f.tokenFile, "token-file", "", "Projected service-account token (audience "+workload.TokenAudience+") to log in with.")
-	fs.StringVar(&f.tlsServerName, "tls-server-name", "", "Verify member certificates against this name instead of the address host.")
-	fs.StringVar(&f.authMount, "auth-mount", workload.AuthMount, "Path of the JWT auth method under auth/.")
-	fs.StringVar(&f.role, "role", workload.ExecutorRole, "JWT auth role to log in with.")
+	f.bind(fs)
 	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "URL of the S3 API.")
 	fs.StringVar(&f.s3.Bucket, "s3-bucket", "", "Bucket that receives the snapshot.")
 	fs.StringVar(&f.s3.Region, "s3-region", "", "Region of the bucket (default us-east-1).")
@@ -55,13 +45,13 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	f.members = splitMembers(*members)
 	f.s3.AccessKeyID, f.s3.SecretAccessKey = getenv(snapshot.EnvAccessKeyID), getenv(snapshot.EnvSecretAccessKey)
-	missing := missingFlags(map[string]bool{
-		"--members": len(f.members) == 0, "--ca-file": f.caFile == "", "--token-file": f.tokenFile == "",
+	empty := f.parsed()
+	maps.Copy(empty, map[string]bool{
 		"--s3-endpoint": f.s3.Endpoint == "", "--s3-bucket": f.s3.Bucket == "", "--s3-key": f.key == "",
 		"$" + snapshot.EnvAccessKeyID: f.s3.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: f.s3.SecretAccessKey == "",
 	})
+	missing := missingFlags(empty)
 	switch {
 	case len(missing) > 0:
 		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
@@ -85,9 +75,7 @@ func runSnapshot(ctx context.Context, args []string, env executorEnv) int {
 	if err != nil {
 		return snapshotFailed(env, f, exitFatal, fmt.Errorf("invalid flags: %w", err))
 	}
-	bao, err := env.newClient(raftops.Config{
-		CAFile: f.caFile, TLSServerName: f.tlsServerName, AuthMount: f.authMount, Role: f.role, TokenFile: f.tokenFile,
-	})
+	bao, err := env.newClient(f.config())
 	if err != nil {
 		return snapshotFailed(env, f, exitFatal, err)
 	}

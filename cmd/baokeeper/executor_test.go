@@ -5,14 +5,18 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
@@ -26,7 +30,8 @@ var testMembers = []string{
 }
 
 // fakeBao is an in-memory raftops.Client: one active node that moves to the
-// next member on an accepted step-down.
+// next member on an accepted step-down, and a Raft configuration in which
+// promotions, demotions and removals take effect at once (unless stalled).
 type fakeBao struct {
 	mu        sync.Mutex
 	active    int
@@ -35,6 +40,16 @@ type fakeBao struct {
 	snapData  []byte
 	snapErrs  []error
 	snapshots []string
+
+	// voters is the Raft configuration, node ID → voter flag; nil means
+	// bao-0 to bao-2, all voters.
+	voters map[string]bool
+	// stalled accepts promotions and demotions without ever applying them.
+	stalled bool
+	// memberErr fails every promote, demote and remove-peer.
+	memberErr error
+	// membership records "<op> <node ID> via <receiving node>".
+	membership []string
 }
 
 func (f *fakeBao) Leader(_ context.Context, addr string) (*openbao.Leader, error) {
@@ -62,6 +77,59 @@ func (f *fakeBao) StepDown(context.Context, string) error {
 
 func (f *fakeBao) AutopilotState(context.Context, string) (*openbao.AutopilotState, error) {
 	return nil, errors.New("not used")
+}
+
+func (f *fakeBao) peers() map[string]bool {
+	if f.voters == nil {
+		f.voters = map[string]bool{"bao-0": true, "bao-1": true, "bao-2": true}
+	}
+	return f.voters
+}
+
+func (f *fakeBao) RaftConfiguration(context.Context, string) (*openbao.RaftConfiguration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	leader := raftops.NodeID(testMembers[f.active])
+	cfg := &openbao.RaftConfiguration{}
+	for _, id := range slices.Sorted(maps.Keys(f.peers())) {
+		cfg.Servers = append(cfg.Servers, openbao.RaftServer{NodeID: id, Leader: id == leader, Voter: f.voters[id]})
+	}
+	return cfg, nil
+}
+
+// change records a membership request and applies it to the active node.
+func (f *fakeBao) change(op, addr, id string, apply func(peers map[string]bool)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.membership = append(f.membership, op+" "+id+" via "+raftops.NodeID(addr))
+	switch {
+	case f.memberErr != nil:
+		return f.memberErr
+	case addr != testMembers[f.active]:
+		return raftops.ErrNotActive
+	}
+	apply(f.peers())
+	return nil
+}
+
+func (f *fakeBao) Promote(_ context.Context, addr, id string) error {
+	return f.change("promote", addr, id, func(p map[string]bool) {
+		if !f.stalled {
+			p[id] = true
+		}
+	})
+}
+
+func (f *fakeBao) Demote(_ context.Context, addr, id string) error {
+	return f.change("demote", addr, id, func(p map[string]bool) {
+		if !f.stalled {
+			p[id] = false
+		}
+	})
+}
+
+func (f *fakeBao) RemovePeer(_ context.Context, addr, id string) error {
+	return f.change("remove-peer", addr, id, func(p map[string]bool) { delete(p, id) })
 }
 
 // Snapshot serves snapData from the active node; a standby is ErrNotActive.
@@ -171,10 +239,10 @@ func TestRunExecutor(t *testing.T) {
 		},
 		{
 			reason:     "an unknown action lists the known ones: exit 2",
-			args:       []string{"promote", "--member", "bao-0"},
+			args:       []string{"join", "--member", "bao-0"},
 			bao:        &fakeBao{},
 			wantCode:   exitRetryable,
-			wantStderr: `unknown action "promote"; known actions: step-down`,
+			wantStderr: `unknown action "join"; known actions: step-down, promote, remove-peer, snapshot`,
 		},
 		{
 			reason:     "no action lists the known ones: exit 2",
@@ -217,22 +285,240 @@ func TestRunExecutor(t *testing.T) {
 	}
 }
 
-// TestStepDownJobArgumentsParse checks that what raftops.StepDownJob writes
-// into the container is what the executor mode reads.
-func TestStepDownJobArgumentsParse(t *testing.T) {
-	g := NewWithT(t)
+// TestRunMembershipActions runs promote and remove-peer against the in-memory
+// cluster, with retry pauses and polls passing at once on a fake clock.
+func TestRunMembershipActions(t *testing.T) {
+	conn := []string{"--members", strings.Join(testMembers, ","), "--ca-file", "/ca.crt", "--token-file", "/token"}
+	args := func(action, member string, extra ...string) []string {
+		return append(append([]string{action, "--member", member}, conn...), extra...)
+	}
+	withNonVoter := func() map[string]bool {
+		return map[string]bool{"bao-0": true, "bao-1": true, "bao-2": true, "bao-3": false}
+	}
+	tests := []struct {
+		reason         string
+		args           []string
+		bao            *fakeBao
+		wantCode       int
+		wantStdout     string
+		wantStderr     string
+		wantMembership []string
+		wantVoters     map[string]bool
+	}{
+		{
+			reason:         "a non-voter that is not in --members (a new ordinal) is promoted through the leader: one JSON line, exit 0",
+			args:           args("promote", "bao-3"),
+			bao:            &fakeBao{active: 1, voters: withNonVoter()},
+			wantCode:       exitOK,
+			wantStdout:     `{"action":"promote","member":"bao-3","leader":"bao-1","benign":false,"voter":true,"present":true}` + "\n",
+			wantMembership: []string{"promote bao-3 via bao-1"},
+			wantVoters:     map[string]bool{"bao-0": true, "bao-1": true, "bao-2": true, "bao-3": true},
+		},
+		{
+			reason:     "a voter already: benign, nothing sent",
+			args:       args("promote", "bao-2"),
+			bao:        &fakeBao{},
+			wantCode:   exitOK,
+			wantStdout: `{"action":"promote","member":"bao-2","leader":"bao-0","benign":true,"voter":true,"present":true}` + "\n",
+		},
+		{
+			reason:     "a member that has not joined: fatal, exit 1",
+			args:       args("promote", "bao-7"),
+			bao:        &fakeBao{},
+			wantCode:   exitFatal,
+			wantStderr: "baokeeper executor promote: fatal: raftops: the member is not in the Raft configuration: bao-7 is not in the Raft configuration: it has not joined",
+		},
+		{
+			reason:         "autopilot never applies the promotion within --timeout: exit 2",
+			args:           args("promote", "bao-3", "--timeout", "2s"),
+			bao:            &fakeBao{voters: withNonVoter(), stalled: true},
+			wantCode:       exitRetryable,
+			wantStderr:     "retryable failure (gave up after retrying for up to 2s)",
+			wantMembership: []string{"promote bao-3 via bao-0"},
+		},
+		{
+			reason:         "the executor may not promote: fatal, not retried",
+			args:           args("promote", "bao-3"),
+			bao:            &fakeBao{voters: withNonVoter(), memberErr: raftops.ErrPermissionDenied},
+			wantCode:       exitFatal,
+			wantStderr:     "fatal: raftops: permission denied",
+			wantMembership: []string{"promote bao-3 via bao-0"},
+		},
+		{
+			reason:         "a voter is demoted, then removed: one JSON line, exit 0",
+			args:           args("remove-peer", "bao-2"),
+			bao:            &fakeBao{},
+			wantCode:       exitOK,
+			wantStdout:     `{"action":"remove-peer","member":"bao-2","leader":"bao-0","benign":false,"voter":false,"present":false}` + "\n",
+			wantMembership: []string{"demote bao-2 via bao-0", "remove-peer bao-2 via bao-0"},
+			wantVoters:     map[string]bool{"bao-0": true, "bao-1": true},
+		},
+		{
+			reason:     "gone already: benign",
+			args:       args("remove-peer", "bao-7"),
+			bao:        &fakeBao{},
+			wantCode:   exitOK,
+			wantStdout: `{"action":"remove-peer","member":"bao-7","leader":"bao-0","benign":true,"voter":false,"present":false}` + "\n",
+		},
+		{
+			reason:     "the leader is refused: fatal, nothing sent",
+			args:       args("remove-peer", "bao-1"),
+			bao:        &fakeBao{active: 1},
+			wantCode:   exitFatal,
+			wantStderr: "must step down before it is removed",
+		},
+		{
+			reason:     "no --members: fatal",
+			args:       []string{"remove-peer", "--member", "bao-2", "--ca-file", "/c", "--token-file", "/t"},
+			bao:        &fakeBao{},
+			wantCode:   exitFatal,
+			wantStderr: "baokeeper executor remove-peer: invalid flags: missing --members",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			var stdout, stderr bytes.Buffer
+			clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				// Let polls and retry pauses pass at once.
+				for ctx.Err() == nil {
+					if clk.HasWaiters() {
+						clk.Step(raftops.DefaultMembershipPollInterval)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			env := executorEnv{
+				stdout: &stdout, stderr: &stderr,
+				newClient: func(raftops.Config) (raftops.Client, error) { return tt.bao, nil },
+				clock:     clk,
+			}
+			start := time.Now()
+			code := runExecutor(ctx, tt.args, env)
+			g.Expect(code).To(Equal(tt.wantCode), "%s; stderr: %s", tt.reason, stderr.String())
+			g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+			g.Expect(stdout.String()).To(Equal(tt.wantStdout), tt.reason)
+			if tt.wantStderr != "" {
+				g.Expect(stderr.String()).To(ContainSubstring(tt.wantStderr), tt.reason)
+			}
+			g.Expect(tt.bao.membership).To(Equal(tt.wantMembership), tt.reason)
+			if tt.wantVoters != nil {
+				g.Expect(tt.bao.voters).To(Equal(tt.wantVoters), "%s: the final Raft configuration", tt.reason)
+			}
+		})
+	}
+}
+
+func TestParseMemberFlags(t *testing.T) {
+	conn := []string{"--members", strings.Join(testMembers, ","), "--ca-file", "/ca.crt", "--token-file", "/token"}
+	tests := []struct {
+		reason      string
+		action      memberAction
+		args        []string
+		wantErr     string
+		wantMember  string
+		wantTimeout time.Duration
+		wantConfig  raftops.Config
+	}{
+		{
+			reason: "step-down defaults to a 60 s budget and the executor identity",
+			action: stepDownAction, args: append([]string{"--member", "bao-1"}, conn...),
+			wantMember: "bao-1", wantTimeout: 60 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+		},
+		{
+			reason: "promote defaults to 90 s",
+			action: promoteAction, args: append([]string{"--member", "bao-1"}, conn...),
+			wantMember: "bao-1", wantTimeout: 90 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+		},
+		{
+			reason:     "remove-peer takes a member outside --members (its pod may be gone), and the connection flags",
+			action:     removePeerAction,
+			args:       append([]string{"--member", "bao-5", "--timeout", "30s", "--tls-server-name", "bao.ns.svc", "--auth-mount", "jwt2", "--role", "r2"}, conn...),
+			wantMember: "bao-5", wantTimeout: 30 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", TLSServerName: "bao.ns.svc", AuthMount: "jwt2", Role: "r2"},
+		},
+		{
+			reason: "promote takes a member outside --members (a new ordinal)",
+			action: promoteAction, args: append([]string{"--member", "bao-3"}, conn...),
+			wantMember: "bao-3", wantTimeout: 90 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+		},
+		{
+			reason: "step-down needs the member among --members",
+			action: stepDownAction, args: append([]string{"--member", "bao-3"}, conn...),
+			wantErr: "--member bao-3 is not one of --members",
+		},
+		{reason: "everything missing is named, sorted", action: promoteAction, args: nil, wantErr: "missing --ca-file, --member, --members, --token-file"},
+		{reason: "empty entries of --members do not count", action: removePeerAction,
+			args: []string{"--member", "bao-1", "--members", " , ", "--ca-file", "/c", "--token-file", "/t"}, wantErr: "missing --members"},
+		{reason: "a negative timeout", action: promoteAction, args: append([]string{"--member", "bao-1", "--timeout", "-1s"}, conn...),
+			wantErr: "--timeout -1s must be positive"},
+		{reason: "stray arguments", action: removePeerAction, args: append(append([]string{"--member", "bao-1"}, conn...), "bao-2"),
+			wantErr: `unexpected arguments ["bao-2"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			f, err := parseMemberFlags(tt.action, tt.args, io.Discard)
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)), tt.reason)
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred(), tt.reason)
+			g.Expect(f.member).To(Equal(tt.wantMember))
+			g.Expect(f.members).To(Equal(testMembers))
+			g.Expect(f.timeout).To(Equal(tt.wantTimeout))
+			g.Expect(f.config()).To(Equal(tt.wantConfig))
+		})
+	}
+}
+
+// TestJobArgumentsParse checks that what the raftops Job builders write into
+// the container is what the executor mode reads, and that each Job's deadline
+// covers the executor's own budget.
+func TestJobArgumentsParse(t *testing.T) {
 	c := &baov1.OpenBaoCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao"},
 		Spec:       baov1.OpenBaoClusterSpec{Version: "2.4.0"},
 	}
-	args := raftops.StepDownJob(c, "bao-1", 1, "baokeeper:test").Spec.Template.Spec.Containers[0].Args
-	g.Expect(args[:2]).To(Equal([]string{"executor", "step-down"}))
-
-	f, err := parseStepDownFlags(args[2:], io.Discard)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.member).To(Equal("bao-1"))
-	g.Expect(f.members).To(Equal(testMembers))
-	g.Expect(f.caFile).To(Equal(raftops.CAFile))
-	g.Expect(f.tokenFile).To(Equal(raftops.TokenFile))
-	g.Expect(f.timeout).To(Equal(60*time.Second), "the default fits the Job's 120 s deadline")
+	scaled := raftops.MemberAddressesN(c, 4)
+	tests := []struct {
+		reason      string
+		job         *batchv1.Job
+		action      memberAction
+		wantMember  string
+		wantMembers []string
+		wantTimeout time.Duration
+	}{
+		{reason: "the deprecated step-down Job", job: raftops.StepDownJob(c, "bao-1", 1, "baokeeper:test"),
+			action: stepDownAction, wantMember: "bao-1", wantMembers: testMembers, wantTimeout: 60 * time.Second},
+		{reason: "a step-down Job of an operation", job: raftops.StepDownJobFor(c, "1f2e3d4c", "bao-1", 1, "baokeeper:test", testMembers),
+			action: stepDownAction, wantMember: "bao-1", wantMembers: testMembers, wantTimeout: 60 * time.Second},
+		{reason: "a promote Job during a scale-up", job: raftops.PromoteJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
+			action: promoteAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
+		{reason: "a remove-peer Job during a scale-down", job: raftops.RemovePeerJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
+			action: removePeerAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			args := tt.job.Spec.Template.Spec.Containers[0].Args
+			g.Expect(args[:2]).To(Equal([]string{"executor", tt.action.name}))
+			f, err := parseMemberFlags(tt.action, args[2:], io.Discard)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(f.member).To(Equal(tt.wantMember))
+			g.Expect(f.members).To(Equal(tt.wantMembers))
+			g.Expect(f.caFile).To(Equal(raftops.CAFile))
+			g.Expect(f.tokenFile).To(Equal(raftops.TokenFile))
+			g.Expect(f.timeout).To(Equal(tt.wantTimeout))
+			deadline := time.Duration(*tt.job.Spec.ActiveDeadlineSeconds) * time.Second
+			g.Expect(deadline).To(BeNumerically(">=", f.timeout+actionGrace+20*time.Second),
+				"the Job outlives the executor's budget, its grace and a pod start")
+		})
+	}
 }
