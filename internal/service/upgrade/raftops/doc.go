@@ -1,7 +1,8 @@
 // Package raftops is the executor side of Raft operations: the small Client
 // over the OpenBao API that executor Jobs use with the mutating executor role,
-// the leadership transfer built on it, and the pure builders of the Jobs that
-// run it. The strategies decide when a Job runs; this package does what the
+// the leadership transfer and the membership changes (promote, demote and
+// remove, each verified) built on it, and the pure builders of the Jobs that
+// run them. The strategies decide when a Job runs; this package does what the
 // Job does.
 //
 // A leadership transfer (TransferLeadership), in order:
@@ -29,11 +30,53 @@
 //     Options.RetryFor, never stepping the same node down twice within
 //     OpenBao's 10 s cooldown.
 //
+// Leader discovery (step 1) and the retry loop (step 6) are shared with the
+// membership operations below.
+//
+// Promoting a member (PromoteMember), in order:
+//
+//  1. Find the active node as in step 1 above, and read
+//     sys/storage/raft/configuration from it.
+//  2. If the member's node ID is not in the configuration, stop with
+//     ErrNotJoined (fatal): it has not joined. If it is a voter, stop: the
+//     result is benign and nothing is sent.
+//  3. Send sys/storage/raft/promote {server_id} to the active node. An answer
+//     "server is not a non-voter" (ErrNotNonVoter) is no failure: the node is
+//     not on autopilot's permanent non-voter list, and only the configuration
+//     says whether it votes.
+//  4. Poll the configuration on the active node (every 500 ms, for at most
+//     30 s) until the member is a voter: autopilot applies a promotion 3-5 s
+//     after the request. A read that fails or names another leader sends the
+//     poll back to step 1 for the active node. A wait that ends first is
+//     ErrNotApplied (retryable) and names what was seen last.
+//  5. Retry retryable failures within MembershipOptions.RetryFor from step 1;
+//     every step is idempotent.
+//
+// Removing a member (RemoveMember), in order:
+//
+//  1. Find the active node and read the configuration from it, as above.
+//  2. If the member is the active node, stop with ErrRemovingLeader (fatal):
+//     demoting a leader is not a leadership transfer and ends in an
+//     uncontrolled election; it must step down first. If the member is not in
+//     the configuration, stop: the result is benign.
+//  3. If it is a voter, send sys/storage/raft/demote {server_id} to the
+//     active node ("server is already a non-voter", ErrAlreadyNonVoter, is no
+//     failure) and poll until its voter flag clears (at most 45 s; autopilot
+//     takes 9-10 s).
+//  4. Send sys/storage/raft/remove-peer {server_id} to the active node and
+//     poll until the member is gone (at most 15 s).
+//  5. Throughout, follow an election to the new active node; if the member
+//     becomes it, stop as in step 2. Retry as for PromoteMember.
+//
 // The Client verifies TLS against the cluster CA alone (optionally for a
 // fixed server name, so that a member can be addressed by IP), ignores BAO_*
 // environment variables, and never puts a token into a log line or an error.
 //
-// The Job builders are pure: StepDownJob returns the executor Job of one
-// member and attempt under a deterministic name (StepDownJobName), and
+// The Job builders are pure. StepDownJobFor, PromoteJob and RemovePeerJob
+// return the executor Job of one step, operation, member and attempt under a
+// deterministic name (JobName: <cluster>-<step>-<opID>-<ordinal>-<attempt>)
+// with the label LabelOperation=opID, so that a Job left by another
+// operation is never read as this one's outcome (JobOfOperation). The older
+// StepDownJob and StepDownJobName carry no operation and are deprecated.
 // JobPhaseOf reads a Job's terminal conditions back as a upgrade.JobPhase.
 package raftops
