@@ -37,6 +37,12 @@ const (
 	ReasonQuorumReady Reason = "QuorumReady"
 	// ReasonQuorumNotReady means fewer than a majority of members is Ready.
 	ReasonQuorumNotReady Reason = "QuorumNotReady"
+	// ReasonNoLeader means members are Ready but none is the active node.
+	ReasonNoLeader Reason = "NoLeader"
+	// ReasonQuorumLost means fewer than a majority of Raft voters is healthy.
+	ReasonQuorumLost Reason = "QuorumLost"
+	// ReasonLeaderActive means a member is active but the Raft view could not be read.
+	ReasonLeaderActive Reason = "LeaderActive"
 )
 
 // Reasons of the Progressing condition.
@@ -66,6 +72,8 @@ const (
 	ReasonMembersNotReady Reason = "MembersNotReady"
 	// ReasonSpecRefused means the policy refused the spec.
 	ReasonSpecRefused Reason = "SpecRefused"
+	// ReasonRaftUnavailable means Raft has no leader or no quorum of healthy voters.
+	ReasonRaftUnavailable Reason = "RaftUnavailable"
 	// ReasonSealKeyMissing means the static-seal key Secret of an initialized cluster is gone.
 	ReasonSealKeyMissing Reason = "SealKeyMissing"
 )

@@ -73,7 +73,11 @@ type OpenBaoClusterSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// replicas is the number of Raft voters: an odd number from 1 to 9, so that a
-	// majority always exists. 3 tolerates one failure, 5 tolerates two.
+	// majority always exists. 3 tolerates one failure, 5 tolerates two. Changing it
+	// scales the cluster through Raft, one member at a time: a new member joins as a
+	// non-voter, catches up and is promoted; a removed member (highest ordinal first)
+	// leaves Raft before its pod goes, and its volume is kept. It cannot change while an
+	// upgrade runs. A 1-member cluster cannot change version (scale to 3 first).
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
@@ -81,9 +85,9 @@ type OpenBaoClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self % 2 == 1",message="spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority; change it to an odd number"
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// upgrade controls how version changes are rolled out. In this release version
-	// changes are validated and reported (condition Progressing, reason UpgradePending)
-	// but not yet carried out: the upgrade manager that uses these fields arrives later.
+	// upgrade controls how a change of spec.version (or of spec.image at the same
+	// version) is rolled out: the strategy, pausing, the pre-upgrade snapshot and the
+	// per-member gates. See docs/upgrades.md.
 	// +optional
 	// +kubebuilder:default={}
 	Upgrade UpgradeSpec `json:"upgrade,omitempty"`
@@ -123,39 +127,42 @@ type OpenBaoClusterSpec struct {
 
 // UpgradeSpec controls version changes.
 type UpgradeSpec struct {
-	// strategy is how a version change is rolled out: RollingUpdate (default) or BlueGreen.
-	// It may change only while no upgrade runs (status.upgrade is empty).
-	// Only RollingUpdate is carried out in this release; BlueGreen is accepted by the API
-	// and refused by the controller with a condition until the blue-green manager lands.
+	// strategy is how a version change is rolled out: RollingUpdate (default) replaces
+	// followers one at a time and the leader last. BlueGreen is accepted by the API, but
+	// a version change under it is refused with SpecValid=False (reason
+	// StrategyNotSupported) and nothing changes: this release carries out RollingUpdate
+	// only. It may change only while no upgrade runs (status.upgrade is empty).
 	// +optional
 	// +kubebuilder:default=RollingUpdate
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
 
-	// paused holds a running upgrade at the next safe point (between two members), with
-	// the UpgradePaused condition saying so. Setting it back to false resumes. Reported
-	// now; it takes effect once the upgrade manager lands.
+	// paused holds an upgrade at the next safe point (before the snapshot, or between
+	// two members), with the UpgradePaused condition saying so. Setting it back to
+	// false resumes.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
-	// preUpgradeSnapshot says whether and where a Raft snapshot is taken before an upgrade.
-	// Used by the upgrade manager (a later release).
+	// preUpgradeSnapshot says whether and where a Raft snapshot is taken before an
+	// upgrade; the upgrade changes nothing until the snapshot is verified and its
+	// receipt is in status.upgrade.snapshot.
 	// +optional
 	// +kubebuilder:default={}
 	PreUpgradeSnapshot PreUpgradeSnapshotSpec `json:"preUpgradeSnapshot,omitempty"`
 
-	// rolling tunes the RollingUpdate strategy. Used by the upgrade manager (a later release).
+	// rolling tunes the RollingUpdate strategy: how long a member may take, how long
+	// to wait after it, and how far behind the leader it may be.
 	// +optional
 	// +kubebuilder:default={}
 	Rolling RollingUpdateSpec `json:"rolling,omitempty"`
 
-	// blueGreen tunes the BlueGreen strategy (not carried out in this release).
+	// blueGreen tunes the BlueGreen strategy. The fields are validated and kept; this
+	// release refuses a version change under BlueGreen (see strategy).
 	// +optional
 	// +kubebuilder:default={}
 	BlueGreen BlueGreenSpec `json:"blueGreen,omitempty"`
 
-	// executor configures the Jobs that perform Raft operations (step-down, join,
-	// promote, demote, remove-peer, snapshot) with the mutating OpenBao role. Used by
-	// the upgrade manager (a later release).
+	// executor configures the Jobs that perform Raft operations (step-down, promote,
+	// demote and remove-peer when scaling, snapshot) with the mutating OpenBao role.
 	// +optional
 	Executor ExecutorSpec `json:"executor,omitempty"`
 }
@@ -169,7 +176,8 @@ type PreUpgradeSnapshotSpec struct {
 	// +kubebuilder:default=Always
 	Policy SnapshotPolicy `json:"policy,omitempty"`
 
-	// maxAge is how old a reusable snapshot may be under IfOlderThan.
+	// maxAge is how old a reusable snapshot may be under IfOlderThan. A duration with
+	// a unit, greater than 0s, for example 1h.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.preUpgradeSnapshot.maxAge must be a duration with a unit, for example 1h (units: ns, us, ms, s, m, h)"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.preUpgradeSnapshot.maxAge must be greater than 0s, for example 1h"
@@ -213,15 +221,18 @@ type S3Target struct {
 
 // RollingUpdateSpec tunes the rolling strategy.
 type RollingUpdateSpec struct {
-	// stepTimeout bounds each member's replacement, from deleting the pod to the last
-	// gate passing. A member that does not pass in time fails the upgrade.
+	// stepTimeout bounds each member's step, from its start (the step-down of a leader,
+	// or the deletion of its pod) to the last gate passing. A member that does not pass
+	// in time fails the upgrade, naming it; the settle time after the gates is not
+	// counted. A duration with a unit, greater than 0s, for example 10m.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rolling.stepTimeout must be a duration with a unit, for example 10m (units: ns, us, ms, s, m, h)"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.rolling.stepTimeout must be greater than 0s, for example 10m"
 	StepTimeout *Duration `json:"stepTimeout,omitempty"`
 
-	// settleTime is waited after a member passed every gate, before the next one starts.
+	// settleTime is waited after a member passed every gate, before the next one
+	// starts. 0s means no wait. A duration with a unit, for example 10s.
 	// +optional
 	// +kubebuilder:default="10s"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rolling.settleTime must be a duration with a unit, for example 10s (units: ns, us, ms, s, m, h)"
@@ -236,8 +247,9 @@ type RollingUpdateSpec struct {
 	MaxLagEntries *int64 `json:"maxLagEntries,omitempty"`
 }
 
-// BlueGreenSpec tunes the blue-green strategy. Not carried out in this release: the
-// fields are accepted and kept so that manifests written now stay valid.
+// BlueGreenSpec tunes the blue-green strategy. This release validates and keeps the
+// fields, so that manifests written now stay valid, and refuses a version change
+// under BlueGreen with SpecValid=False.
 type BlueGreenSpec struct {
 	// autoPromote promotes green without waiting for the baokeeper.dev/promote annotation.
 	// +optional
@@ -455,6 +467,16 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	ReadyMembers int32 `json:"readyMembers,omitempty"`
 
+	// voters is "<healthy voters>/<voters>" as autopilot last reported them, for
+	// example 3/3; empty while the Raft view cannot be read.
+	// +optional
+	Voters string `json:"voters,omitempty"`
+
+	// leader is the member autopilot last named as the Raft leader; empty when none
+	// is known.
+	// +optional
+	Leader string `json:"leader,omitempty"`
+
 	// members lists what each member runs, ordered by name.
 	// +optional
 	// +listType=map
@@ -471,6 +493,12 @@ type OpenBaoClusterStatus struct {
 	// upgrade describes the upgrade in progress; empty when none runs.
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
+	// scaling describes a change of membership in progress (spec.replicas changed,
+	// a member left in Raft without a pod, a member that should vote does not);
+	// empty when none runs.
+	// +optional
+	Scaling *ScalingStatus `json:"scaling,omitempty"`
 
 	// blueGreen describes a blue-green upgrade in progress.
 	// +optional
@@ -513,7 +541,32 @@ type MemberStatus struct {
 	// ready is the pod's Ready condition.
 	// +optional
 	Ready bool `json:"ready,omitempty"`
+	// raftRole is the member's place in the Raft configuration as last observed:
+	// Leader, Voter, NonVoter, NotInConfiguration, or Unknown when the Raft view
+	// could not be read.
+	// +optional
+	RaftRole RaftRole `json:"raftRole,omitempty"`
+	// healthy is autopilot's verdict on the member as last observed.
+	// +optional
+	Healthy bool `json:"healthy,omitempty"`
 }
+
+// RaftRole is a member's place in the Raft configuration.
+// +kubebuilder:validation:Enum=Leader;Voter;NonVoter;NotInConfiguration;Unknown
+type RaftRole string
+
+const (
+	// RaftRoleLeader is the Raft leader.
+	RaftRoleLeader RaftRole = "Leader"
+	// RaftRoleVoter is a voting follower.
+	RaftRoleVoter RaftRole = "Voter"
+	// RaftRoleNonVoter receives the log but does not vote.
+	RaftRoleNonVoter RaftRole = "NonVoter"
+	// RaftRoleNotInConfiguration is a member the Raft configuration does not list.
+	RaftRoleNotInConfiguration RaftRole = "NotInConfiguration"
+	// RaftRoleUnknown means the Raft view could not be read.
+	RaftRoleUnknown RaftRole = "Unknown"
+)
 
 // TLSStatus reports the operator-issued serving certificate.
 type TLSStatus struct {
@@ -539,6 +592,15 @@ type UpgradeStatus struct {
 	// targetImage is the image being rolled out.
 	// +optional
 	TargetImage string `json:"targetImage,omitempty"`
+	// id identifies this upgrade in the names and labels of its executor Jobs, so
+	// that a Job left by an earlier upgrade never counts for this one.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// deferredVersion is a spec.version set while this upgrade could no longer be
+	// cancelled (a member was already replaced): the upgrade finishes first, then the
+	// deferred version is planned.
+	// +optional
+	DeferredVersion string `json:"deferredVersion,omitempty"`
 	// startedAt is when the upgrade started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
@@ -559,6 +621,36 @@ type UpgradeStatus struct {
 	// +optional
 	Snapshot *SnapshotReceipt `json:"snapshot,omitempty"`
 	// failure says why the upgrade stopped.
+	// +optional
+	Failure *UpgradeFailure `json:"failure,omitempty"`
+}
+
+// ScalingStatus describes a membership change in progress.
+type ScalingStatus struct {
+	// id identifies this operation in the names and labels of its executor Jobs, so
+	// that a Job of another operation never counts for it.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// fromReplicas is the StatefulSet's replicas when the operation started.
+	// +optional
+	FromReplicas int32 `json:"fromReplicas,omitempty"`
+	// targetReplicas is spec.replicas.
+	// +optional
+	TargetReplicas int32 `json:"targetReplicas,omitempty"`
+	// startedAt is when the operation started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// currentStep is the member being added, promoted or removed.
+	// +optional
+	CurrentStep *UpgradeStep `json:"currentStep,omitempty"`
+	// completed lists the steps done, for example "added bao-3" or "removed bao-4".
+	// +optional
+	// +listType=atomic
+	Completed []string `json:"completed,omitempty"`
+	// waitingFor says what the operation waits for, in a sentence a person can act on.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// failure says why the operation stopped; a retry annotation goes on.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`
 }
@@ -768,9 +860,13 @@ type RequestsStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Voters",type=string,JSONPath=`.status.voters`,description="Healthy voters / voters, as autopilot last reported"
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.upgrade.strategy`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters of lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (no dots), because baokeeper derives Service, pod and StatefulSet names from it; for example bao or bao-prod"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.scaling) || self.spec.version == oldSelf.spec.version",message="spec.version cannot change while the cluster scales (status.scaling is set): wait for the scaling to finish, then change the version"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.upgrade) || (has(self.spec.replicas) ? self.spec.replicas : 3) == (has(oldSelf.spec.replicas) ? oldSelf.spec.replicas : 3)",message="spec.replicas cannot change while an upgrade runs (status.upgrade is set): wait for the upgrade to finish, then scale"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.upgrade) || !has(oldSelf.spec.upgrade) || !has(self.spec.upgrade) || oldSelf.spec.upgrade.strategy == self.spec.upgrade.strategy",message="spec.upgrade.strategy cannot change while an upgrade runs (status.upgrade is set); wait for it to finish or fail, then change the strategy"
 type OpenBaoCluster struct {
 	metav1.TypeMeta `json:",inline"`

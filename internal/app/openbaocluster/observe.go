@@ -39,6 +39,10 @@ type observation struct {
 	health map[string]*openbao.Health
 	// healthErrs are the members whose health could not be read, with the reason.
 	healthErrs map[string]string
+	// autopilot is the Raft view from autopilot state; nil when it could not be read
+	// (autopilotErr says why), or when no member was Ready.
+	autopilot    *openbao.AutopilotState
+	autopilotErr string
 }
 
 // pass carries what one reconcile decided, for the status computation.
@@ -148,6 +152,18 @@ func (r *Reconciler) observeHealth(ctx context.Context, c *baov1.OpenBaoCluster,
 		}
 		obs.health[name] = h
 	}
+	if len(obs.health) == 0 {
+		return
+	}
+	actx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+	defer cancel()
+	st, err := bao.AutopilotState(actx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(4).Info("Reading autopilot state failed", "reason", err.Error())
+		obs.autopilotErr = err.Error()
+		return
+	}
+	obs.autopilot = st
 }
 
 func (r *Reconciler) healthTimeout() time.Duration {
@@ -221,3 +237,12 @@ func initializedNow(c *baov1.OpenBaoCluster, obs *observation) bool {
 }
 
 func normalizeVersion(v string) string { return strings.TrimPrefix(v, "v") }
+
+// stsReplicas is the StatefulSet's replicas, which a membership change moves one
+// member at a time toward spec.replicas; 0 without a StatefulSet.
+func (o *observation) stsReplicas() int32 {
+	if o.sts == nil || o.sts.Spec.Replicas == nil {
+		return 0
+	}
+	return *o.sts.Spec.Replicas
+}

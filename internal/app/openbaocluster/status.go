@@ -23,7 +23,8 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	st.Members = st.Members[:0]
 	var ready int32
 	var notReady []string
-	for i := range replicas {
+	rv := newRaftView(obs)
+	for i := range max(replicas, obs.stsReplicas()) {
 		name := n.Member(i)
 		m := baov1.MemberStatus{Name: name}
 		if pod := obs.pods[name]; pod != nil {
@@ -33,10 +34,13 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		if h := obs.health[name]; h != nil {
 			m.Version = normalizeVersion(h.Version)
 		}
-		if m.Ready {
-			ready++
-		} else {
-			notReady = append(notReady, name)
+		m.RaftRole, m.Healthy = rv.role(name)
+		if i < replicas {
+			if m.Ready {
+				ready++
+			} else {
+				notReady = append(notReady, name)
+			}
 		}
 		st.Members = append(st.Members, m)
 	}
@@ -44,6 +48,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if len(st.Members) == 0 {
 		st.Members = nil
 	}
+	st.Voters, st.Leader = rv.voters(), rv.leader
 
 	initialized := wasInitialized(c) || ready > 0
 	allReady := ready == replicas && obs.stsCurrent()
@@ -61,10 +66,15 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	quorum := replicas/2 + 1
-	if ready >= quorum {
-		set(baov1.ConditionAvailable, true, baov1.ReasonQuorumReady, fmt.Sprintf("%d of %d members are Ready; a majority is %d", ready, replicas, quorum))
-	} else {
+	raftProblem := ""
+	switch reason, msg := rv.availability(ready, replicas); {
+	case ready < quorum:
 		set(baov1.ConditionAvailable, false, baov1.ReasonQuorumNotReady, fmt.Sprintf("%d of %d members are Ready; a majority needs %d", ready, replicas, quorum))
+	case reason == baov1.ReasonNoLeader || reason == baov1.ReasonQuorumLost:
+		raftProblem = msg
+		set(baov1.ConditionAvailable, false, reason, msg)
+	default:
+		set(baov1.ConditionAvailable, true, reason, msg)
 	}
 
 	if initialized {
@@ -104,6 +114,8 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		set(baov1.ConditionDegraded, false, upReason, "A version change is in progress: "+upMsg)
 	case wasRunning(c) && ready < replicas:
 		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(notReady, ", ")))
+	case raftProblem != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonRaftUnavailable, raftProblem)
 	default:
 		set(baov1.ConditionDegraded, false, baov1.ReasonAllMembersReady, fmt.Sprintf("%d of %d members are Ready", ready, replicas))
 	}
@@ -118,7 +130,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	case upReason != "":
 		st.Phase = baov1.PhaseUpgrading
 		set(baov1.ConditionProgressing, upReason != baov1.ReasonUpgradeFailed, upReason, upMsg)
-	case !allReady:
+	case !allReady || raftProblem != "":
 		st.Phase = baov1.PhaseDegraded
 		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
 	case pending != "":
@@ -133,6 +145,9 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	st.Message = statusMessage(c, p, ready, replicas, notReady, pending)
+	if raftProblem != "" && p.refusal == "" && p.blocked == "" && st.Phase == baov1.PhaseDegraded && ready == replicas {
+		st.Message = raftProblem
+	}
 	if upReason != "" && p.refusal == "" && p.blocked == "" {
 		st.Message = upMsg
 	}

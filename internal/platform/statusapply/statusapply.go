@@ -28,7 +28,7 @@ type Owner struct {
 func Workload() Owner {
 	return Owner{
 		FieldManager: "baokeeper-status",
-		Fields:       []string{"phase", "message", "observedGeneration", "readyMembers", "members", "tls"},
+		Fields:       []string{"phase", "message", "observedGeneration", "readyMembers", "members", "tls", "voters", "leader"},
 		Conditions: []baov1.ConditionType{baov1.ConditionAvailable, baov1.ConditionProgressing, baov1.ConditionDegraded,
 			baov1.ConditionSpecValid, baov1.ConditionTLSReady, baov1.ConditionInitialized},
 	}
@@ -38,7 +38,7 @@ func Workload() Owner {
 func Upgrade() Owner {
 	return Owner{
 		FieldManager: "baokeeper-upgrade",
-		Fields:       []string{"currentVersion", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot"},
+		Fields:       []string{"currentVersion", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "scaling"},
 		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass},
 	}
 }

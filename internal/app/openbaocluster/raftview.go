@@ -1,0 +1,121 @@
+package openbaocluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+)
+
+// raftView is the Raft truth of one pass, from the members' sys/health (which one is
+// active) and autopilot state (roles and health of every server, including servers
+// that have no pod). Invariant 11: Available means a known leader and a quorum of
+// healthy voters, not Ready pods.
+type raftView struct {
+	// ap is autopilot state; nil when it could not be read or was read right after
+	// an election (servers briefly listed as "left" with index 0), why says which.
+	ap  *openbao.AutopilotState
+	why string
+	// active is a member whose sys/health says it is the active node.
+	active string
+	// leader is autopilot's leader, or the active member when autopilot is unknown.
+	leader string
+}
+
+func newRaftView(obs *observation) raftView {
+	v := raftView{ap: obs.autopilot, why: obs.autopilotErr}
+	names := make([]string, 0, len(obs.health))
+	for name := range obs.health {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if h := obs.health[name]; h.Initialized && !h.Sealed && !h.Standby {
+			v.active = name
+			break
+		}
+	}
+	if v.ap != nil {
+		for _, s := range v.ap.Servers {
+			if s.NodeStatus == "left" && s.LastIndex == 0 {
+				v.ap, v.why = nil, "autopilot state was read right after an election"
+				break
+			}
+		}
+	}
+	v.leader = v.active
+	if v.ap != nil && v.ap.Leader != "" {
+		v.leader = v.ap.Leader
+	}
+	if v.why == "" && v.ap == nil {
+		v.why = "no member could be read"
+	}
+	return v
+}
+
+// role is a member's Raft role and autopilot health.
+func (v raftView) role(name string) (baov1.RaftRole, bool) {
+	if v.ap == nil {
+		return baov1.RaftRoleUnknown, false
+	}
+	s, ok := v.ap.Servers[name]
+	if !ok {
+		return baov1.RaftRoleNotInConfiguration, false
+	}
+	switch s.Status {
+	case openbao.AutopilotStatusLeader:
+		return baov1.RaftRoleLeader, s.Healthy
+	case openbao.AutopilotStatusVoter:
+		return baov1.RaftRoleVoter, s.Healthy
+	default:
+		return baov1.RaftRoleNonVoter, s.Healthy
+	}
+}
+
+// voterCounts counts every voter of the configuration (with or without a pod) and
+// the healthy ones, and names the unhealthy ones in order.
+func (v raftView) voterCounts() (voters, healthy int, unhealthy []string) {
+	for id, s := range v.ap.Servers {
+		if s.Status != openbao.AutopilotStatusLeader && s.Status != openbao.AutopilotStatusVoter {
+			continue
+		}
+		voters++
+		if s.Healthy {
+			healthy++
+		} else {
+			unhealthy = append(unhealthy, id)
+		}
+	}
+	slices.Sort(unhealthy)
+	return voters, healthy, unhealthy
+}
+
+// voters is status.voters: "<healthy>/<voters>", or "" when unknown.
+func (v raftView) voters() string {
+	if v.ap == nil {
+		return ""
+	}
+	n, h, _ := v.voterCounts()
+	return fmt.Sprintf("%d/%d", h, n)
+}
+
+// availability is the Available condition's reason and message once a majority of
+// pods is Ready: no active node, or fewer healthy voters than a majority, is not
+// available, whatever the pods say.
+func (v raftView) availability(ready, replicas int32) (baov1.Reason, string) {
+	if v.active == "" {
+		return baov1.ReasonNoLeader, fmt.Sprintf("%d of %d members are Ready, but none is the active node: Raft has no leader, so the cluster cannot serve. "+
+			"Check status.members[].raftRole and the members' logs; voters that left without going through Raft (a StatefulSet scaled by hand) leave the rest without a majority", ready, replicas)
+	}
+	if v.ap == nil {
+		return baov1.ReasonLeaderActive, fmt.Sprintf("%s is the active node; the Raft view could not be read (%s)", v.active, v.why)
+	}
+	n, h, unhealthy := v.voterCounts()
+	if q := n/2 + 1; h < q {
+		return baov1.ReasonQuorumLost, fmt.Sprintf("only %d of %d Raft voters are healthy (not healthy: %s); a majority needs %d",
+			h, n, strings.Join(unhealthy, ", "), q)
+	}
+	return baov1.ReasonQuorumReady, fmt.Sprintf("%s leads; %d of %d voters are healthy (a majority is %d)", v.leader, h, n, n/2+1)
+}

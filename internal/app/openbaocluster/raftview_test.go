@@ -1,0 +1,123 @@
+package openbaocluster
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+// server is one autopilot server for the tables below.
+func server(status string, healthy bool) openbao.AutopilotServer {
+	return openbao.AutopilotServer{Status: status, Healthy: healthy, NodeStatus: "alive", LastIndex: 100}
+}
+
+func withAutopilot(leader string, servers map[string]openbao.AutopilotServer) obsOpt {
+	return func(o *observation) {
+		for id, s := range servers {
+			s.ID = id
+			servers[id] = s
+		}
+		o.autopilot = &openbao.AutopilotState{Leader: leader, Servers: servers}
+	}
+}
+
+// withActive marks one member's sys/health as the active node; the others stay
+// standbys.
+func withActive(name string) obsOpt {
+	return func(o *observation) {
+		for n, h := range o.health {
+			h.Standby = n != name
+		}
+	}
+}
+
+func TestRaftTruth(t *testing.T) {
+	one := int32(1)
+	cases := []struct {
+		name, reason  string
+		replicas      *int32
+		obs           *observation
+		wantPhase     baov1.ClusterPhase
+		wantAvailable metav1.ConditionStatus
+		wantReason    baov1.Reason
+		wantMsg       string
+		wantVoters    string
+		wantRoles     map[string]baov1.RaftRole
+	}{
+		{
+			name: "healthy", reason: "a leader and every voter healthy",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", true), "bao-2": server("voter", true)})),
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady,
+			wantMsg: "3 of 3 members Ready", wantVoters: "3/3",
+			wantRoles: map[string]baov1.RaftRole{"bao-0": baov1.RaftRoleLeader, "bao-1": baov1.RaftRoleVoter, "bao-2": baov1.RaftRoleVoter},
+		},
+		{
+			name: "scaled 3 to 1 behind Raft's back", reason: "the bug: the survivor is Ready but a standby with no leader; status must not say Running",
+			replicas: &one,
+			obs:      newObs(withSTS(true), withMembers(1, 1, "2.4.0"), withActive("nobody")),
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantReason: baov1.ReasonNoLeader,
+			wantMsg: "none is the active node: Raft has no leader", wantVoters: "",
+			wantRoles: map[string]baov1.RaftRole{"bao-0": baov1.RaftRoleUnknown},
+		},
+		{
+			name: "dead voters without pods", reason: "5 to 3 by hand: two voters remain in the configuration; every voter counts",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", true), "bao-2": server("voter", true),
+				"bao-3": server("voter", false), "bao-4": server("voter", false)})),
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady,
+			wantVoters: "3/5",
+		},
+		{
+			name: "quorum lost", reason: "a leader that is still active, with fewer healthy voters than a majority",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", false), "bao-2": server("voter", false)})),
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantReason: baov1.ReasonQuorumLost,
+			wantMsg: "only 1 of 3 Raft voters are healthy (not healthy: bao-1, bao-2); a majority needs 2", wantVoters: "1/3",
+		},
+		{
+			name: "non-voter", reason: "a member that joined as a non-voter is shown as one",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", true), "bao-2": server("non-voter", true)})),
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "2/2",
+			wantRoles: map[string]baov1.RaftRole{"bao-2": baov1.RaftRoleNonVoter},
+		},
+		{
+			name: "right after an election", reason: "autopilot lists the others as left with index 0: not trusted, no alarm",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-1"), withAutopilot("bao-1", map[string]openbao.AutopilotServer{
+				"bao-0": {Status: "voter", NodeStatus: "left"}, "bao-1": server("leader", true), "bao-2": {Status: "voter", NodeStatus: "left"}})),
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonLeaderActive,
+			wantMsg: "3 of 3 members Ready", wantVoters: "",
+			wantRoles: map[string]baov1.RaftRole{"bao-0": baov1.RaftRoleUnknown},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := newCluster(withPhase(baov1.PhaseRunning), withCurrent("2.4.0"), withInitialized())
+			c.Spec.Replicas = tc.replicas
+			p := &pass{cluster: c, obs: tc.obs, decision: &upgrade.Decision{Allowed: true}}
+			computeStatus(c, tc.obs, p, true)
+			g.Expect(c.Status.Phase).To(Equal(tc.wantPhase), tc.reason)
+			av := cond(c, baov1.ConditionAvailable)
+			g.Expect(av.Status).To(Equal(tc.wantAvailable), tc.reason)
+			g.Expect(av.Reason).To(Equal(string(tc.wantReason)), tc.reason)
+			g.Expect(c.Status.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
+			g.Expect(c.Status.Voters).To(Equal(tc.wantVoters), tc.reason)
+			for name, role := range tc.wantRoles {
+				var got baov1.RaftRole
+				for _, m := range c.Status.Members {
+					if m.Name == name {
+						got = m.RaftRole
+					}
+				}
+				g.Expect(got).To(Equal(role), "%s: %s", name, tc.reason)
+			}
+		})
+	}
+}
