@@ -30,7 +30,8 @@ const (
 	// exitOK: the action succeeded, or its goal already held.
 	exitOK = 0
 	// exitFatal: retrying will not help (permission denied, bad request, TLS
-	// verification, invalid flags).
+	// verification, invalid flags, a member to promote that has not joined, a
+	// member to remove that leads).
 	exitFatal = 1
 	// exitRetryable: a transient failure outlasted --timeout, or the action
 	// is unknown.
