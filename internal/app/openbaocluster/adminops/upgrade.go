@@ -108,7 +108,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	if up.CurrentStep != nil && up.CurrentStep.StartedAt != nil {
 		stepStart = up.CurrentStep.StartedAt.Time
 	}
-	rolling.Record(up, d, obs)
+	rolling.Record(up, d, obs, up.TargetImage)
 	r.recordDecision(c, up, d, stepStart, obs.Now)
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
 	switch d.Action {

@@ -127,11 +127,20 @@ func Decide(in Input) Decision {
 	if step == nil || step.Pod == "" || slices.Contains(up.CompletedPods, step.Pod) {
 		return decideNext(in)
 	}
-	if step.StartedAt != nil && in.StepTimeout > 0 && c.Now.Sub(step.StartedAt.Time) > in.StepTimeout {
+	// The step timeout bounds the wait for the gates; the settle time after them is
+	// not counted, so a settleTime longer than stepTimeout cannot fail a member that
+	// is done.
+	if step.GatesPassedAt == nil && step.StartedAt != nil && in.StepTimeout > 0 && c.Now.Sub(step.StartedAt.Time) > in.StepTimeout {
 		return failStep(in, ReasonStepTimeout, fmt.Sprintf("%s did not finish within %s: %s", step.Pod, in.StepTimeout, waitingSummary(step)))
 	}
 	switch step.Action {
 	case StepTransferLeadership:
+		if upgraded(in, step.Pod) {
+			// The leader's pod was re-created on the target (deleted by hand, a node
+			// drain) and it leads again: it is done. Stepping it down would cost an
+			// election for nothing.
+			return decideReplace(in, step)
+		}
 		return decideStepDown(in, step)
 	default:
 		return decideReplace(in, step)
@@ -157,6 +166,12 @@ func decideNext(in Input) Decision {
 		}
 		return Decision{Action: ActionComplete, WaitingFor: fmt.Sprintf("every member runs %s", in.TargetVersion)}
 	}
+	if upgraded(in, next) {
+		// Already on the target on a Ready pod of the current template (re-created
+		// outside the plan, for example after its pod was deleted by hand): it is
+		// never stepped down or replaced; its gates and settle time still apply.
+		return Decision{Action: ActionBeginStep, Pod: next, WaitingFor: fmt.Sprintf("%s already runs %s; checking its gates", next, in.TargetVersion)}
+	}
 	if in.Paused {
 		return Decision{Action: ActionHold, Pod: next,
 			WaitingFor: fmt.Sprintf("paused by spec.upgrade.paused before %s; %s", next, remaining(up))}
@@ -167,13 +182,25 @@ func decideNext(in Input) Decision {
 	return Decision{Action: ActionBeginStep, Pod: next, WaitingFor: fmt.Sprintf("starting %s", next)}
 }
 
-// StepActionFor is the first step action of a member: the leader first hands off
-// leadership.
-func StepActionFor(c *upgrade.Cluster, pod string) string {
+// StepActionFor is the first step action of a member, planned on what is observed
+// at that moment: the leader first hands off leadership, unless it already runs the
+// target image (then there is nothing to replace).
+func StepActionFor(c *upgrade.Cluster, pod, targetImage string) string {
 	if c.Leader == pod {
+		if m := c.Member(pod); m != nil && m.PodExists && !m.PodTerminating && m.Image == targetImage {
+			return StepReplaceMember
+		}
 		return StepTransferLeadership
 	}
 	return StepReplaceMember
+}
+
+// upgraded reports whether a member already runs the target: a Ready pod, not being
+// deleted, on the target image (the current template's), reporting the target version.
+func upgraded(in Input, name string) bool {
+	m := in.Cluster.Member(name)
+	return m != nil && m.PodExists && !m.PodTerminating && m.PodReady && m.Image == in.TargetImage &&
+		upgrade.SameVersion(m.Version, in.TargetVersion)
 }
 
 func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {

@@ -149,6 +149,37 @@ func TestDecide(t *testing.T) {
 				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0.Add(-11*time.Minute))
 				in.Upgrade.CurrentStep.WaitingFor = "waiting for bao-2 to become Ready"
 			}, wantAction: ActionFail, wantPod: "bao-2", wantText: "not started: bao-1, bao-0"},
+		{name: "settling past the step timeout completes", reason: "bug: settleTime >= stepTimeout failed every member after it passed its gates; the settle time is not counted",
+			mutate: func(in *Input) {
+				in.StepTimeout, in.SettleTime = time.Minute, 2*time.Minute
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0.Add(-3*time.Minute))
+				passed := metav1.NewTime(t0.Add(-2*time.Minute - time.Second))
+				in.Upgrade.CurrentStep.GatesPassedAt = &passed
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionCompleteMember, wantPod: "bao-2"},
+		{name: "settling within the step timeout waits", reason: "the settle time still runs out in full",
+			mutate: func(in *Input) {
+				in.StepTimeout, in.SettleTime = time.Minute, 2*time.Minute
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0.Add(-90*time.Second))
+				passed := metav1.NewTime(t0.Add(-80 * time.Second))
+				in.Upgrade.CurrentStep.GatesPassedAt = &passed
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionWait, wantPod: "bao-2", wantText: "settling for 40s more"},
+		{name: "a member re-created on the target is not replaced", reason: "bug: a member already on the target was replaced (or stepped down) again; it is only gated",
+			mutate: func(in *Input) {
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionBeginStep, wantPod: "bao-2", wantText: "bao-2 already runs 2.4.1"},
+		{name: "a leader re-created on the target is not stepped down", reason: "bug: the old leader's pod was deleted by hand, came back on the target and was elected again; a step-down would be a needless election",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Cluster.Members[0].Image, in.Cluster.Members[0].Version = newImage, "2.4.1"
+			}, wantAction: ActionGatesPassed, wantPod: "bao-0"},
+		{name: "an upgraded member is started while paused", reason: "gating a member that already runs the target disrupts nothing",
+			mutate: func(in *Input) {
+				in.Paused = true
+				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
+			}, wantAction: ActionBeginStep, wantPod: "bao-2"},
 		{name: "failed upgrade waits for retry", reason: "after a failure nothing moves until a person retries",
 			mutate: func(in *Input) {
 				in.Upgrade.Failure = &baov1.UpgradeFailure{Reason: ReasonStepTimeout, Pod: "bao-2"}
@@ -238,7 +269,7 @@ func TestRecordKeepsStartTimeWhenLeadershipComesBack(t *testing.T) {
 	g := NewWithT(t)
 	c := healthyCluster(3, 0)
 	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-0", t0.Add(-time.Minute))}
-	Record(up, Decision{Action: ActionBeginStep, Pod: "bao-0"}, c)
+	Record(up, Decision{Action: ActionBeginStep, Pod: "bao-0"}, c, newImage)
 	g.Expect(up.CurrentStep.Action).To(Equal(StepTransferLeadership))
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(t0.Add(-time.Minute)), "the step timeout counts from the first attempt")
 }
@@ -252,10 +283,10 @@ func TestRecordKeepsWhatAFailedStepWaitedFor(t *testing.T) {
 	in := Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: time.Minute}
 	d := Decide(in)
 	g.Expect(d.Action).To(Equal(ActionFail))
-	Record(up, d, c)
+	Record(up, d, c, newImage)
 	g.Expect(up.Failure.Message).To(ContainSubstring("last waiting for bao-2 to become Ready"))
 	again := Decide(in)
-	Record(up, again, c)
+	Record(up, again, c, newImage)
 	g.Expect(up.CurrentStep.WaitingFor).To(Equal("waiting for bao-2 to become Ready (initialized and unsealed)"),
 		"the failed step keeps what it waited for, for the next failure message")
 }
@@ -266,7 +297,7 @@ func TestSettleTimeSurvivesTheStatusRoundTrip(t *testing.T) {
 	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-2", t0)}
 	c := healthyCluster(3, 0)
 	c.Now = passed
-	Record(up, Decision{Action: ActionGatesPassed, Pod: "bao-2"}, c)
+	Record(up, Decision{Action: ActionGatesPassed, Pod: "bao-2"}, c, newImage)
 	// What a later pass reads back: metav1.Time is serialized to the second.
 	b, err := up.CurrentStep.GatesPassedAt.MarshalJSON()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -274,4 +305,13 @@ func TestSettleTimeSurvivesTheStatusRoundTrip(t *testing.T) {
 	g.Expect(back.UnmarshalJSON(b)).To(Succeed())
 	g.Expect(back.Time).NotTo(BeTemporally("<", passed), "the settle time never starts before the gates passed")
 	g.Expect(back.Time.Sub(passed)).To(BeNumerically("<", time.Second))
+}
+
+func TestStepActionForPlansOnWhatIsObserved(t *testing.T) {
+	g := NewWithT(t)
+	c := healthyCluster(3, 1)
+	g.Expect(StepActionFor(c, "bao-1", newImage)).To(Equal(StepTransferLeadership), "a leader on the old image hands off first")
+	g.Expect(StepActionFor(c, "bao-2", newImage)).To(Equal(StepReplaceMember), "a follower is replaced")
+	c.Members[1].Image = newImage
+	g.Expect(StepActionFor(c, "bao-1", newImage)).To(Equal(StepReplaceMember), "a leader already on the target image is only gated")
 }

@@ -158,7 +158,7 @@ func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []stri
 		if d.Action != ActionWait {
 			seq = append(seq, strings.TrimSpace(fmt.Sprintf("%s %s", d.Action, d.Pod)))
 		}
-		Record(up, d, c)
+		Record(up, d, c, newImage)
 		if restartEvery > 0 && pass%restartEvery == 0 {
 			// The operator restarts: only the persisted status survives; the action of
 			// this pass is lost and must be re-derived by the next Decide.
