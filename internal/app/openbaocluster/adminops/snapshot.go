@@ -88,16 +88,13 @@ func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoClus
 // observeSnapshotJob reads the current attempt's Job and, once it finished, the
 // receipt or failure its pod left in the termination message.
 func (r *Reconciler) observeSnapshotJob(ctx context.Context, c *baov1.OpenBaoCluster, in *snapshot.Input) error {
-	job := &batchv1.Job{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: in.JobName}, job); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, in.JobName, err)
+	observed, job, err := r.observeJob(ctx, c, in.JobName, "", in.Now)
+	if err != nil {
+		return err
 	}
-	phase, finished, msg := raftops.JobPhaseOf(job)
-	in.Job = upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
-	if phase != upgrade.JobSucceeded && phase != upgrade.JobFailed {
+	in.Job = observed
+	phase, msg := observed.Phase, observed.Message
+	if job == nil || (phase != upgrade.JobSucceeded && phase != upgrade.JobFailed) {
 		return nil
 	}
 	pods := &corev1.PodList{}

@@ -2,6 +2,8 @@ package adminops
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -93,14 +95,11 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
 	}
 	if up.CurrentStep != nil && up.CurrentStep.Action == rolling.StepTransferLeadership && up.CurrentStep.Attempts > 0 {
-		job := &batchv1.Job{}
-		name := raftops.StepDownJobName(c, up.CurrentStep.Pod, up.CurrentStep.Attempts)
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, job); err == nil {
-			phase, finished, msg := raftops.JobPhaseOf(job)
-			in.StepDownJob = upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
-		} else if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
+		job, _, err := r.observeJob(ctx, c, stepDownJobName(c, up), up.ID, obs.Now)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
+		in.StepDownJob = job
 	}
 
 	d := rolling.Decide(in)
@@ -118,7 +117,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 			return ctrl.Result{}, err
 		}
 	case rolling.ActionStepDown:
-		job := raftops.StepDownJob(c, d.Pod, up.CurrentStep.Attempts, r.executorImage(c))
+		job := stepDownJob(c, up, r.executorImage(c))
 		err := r.Client.Create(ctx, job)
 		switch {
 		case apierrors.IsAlreadyExists(err):
@@ -225,6 +224,7 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 	c.Status.Upgrade = &baov1.UpgradeStatus{
 		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: target,
 		TargetImage: upgrade.ResolveImage(c.Spec.Image, c.Spec.Version), StartedAt: ptr(metav1.NewTime(obs.Now)),
+		ID:          operationID(c, "upgrade-to-"+target, obs.Now),
 		Plan: &baov1.UpgradePlan{
 			Pods:             rolling.Plan(obs),
 			Prechecks:        pcs,
@@ -313,3 +313,30 @@ func trimV(v string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// stepDownJobName is the name of the current step-down attempt's Job. An upgrade
+// started by an earlier release has no ID and keeps the names it started with.
+func stepDownJobName(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) string {
+	st := up.CurrentStep
+	if up.ID == "" {
+		return raftops.StepDownJobName(c, st.Pod, st.Attempts) //nolint:staticcheck // an upgrade started before IDs existed
+	}
+	return raftops.JobName(c, raftops.StepStepDown, up.ID, st.Pod, st.Attempts)
+}
+
+func stepDownJob(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, image string) *batchv1.Job {
+	st := up.CurrentStep
+	if up.ID == "" {
+		return raftops.StepDownJob(c, st.Pod, st.Attempts, image) //nolint:staticcheck // an upgrade started before IDs existed
+	}
+	return raftops.StepDownJobFor(c, up.ID, st.Pod, st.Attempts, image, raftops.MemberAddresses(c))
+}
+
+// operationID is a short identity of one operation for the names and labels of its
+// executor Jobs: 8 hex digits of a hash of the cluster's UID, the operation and its
+// start time, persisted in status with the operation so it is the same after a
+// restart.
+func operationID(c *baov1.OpenBaoCluster, what string, started time.Time) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", c.UID, what, started.UnixNano())))
+	return hex.EncodeToString(sum[:4])
+}

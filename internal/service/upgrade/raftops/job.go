@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -466,3 +467,34 @@ func JobPhaseOf(job *batchv1.Job) (phase upgrade.JobPhase, finishedAt time.Time,
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// PodStartGrace is how long an executor pod may wait to start before a waiting
+// reason that does not heal on its own (see StuckPod) fails its attempt.
+const PodStartGrace = 60 * time.Second
+
+// stuckReasons are container waiting reasons that do not go away without a person:
+// an image that cannot be pulled or run, a Secret or ConfigMap that is missing.
+var stuckReasons = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+	"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+
+// StuckPod says why an executor pod cannot start, once it has waited longer than
+// grace with a reason that does not heal on its own; "" otherwise. Without it, such a
+// pod holds its attempt until the Job's activeDeadlineSeconds (30 minutes for a
+// snapshot), and three attempts cost an hour and a half before anyone is told.
+func StuckPod(pod *corev1.Pod, now time.Time, grace time.Duration) string {
+	if pod == nil || now.Sub(pod.CreationTimestamp.Time) < grace {
+		return ""
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil || !slices.Contains(stuckReasons, w.Reason) {
+			continue
+		}
+		msg := fmt.Sprintf("executor pod %s cannot start its container %s: %s", pod.Name, cs.Name, w.Reason)
+		if w.Message != "" {
+			msg += " (" + w.Message + ")"
+		}
+		return msg
+	}
+	return ""
+}

@@ -1,0 +1,63 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+)
+
+// observeJob reads the executor Job of the current attempt, by its deterministic
+// name, as the strategies see it:
+//
+//   - a Job of another operation (opID set and its label differs) never counts: it
+//     is reported as a failed attempt, so the next attempt gets a name of its own;
+//   - a running Job whose pod cannot start (an image that cannot be pulled or run, a
+//     Secret that is gone) is deleted and reported failed with the pod's reason,
+//     after raftops.PodStartGrace instead of the Job's whole deadline.
+//
+// It returns the Job itself too (nil when there is none).
+func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, name, opID string, now time.Time) (upgrade.Job, *batchv1.Job, error) {
+	job := &batchv1.Job{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			return upgrade.Job{}, nil, nil
+		}
+		return upgrade.Job{}, nil, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
+	}
+	if opID != "" && !raftops.JobOfOperation(job, opID) {
+		return upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now,
+			Message: fmt.Sprintf("Job %s belongs to another operation (%s=%q), not to this one (%s)", name, raftops.LabelOperation, job.Labels[raftops.LabelOperation], opID)}, nil, nil
+	}
+	phase, finished, msg := raftops.JobPhaseOf(job)
+	obs := upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
+	if phase != upgrade.JobRunning || job.DeletionTimestamp != nil {
+		return obs, job, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return upgrade.Job{}, nil, fmt.Errorf("failed to list the pods of Job %s/%s: %w", c.Namespace, job.Name, err)
+	}
+	for i := range pods.Items {
+		stuck := raftops.StuckPod(&pods.Items[i], now, raftops.PodStartGrace)
+		if stuck == "" {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleting an executor Job whose pod cannot start", "Job", job.Name, "reason", stuck)
+		if err := r.Client.Delete(ctx, job, client.PropagationPolicy("Background"), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+			return upgrade.Job{}, nil, fmt.Errorf("failed to delete Job %s/%s: %w", c.Namespace, job.Name, err)
+		}
+		return upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now,
+			Message: stuck + "; check spec.upgrade.executor.image and the Secrets the Job uses, then set the baokeeper.dev/retry annotation"}, nil, nil
+	}
+	return obs, job, nil
+}

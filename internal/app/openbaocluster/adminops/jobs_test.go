@@ -1,0 +1,93 @@
+package adminops
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+)
+
+func TestObserveJob(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao", UID: "u1"}, Spec: baov1.OpenBaoClusterSpec{Version: "2.5.0"}}
+	up := &baov1.UpgradeStatus{ID: "0a1b2c3d", CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
+	mine := stepDownJob(c, up, "baokeeper:dev")
+	succeeded := func(j *batchv1.Job) *batchv1.Job {
+		j = j.DeepCopy()
+		done := metav1.NewTime(now.Add(-time.Minute))
+		j.Status.CompletionTime = &done
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: done}}
+		return j
+	}
+	foreign := succeeded(mine)
+	foreign.Labels[raftops.LabelOperation] = "ffffffff"
+	pod := func(reason string, age time.Duration) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: mine.Name + "-x", CreationTimestamp: metav1.NewTime(now.Add(-age)),
+				Labels: map[string]string{batchv1.JobNameLabel: mine.Name}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: raftops.ExecutorContainerName,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pull access denied"}}}}},
+		}
+	}
+	cases := []struct {
+		name, reason string
+		objs         []client.Object
+		want         upgrade.JobPhase
+		wantMsg      string
+		wantDeleted  bool
+	}{
+		{name: "none", reason: "no Job yet", want: upgrade.JobNone},
+		{name: "ours succeeded", reason: "the Job of this upgrade and attempt counts", objs: []client.Object{succeeded(mine)}, want: upgrade.JobSucceeded},
+		{name: "another upgrade's Job under the name", reason: "bug: a Job left by an earlier upgrade was taken for this one's step-down; it never counts",
+			objs: []client.Object{foreign}, want: upgrade.JobFailed, wantMsg: "belongs to another operation"},
+		{name: "running, pod starting", reason: "a pod that waits for its image within the grace period is left alone",
+			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 10*time.Second)}, want: upgrade.JobRunning},
+		{name: "running, image cannot be pulled", reason: "bug: an executor image that cannot run held each attempt until the Job's deadline",
+			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 2*time.Minute)}, want: upgrade.JobFailed,
+			wantMsg: "cannot start its container executor: ImagePullBackOff (pull access denied); check spec.upgrade.executor.image", wantDeleted: true},
+		{name: "running, Secret missing", reason: "bug: a credentials Secret deleted after the precheck surfaced after 30 minutes",
+			objs: []client.Object{mine.DeepCopy(), pod("CreateContainerConfigError", 2*time.Minute)}, want: upgrade.JobFailed,
+			wantMsg: "CreateContainerConfigError", wantDeleted: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := runtime.NewScheme()
+			g.Expect(clientgoscheme.AddToScheme(s)).To(Succeed())
+			cl := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).Build()
+			r := &Reconciler{Client: cl}
+			got, _, err := r.observeJob(context.Background(), c, stepDownJobName(c, up), up.ID, now)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Phase).To(Equal(tc.want), tc.reason)
+			g.Expect(got.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
+			err = cl.Get(context.Background(), client.ObjectKeyFromObject(mine), &batchv1.Job{})
+			g.Expect(apierrors.IsNotFound(err)).To(Equal(tc.wantDeleted || len(tc.objs) == 0), tc.reason)
+		})
+	}
+}
+
+func TestStepDownJobNamesCarryTheUpgrade(t *testing.T) {
+	g := NewWithT(t)
+	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao", UID: "u1"}}
+	t1 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	a := &baov1.UpgradeStatus{ID: operationID(c, "upgrade-to-2.5.1", t1), CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
+	b := &baov1.UpgradeStatus{ID: operationID(c, "upgrade-to-2.5.1", t1.Add(10*time.Minute)), CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
+	g.Expect(stepDownJobName(c, a)).NotTo(Equal(stepDownJobName(c, b)), "two upgrades never share a Job name")
+	g.Expect(stepDownJobName(c, a)).NotTo(Equal("bao-stepdown-1-1"), "the name of the old scheme is never reused")
+	g.Expect(raftops.JobOfOperation(stepDownJob(c, a, "img"), a.ID)).To(BeTrue())
+	g.Expect(raftops.JobOfOperation(stepDownJob(c, a, "img"), b.ID)).To(BeFalse())
+	g.Expect(operationID(c, "upgrade-to-2.5.1", t1)).To(Equal(a.ID), "the ID is a pure function of what status keeps")
+}
