@@ -59,8 +59,8 @@ func TestRaftTruth(t *testing.T) {
 		},
 		{
 			name: "scaled 3 to 1 behind Raft's back", reason: "the bug: the survivor is Ready but a standby with no leader; status must not say Running",
-			replicas: &one,
-			obs:      newObs(withSTS(true), withMembers(1, 1, "2.4.0"), withActive("nobody")),
+			replicas:  &one,
+			obs:       newObs(withSTS(true), withMembers(1, 1, "2.4.0"), withActive("nobody")),
 			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantReason: baov1.ReasonNoLeader,
 			wantMsg: "none is the active node: Raft has no leader", wantVoters: "",
 			wantRoles: map[string]baov1.RaftRole{"bao-0": baov1.RaftRoleUnknown},
@@ -120,4 +120,14 @@ func TestRaftTruth(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestUpgradeStateSaysDeferredVersion(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(withSpecVersion("2.4.0"))
+	c.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", DeferredVersion: "2.4.0",
+		Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}, CompletedPods: []string{"bao-2"}}
+	_, msg := upgradeState(c)
+	g.Expect(msg).To(ContainSubstring("spec.version is now 2.4.0, which is planned once this upgrade finishes"),
+		"bug: spec.version set back after the first pod deletion went on with only a debug log line")
 }

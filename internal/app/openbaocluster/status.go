@@ -195,7 +195,11 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 	if up.WaitingFor != "" {
 		what = up.WaitingFor
 	}
-	return baov1.ReasonUpgrading, fmt.Sprintf("upgrading %s to %s (%d of %d members done): %s", up.FromVersion, up.TargetVersion, len(up.CompletedPods), total, what)
+	msg := fmt.Sprintf("upgrading %s to %s (%d of %d members done): %s", up.FromVersion, up.TargetVersion, len(up.CompletedPods), total, what)
+	if up.DeferredVersion != "" {
+		msg += fmt.Sprintf("; spec.version is now %s, which is planned once this upgrade finishes (a member was already replaced, so it cannot be cancelled)", up.DeferredVersion)
+	}
+	return baov1.ReasonUpgrading, msg
 }
 
 func wasRunning(c *baov1.OpenBaoCluster) bool {

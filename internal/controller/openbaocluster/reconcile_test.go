@@ -149,7 +149,10 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 
 	BeforeEach(func() {
 		ns = newNamespace(ctx)
-		bao.SetDefaultHealth(openbao.Health{Initialized: true, Version: "2.4.0", Standby: true})
+		// One answer for every member: each says it is active, so that the cluster has
+		// a leader (Available needs one; the Raft-truth rules have table tests of their
+		// own in internal/app/openbaocluster).
+		bao.SetDefaultHealth(openbao.Health{Initialized: true, Version: "2.4.0"})
 	})
 
 	It("creates every workload object with the right content and owner", func() {

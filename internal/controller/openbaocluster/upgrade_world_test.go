@@ -184,11 +184,11 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			if job, ok := obj.(*batchv1.Job); ok {
 				switch {
 				case err == nil:
-					w.note("created Job " + job.Name)
+					w.note("created Job " + withoutOperation(job))
 					w.actions = append(w.actions, worldAction{pass: w.pass, kind: "create Job", name: job.Name,
 						member: job.Labels[raftops.LabelMember], leader: w.leader})
 				case apierrors.IsAlreadyExists(err):
-					w.note("found Job " + job.Name)
+					w.note("found Job " + withoutOperation(job))
 				}
 			}
 			return err
@@ -421,4 +421,13 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// withoutOperation is a Job's name with its operation ID (which differs between runs:
+// it hashes the cluster's UID and start time) replaced by <op>, so that runs compare.
+func withoutOperation(job *batchv1.Job) string {
+	if id := job.Labels[raftops.LabelOperation]; id != "" {
+		return strings.ReplaceAll(job.Name, id, "<op>")
+	}
+	return job.Name
 }

@@ -148,3 +148,30 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// ImageChanged reports whether a member runs an image other than image while every
+// member's pod exists: spec.image changed at the same version (a mirror, a digest
+// pin), which is rolled out like an upgrade. With a pod missing it says false: the
+// image of that member is not known yet.
+func ImageChanged(c *Cluster, image string) bool {
+	changed := false
+	for _, m := range c.Members {
+		if !m.PodExists || m.Image == "" {
+			return false
+		}
+		if m.Image != image {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// RunningImage is the image the first member with a pod runs, for messages.
+func RunningImage(c *Cluster) string {
+	for _, m := range c.Members {
+		if m.Image != "" {
+			return m.Image
+		}
+	}
+	return "unknown"
+}

@@ -15,6 +15,7 @@ const (
 	PrecheckPolicy           = "VersionPolicy"
 	PrecheckOperationLock    = "OperationLock"
 	PrecheckSnapshotTarget   = "SnapshotTarget"
+	PrecheckRedundancy       = "Redundancy"
 )
 
 // PrecheckInput is what the prechecks judge.
@@ -71,6 +72,14 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 
 	add(PrecheckOneLeader, c.AutopilotKnown && c.Leader != "" && c.Member(c.Leader) != nil,
 		fmt.Sprintf("%s is the only leader", c.Leader), "no leader is known; wait for an election to settle")
+
+	// A member's replacement takes it down; with a single voter that is the whole
+	// cluster, and the quorum budget would hold the upgrade forever after the
+	// template changed. Refuse before anything changes, and say how to go on.
+	add(PrecheckRedundancy, in.Replicas >= 3,
+		fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas),
+		fmt.Sprintf("a %d-member cluster cannot change version without taking down its only voter, so every request would fail while it restarts: "+
+			"scale to 3 members first (spec.replicas: 3), let the new members join, then change spec.version", in.Replicas))
 
 	add(PrecheckPolicy, in.Policy.Allowed, "spec.version and spec.image pass the version and image policy", in.Policy.Message)
 

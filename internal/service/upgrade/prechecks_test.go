@@ -36,6 +36,9 @@ func TestPrechecks(t *testing.T) {
 			wantFail: PrecheckAutopilotHealthy, wantMsg: "at least 1 is needed"},
 		{name: "autopilot unknown", reason: "no decision without a trustworthy autopilot read", mutate: func(in *PrecheckInput) { in.Cluster.AutopilotKnown = false },
 			wantFail: PrecheckAutopilotHealthy, wantMsg: "could not be read"},
+		{name: "single member", reason: "bug: a 1-member upgrade changed the template, then waited forever on the quorum budget holding the lock; refuse before anything changes",
+			mutate:   func(in *PrecheckInput) { in.Cluster, in.Replicas = healthy(1), 1; in.Cluster.FailureTolerance = 0 },
+			wantFail: PrecheckRedundancy, wantMsg: "scale to 3 members first (spec.replicas: 3)"},
 		{name: "no leader", reason: "exactly one leader must be known", mutate: func(in *PrecheckInput) { in.Cluster.Leader = "" },
 			wantFail: PrecheckOneLeader},
 		{name: "policy refused", reason: "the version and image policy is a precheck too", mutate: func(in *PrecheckInput) {
@@ -61,7 +64,7 @@ func TestPrechecks(t *testing.T) {
 			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never}
 			tc.mutate(&in)
 			pcs := Prechecks(in)
-			g.Expect(pcs).To(HaveLen(6), "every precheck is always reported")
+			g.Expect(pcs).To(HaveLen(7), "every precheck is always reported")
 			failed := FirstFailedPrecheck(pcs)
 			if tc.wantFail == "" {
 				g.Expect(failed).To(BeNil(), tc.reason)

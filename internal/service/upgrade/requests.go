@@ -1,6 +1,8 @@
 package upgrade
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 
@@ -33,7 +35,11 @@ var requestValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
 // handled one in status.requests, in a fixed order. Controls are edge-triggered: the
 // operator acts once per new value. An invalid value is returned as an error, naming
 // the annotation and what a valid value looks like, and is not acted on.
-func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus) ([]Request, []error) {
+//
+// An invalid value is reported once: the caller records it as handled with
+// MarkInvalidHandled (a short hash, since the value itself may be long), so a value
+// such as the output of date (with spaces) gives one warning, not one per pass.
+func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus) ([]Request, []InvalidRequest) {
 	kinds := []struct {
 		kind    RequestKind
 		handled string
@@ -44,14 +50,14 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		{RequestPromote, handled.Promote},
 	}
 	var out []Request
-	var errs []error
+	var errs []InvalidRequest
 	for _, k := range kinds {
 		v, ok := annotations[string(k.kind)]
-		if !ok || v == k.handled {
+		if !ok || v == k.handled || invalidMarker(v) == k.handled {
 			continue
 		}
 		if err := ValidateRequestValue(v); err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s: %w", k.kind, err))
+			errs = append(errs, InvalidRequest{Kind: k.kind, Value: v, Err: err})
 			continue
 		}
 		out = append(out, Request{Kind: k.kind, Value: v})
@@ -85,5 +91,54 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.Retry = r.Value
 	case RequestBreakGlassAck:
 		st.BreakGlassAck = r.Value
+	}
+}
+
+// InvalidRequest is a new value of a control annotation that is not valid.
+type InvalidRequest struct {
+	Kind  RequestKind
+	Value string
+	Err   error
+}
+
+// Error names the annotation and says what a valid value looks like.
+func (e InvalidRequest) Error() string { return fmt.Sprintf("annotation %s: %v", e.Kind, e.Err) }
+
+// Unwrap returns the validation error.
+func (e InvalidRequest) Unwrap() error { return e.Err }
+
+// invalidMarker is what status.requests records for an invalid value: "invalid-"
+// and 12 hex digits of its SHA-256, which a valid token never equals.
+func invalidMarker(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "invalid-" + hex.EncodeToString(sum[:6])
+}
+
+// MarkInvalidHandled records an invalid value as handled, so it is reported once.
+func MarkInvalidHandled(st *baov1.RequestsStatus, e InvalidRequest) {
+	MarkHandled(st, Request{Kind: e.Kind, Value: invalidMarker(e.Value)})
+}
+
+// RequestRefusal says why a valid request does nothing in the cluster's current
+// state, in words that fit the request: promote and rollback belong to blue-green
+// upgrades, retry to a failed step, break-glass-ack to an active break-glass.
+func RequestRefusal(r Request, c *baov1.OpenBaoCluster) string {
+	prefix := fmt.Sprintf("Ignoring %s=%s: ", r.Kind, r.Value)
+	up := c.Status.Upgrade
+	switch r.Kind {
+	case RequestPromote, RequestRollback:
+		if up != nil && up.Strategy != baov1.BlueGreenStrategy {
+			return prefix + fmt.Sprintf("it applies to blue-green upgrades only, and the upgrade in progress (%s to %s) is a rolling upgrade; "+
+				"a rolling upgrade needs no promotion, and to undo it set spec.version back before the first member is replaced (see status.upgrade.plan.undoPath)",
+				up.FromVersion, up.TargetVersion)
+		}
+		return prefix + "it applies to a blue-green upgrade that waits for it, and none runs"
+	case RequestRetry:
+		if up != nil || c.Status.Scaling != nil {
+			return prefix + "nothing has failed: the operation in progress goes on by itself; retry applies after a failure (status.upgrade.failure or status.scaling.failure)"
+		}
+		return prefix + "no upgrade or scaling runs, so there is nothing to retry"
+	default:
+		return prefix + "break-glass is not active, so there is nothing to acknowledge"
 	}
 }

@@ -91,3 +91,44 @@ func FuzzPendingRequests(f *testing.F) {
 		}
 	})
 }
+
+func TestInvalidRequestIsReportedOnce(t *testing.T) {
+	g := NewWithT(t)
+	ann := map[string]string{baov1.AnnotationRetry: "Tue Dec  1 13:57:12 UTC 2026"}
+	var st baov1.RequestsStatus
+	reqs, errs := PendingRequests(ann, st)
+	g.Expect(reqs).To(BeEmpty())
+	g.Expect(errs).To(HaveLen(1), "the value of date, with spaces, is refused")
+	g.Expect(errs[0].Error()).To(ContainSubstring("use a token such as $(date +%s)"))
+	MarkInvalidHandled(&st, errs[0])
+	g.Expect(st.Retry).To(HavePrefix("invalid-"), "the value itself is not stored")
+	again, errs2 := PendingRequests(ann, st)
+	g.Expect(again).To(BeEmpty())
+	g.Expect(errs2).To(BeEmpty(), "bug: an invalid value gave a Warning on every pass; it is reported once")
+	ann[baov1.AnnotationRetry] = "1764597432"
+	fixed, _ := PendingRequests(ann, st)
+	g.Expect(fixed).To(Equal([]Request{{Kind: RequestRetry, Value: "1764597432"}}), "a corrected value is acted on")
+}
+
+func TestRequestRefusal(t *testing.T) {
+	rolling := &baov1.OpenBaoCluster{Status: baov1.OpenBaoClusterStatus{Upgrade: &baov1.UpgradeStatus{
+		Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}}}
+	idle := &baov1.OpenBaoCluster{}
+	cases := []struct {
+		name, reason string
+		req          Request
+		c            *baov1.OpenBaoCluster
+		want         string
+	}{
+		{"promote during rolling", "bug: the answer said no upgrade waits, while one runs", Request{RequestPromote, "1"}, rolling,
+			"it applies to blue-green upgrades only, and the upgrade in progress (2.4.0 to 2.4.1) is a rolling upgrade"},
+		{"rollback during rolling", "says how a rolling upgrade is undone instead", Request{RequestRollback, "1"}, rolling, "see status.upgrade.plan.undoPath"},
+		{"promote when idle", "nothing runs", Request{RequestPromote, "1"}, idle, "none runs"},
+		{"retry while running", "nothing failed", Request{RequestRetry, "1"}, rolling, "nothing has failed"},
+		{"retry when idle", "nothing runs", Request{RequestRetry, "1"}, idle, "nothing to retry"},
+		{"ack without break-glass", "nothing to acknowledge", Request{RequestBreakGlassAck, "n"}, idle, "break-glass is not active"},
+	}
+	for _, tc := range cases {
+		NewWithT(t).Expect(RequestRefusal(tc.req, tc.c)).To(ContainSubstring(tc.want), tc.reason)
+	}
+}

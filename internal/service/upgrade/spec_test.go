@@ -79,3 +79,31 @@ func TestDurationGetters(t *testing.T) {
 	c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(90 * time.Second)
 	g.Expect(c.GetStepTimeout()).To(Equal(90 * time.Second))
 }
+
+func TestImageChanged(t *testing.T) {
+	mk := func(images ...string) *upgrade.Cluster {
+		c := &upgrade.Cluster{}
+		for i, img := range images {
+			c.Members = append(c.Members, upgrade.Member{Name: "bao-" + string(rune('0'+i)), PodExists: img != "", Image: img})
+		}
+		return c
+	}
+	const a, b = "ghcr.io/openbao/openbao:2.4.0", "mirror.local/openbao/openbao:2.4.0"
+	cases := []struct {
+		name, reason string
+		c            *upgrade.Cluster
+		want         bool
+	}{
+		{"same image", "nothing to roll out", mk(a, a, a), false},
+		{"a mirror at the same version", "bug: spec.image changed at the same version was ignored forever; it is rolled out", mk(a, a, a), true},
+		{"half rolled out", "a member still on the old image", mk(b, a, b), true},
+		{"a pod missing", "a member whose pod is gone has no known image: wait", mk(a, "", a), false},
+	}
+	for i, tc := range cases {
+		target := a
+		if i > 0 {
+			target = b
+		}
+		NewWithT(t).Expect(upgrade.ImageChanged(tc.c, target)).To(Equal(tc.want), tc.reason)
+	}
+}

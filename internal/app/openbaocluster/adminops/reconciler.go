@@ -121,17 +121,20 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) 
 // do not fit the current state.
 func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 	reqs, errs := upgrade.PendingRequests(c.Annotations, c.Status.Requests)
-	for _, err := range errs {
-		r.event(c, corev1.EventTypeWarning, eventRequestRefused, err.Error())
+	for _, e := range errs {
+		r.event(c, corev1.EventTypeWarning, eventRequestRefused, e.Error()+"; nothing was done, and this value is not reported again")
+		upgrade.MarkInvalidHandled(&c.Status.Requests, e)
 	}
 	for _, req := range reqs {
 		switch {
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
 			retry(c.Status.Upgrade, now)
+		case req.Kind == upgrade.RequestRetry && c.Status.Scaling != nil && c.Status.Scaling.Failure != nil:
+			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
+			retryScaling(c.Status.Scaling, now)
 		default:
-			r.event(c, corev1.EventTypeWarning, eventRequestRefused,
-				fmt.Sprintf("Ignoring %s=%s: it does not fit the current state (no upgrade waits for it)", req.Kind, req.Value))
+			r.event(c, corev1.EventTypeWarning, eventRequestRefused, upgrade.RequestRefusal(req, c))
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
 	}
@@ -299,4 +302,16 @@ func podReady(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 	})
+}
+
+// retryScaling clears a scaling failure and restarts the step's clock and budget of
+// Job attempts, like retry does for an upgrade.
+func retryScaling(s *baov1.ScalingStatus, now time.Time) {
+	s.Failure = nil
+	if st := s.CurrentStep; st != nil {
+		t := metav1.NewTime(now)
+		st.StartedAt, st.WaitingFor = &t, ""
+		upgrade.GrantAttempts(st)
+	}
+	s.WaitingFor = "retrying"
 }

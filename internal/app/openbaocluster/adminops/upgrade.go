@@ -46,6 +46,7 @@ const (
 	eventUpgradeFailed    baov1.Reason = "UpgradeFailed"
 	eventUpgradeCompleted baov1.Reason = "UpgradeCompleted"
 	eventUpgradeCancelled baov1.Reason = "UpgradeCancelled"
+	eventVersionDeferred  baov1.Reason = "VersionChangeDeferred"
 )
 
 // reconcileUpgrade starts a version change when spec.version moved past what runs,
@@ -58,10 +59,18 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	if c.GetStrategy() != baov1.RollingUpdateStrategy || up.Strategy != baov1.RollingUpdateStrategy {
 		return ctrl.Result{}, nil
 	}
-	if rt := upgrade.DecideRetarget(up, obs, c.Spec.Version); rt.Cancel {
+	rt := upgrade.DecideRetarget(up, obs, c.Spec.Version)
+	switch {
+	case rt.Cancel:
 		return r.cancelUpgrade(ctx, c, rt)
-	} else if rt.Message != "" {
-		ctrl.LoggerFrom(ctx).V(1).Info("spec.version changed during the upgrade", "reason", rt.Message)
+	case rt.Message != "" && up.DeferredVersion != trimV(c.Spec.Version):
+		// Said once per new value, in an event and in status (the phase message
+		// carries it until the upgrade ends).
+		ctrl.LoggerFrom(ctx).Info("spec.version changed during the upgrade; finishing it first", "reason", rt.Message)
+		up.DeferredVersion = trimV(c.Spec.Version)
+		r.event(c, corev1.EventTypeWarning, eventVersionDeferred, rt.Message)
+	case rt.Message == "":
+		up.DeferredVersion = ""
 	}
 	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil {
 		// Not started yet: the prechecks are evaluated again until they all pass.
@@ -212,31 +221,44 @@ func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeSt
 // until a later pass finds every precheck passed.
 func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
 	cur := c.Status.CurrentVersion
-	if cur == "" || upgrade.SameVersion(c.Spec.Version, cur) || c.GetStrategy() != baov1.RollingUpdateStrategy {
+	if cur == "" || c.GetStrategy() != baov1.RollingUpdateStrategy {
+		return ctrl.Result{}
+	}
+	targetImage := upgrade.ResolveImage(c.Spec.Image, c.Spec.Version)
+	imageOnly := upgrade.SameVersion(c.Spec.Version, cur)
+	if imageOnly && !upgrade.ImageChanged(obs, targetImage) {
 		return ctrl.Result{}
 	}
 	d := upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: cur})
-	if !d.Allowed || !d.IsUpgrade {
+	if !d.Allowed || (!d.IsUpgrade && !imageOnly) {
 		return ctrl.Result{}
 	}
 	target := trimV(c.Spec.Version)
 	pcs := r.prechecks(ctx, c, obs)
+	undo := fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
+		"afterwards, restore the pre-upgrade snapshot into a new cluster at %s", cur, cur)
+	if imageOnly {
+		undo = fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again", cur, upgrade.RunningImage(obs))
+	}
 	c.Status.Upgrade = &baov1.UpgradeStatus{
 		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: target,
-		TargetImage: upgrade.ResolveImage(c.Spec.Image, c.Spec.Version), StartedAt: ptr(metav1.NewTime(obs.Now)),
-		ID:          operationID(c, "upgrade-to-"+target, obs.Now),
+		TargetImage: targetImage, StartedAt: ptr(metav1.NewTime(obs.Now)),
+		ID: operationID(c, "upgrade-to-"+target+"-"+targetImage, obs.Now),
 		Plan: &baov1.UpgradePlan{
 			Pods:             rolling.Plan(obs),
 			Prechecks:        pcs,
 			SnapshotLocation: upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot),
-			UndoPath: fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
-				"afterwards, restore the pre-upgrade snapshot into a new cluster at %s", cur, cur),
+			UndoPath:         undo,
 		},
 	}
+	what := fmt.Sprintf("from %s to %s", cur, target)
+	if imageOnly {
+		what = fmt.Sprintf("to image %s at the same version %s (from %s)", targetImage, cur, upgrade.RunningImage(obs))
+	}
 	if failed := upgrade.FirstFailedPrecheck(pcs); failed != nil {
-		r.event(c, corev1.EventTypeWarning, eventUpgradeBlocked, fmt.Sprintf("Upgrade to %s waits for precheck %s: %s", target, failed.Name, failed.Message))
+		r.event(c, corev1.EventTypeWarning, eventUpgradeBlocked, fmt.Sprintf("Upgrade %s waits for precheck %s: %s", what, failed.Name, failed.Message))
 	} else {
-		r.event(c, corev1.EventTypeNormal, eventUpgradePlanned, fmt.Sprintf("Upgrading from %s to %s in the order %v", cur, target, c.Status.Upgrade.Plan.Pods))
+		r.event(c, corev1.EventTypeNormal, eventUpgradePlanned, fmt.Sprintf("Upgrading %s in the order %v", what, c.Status.Upgrade.Plan.Pods))
 	}
 	return ctrl.Result{RequeueAfter: persistRequeue}
 }
