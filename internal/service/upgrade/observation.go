@@ -56,13 +56,27 @@ type Cluster struct {
 	FailureTolerance int
 	// LeaderIndex is the leader's last Raft index.
 	LeaderIndex uint64
+	// Extra are Raft servers that match no member of Members (a voter left behind by
+	// a StatefulSet scaled down by hand, a node ID of another naming): InRaft is true,
+	// PodExists false. Sorted by name.
+	Extra []Member
 }
 
-// Member returns the named member, or nil.
+// AllServers is Members followed by Extra: every member and every Raft server.
+func (c *Cluster) AllServers() []Member {
+	return append(slices.Clone(c.Members), c.Extra...)
+}
+
+// Member returns the named member (or Raft server without a member), or nil.
 func (c *Cluster) Member(name string) *Member {
 	for i := range c.Members {
 		if c.Members[i].Name == name {
 			return &c.Members[i]
+		}
+	}
+	for i := range c.Extra {
+		if c.Extra[i].Name == name {
+			return &c.Extra[i]
 		}
 	}
 	return nil

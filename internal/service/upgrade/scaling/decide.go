@@ -1,0 +1,373 @@
+package scaling
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+)
+
+// Action is what the caller must do after a decision.
+type Action string
+
+// Actions.
+const (
+	// ActionBeginStep persists the intent for the next member (status only).
+	ActionBeginStep Action = "BeginStep"
+	// ActionDeleteVolume deletes the volume claim left by a member that was removed
+	// from Raft, before its ordinal comes back: its data must never rejoin.
+	ActionDeleteVolume Action = "DeleteVolume"
+	// ActionSetReplicas sets the StatefulSet's replicas to Decision.Replicas.
+	ActionSetReplicas Action = "SetReplicas"
+	// ActionStepDown starts the executor Job that moves leadership off a member
+	// that is about to leave.
+	ActionStepDown Action = "StepDown"
+	// ActionPromote starts the executor Job that makes a caught-up non-voter a voter.
+	ActionPromote Action = "Promote"
+	// ActionRemovePeer starts the executor Job that demotes a member and removes it
+	// from the Raft configuration.
+	ActionRemovePeer Action = "RemovePeer"
+	// ActionStepDownVerified records that leadership moved off a member that is
+	// about to leave; its step goes on as StepRemoveMember with a fresh budget of
+	// Job attempts.
+	ActionStepDownVerified Action = "StepDownVerified"
+	// ActionCompleteStep records the step as done.
+	ActionCompleteStep Action = "CompleteStep"
+	// ActionComplete ends the operation (status.scaling cleared, lock released).
+	ActionComplete Action = "Complete"
+	// ActionFail stops the operation with a reason; a retry annotation goes on.
+	ActionFail Action = "Fail"
+	// ActionWait waits for the world to change; WaitingFor says for what.
+	ActionWait Action = "Wait"
+)
+
+// Step actions stored in status.scaling.currentStep.action.
+const (
+	// StepAddMember starts a new member, which joins as a non-voter, catches up and
+	// is promoted.
+	StepAddMember = "AddMember"
+	// StepPromoteMember promotes a member that is in Raft as a non-voter.
+	StepPromoteMember = "PromoteMember"
+	// StepRemoveMember takes a member out of Raft, then removes its pod.
+	StepRemoveMember = "RemoveMember"
+	// StepTransferLeadership steps a member that is about to leave down as leader
+	// first; once another member leads, the step goes on as StepRemoveMember.
+	StepTransferLeadership = upgrade.StepTransferLeadership
+)
+
+// Failure reasons.
+const (
+	// ReasonStepTimeout means a member did not finish its step within the timeout.
+	ReasonStepTimeout = "ScalingStepTimeout"
+	// ReasonJobFailed means an executor Job kept failing.
+	ReasonJobFailed = "ScalingJobFailed"
+)
+
+// JobGrace is how long after a successful executor Job the Raft view may take to
+// show its outcome before the Job is tried again. Autopilot applies promotions
+// within about 5 s and demotions within about 10 s, and the Job already verified
+// them in the Raft configuration.
+const JobGrace = 15 * time.Second
+
+// Input is everything Decide needs. It holds no client and performs no I/O.
+type Input struct {
+	// Scaling is the persisted operation.
+	Scaling *baov1.ScalingStatus
+	// Cluster is this pass's observation: Members cover every ordinal below
+	// max(Target, Replicas); Extra the Raft servers without one.
+	Cluster *upgrade.Cluster
+	// Target is spec.replicas.
+	Target int32
+	// Replicas is the StatefulSet's replicas now; ReplicasCurrent says whether the
+	// StatefulSet controller has seen it (observedGeneration caught up).
+	Replicas        int32
+	ReplicasCurrent bool
+	// VolumeExists says whether the data volume claim of the member being added
+	// exists (left by an earlier member of that ordinal).
+	VolumeExists bool
+	// MaxLag is how far behind the leader a new member may be before it is promoted.
+	MaxLag uint64
+	// StepTimeout bounds a step.
+	StepTimeout time.Duration
+	// Job is the executor Job of the current attempt.
+	Job upgrade.Job
+	// Names gives a member's name for an ordinal.
+	Names func(ordinal int32) string
+}
+
+// Decision is what to do next and why.
+type Decision struct {
+	Action Action
+	// Step is the step action of a BeginStep.
+	Step string
+	// Pod is the member the action is about.
+	Pod string
+	// Replicas is the StatefulSet replicas of a SetReplicas.
+	Replicas int32
+	// WaitingFor is the status message.
+	WaitingFor string
+	// Reason and Message describe a failure.
+	Reason, Message string
+	// RequeueAfter is set when the next event is a timer.
+	RequeueAfter time.Duration
+}
+
+// Needed reports whether the cluster's membership differs from spec.replicas: a
+// member to add or remove, a Raft server without a member, or a member that is in
+// Raft as a caught-up non-voter. It needs a trustworthy Raft view.
+func Needed(in Input) bool {
+	if !in.Cluster.AutopilotKnown {
+		return false
+	}
+	d := next(in)
+	return d.Action != ActionComplete
+}
+
+// Decide is the scaling state machine: given the persisted operation and one
+// observation, the single next action. Like the rolling one, it is idempotent: an
+// intent whose outcome is visible moves on instead of acting again.
+func Decide(in Input) Decision {
+	s := in.Scaling
+	if s.Failure != nil {
+		return Decision{Action: ActionWait, Pod: s.Failure.Pod,
+			WaitingFor: fmt.Sprintf("scaling failed (%s): fix the cause, then set the baokeeper.dev/retry annotation to a new value", s.Failure.Reason)}
+	}
+	st := s.CurrentStep
+	if st == nil || st.Pod == "" {
+		return next(in)
+	}
+	if st.StartedAt != nil && in.StepTimeout > 0 && in.Cluster.Now.Sub(st.StartedAt.Time) > in.StepTimeout {
+		return fail(in, ReasonStepTimeout, fmt.Sprintf("%s did not finish %s within %s: %s", st.Pod, st.Action, in.StepTimeout, lastWait(st)))
+	}
+	switch st.Action {
+	case StepRemoveMember, StepTransferLeadership:
+		return decideRemove(in, st)
+	default:
+		return decideAdd(in, st)
+	}
+}
+
+// next picks the next step, in an order that never costs quorum: Raft servers that
+// must go first (dead voters raise the tolerance when they go, and a new voter is
+// only added to a healthy majority), then members to promote, then members to add.
+func next(in Input) Decision {
+	c := in.Cluster
+	if rm := toRemove(in); len(rm) > 0 {
+		return begin(StepRemoveMember, rm[0], fmt.Sprintf("removing %s: spec.replicas is %d", rm[0], in.Target))
+	}
+	for _, m := range c.Members {
+		if int32(m.Ordinal) < in.Target && m.InRaft && !m.Voter && m.PodReady {
+			return begin(StepPromoteMember, m.Name, fmt.Sprintf("promoting %s, which is in Raft as a non-voter", m.Name))
+		}
+	}
+	if in.Replicas < in.Target {
+		name := in.Names(in.Replicas)
+		return begin(StepAddMember, name, fmt.Sprintf("adding %s (%d of %d members)", name, in.Replicas+1, in.Target))
+	}
+	return Decision{Action: ActionComplete, WaitingFor: fmt.Sprintf("%d members, each a voter", in.Target)}
+}
+
+// StepFor is the step action a member's removal begins with, planned on what is
+// observed: a leader hands leadership off first.
+func StepFor(c *upgrade.Cluster, step, pod string) string {
+	if step == StepRemoveMember && c.Leader == pod {
+		return StepTransferLeadership
+	}
+	return step
+}
+
+// JobStep names the executor Job kind of a step action, for the Job's name.
+func JobStep(stepAction string) Action {
+	switch stepAction {
+	case StepTransferLeadership:
+		return ActionStepDown
+	case StepRemoveMember:
+		return ActionRemovePeer
+	default:
+		return ActionPromote
+	}
+}
+
+func begin(step, pod, why string) Decision {
+	return Decision{Action: ActionBeginStep, Step: step, Pod: pod, WaitingFor: why}
+}
+
+// toRemove lists what must leave, first to go first: Raft servers that match no
+// member, then members at or above spec.replicas that are in Raft or have a pod (or
+// whose ordinal the StatefulSet still counts), highest ordinal first.
+func toRemove(in Input) []string {
+	var out []string
+	for _, m := range in.Cluster.Extra {
+		out = append(out, m.Name)
+	}
+	var members []upgrade.Member
+	for _, m := range in.Cluster.Members {
+		if int32(m.Ordinal) >= in.Target && (m.InRaft || m.PodExists || int32(m.Ordinal) < in.Replicas) {
+			members = append(members, m)
+		}
+	}
+	slices.SortFunc(members, func(a, b upgrade.Member) int { return b.Ordinal - a.Ordinal })
+	for _, m := range members {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	m := c.Member(st.Pod)
+	if st.Action == StepAddMember {
+		ord := ordinalOf(st.Pod)
+		if in.Replicas <= ord {
+			if in.VolumeExists && (m == nil || !m.PodExists) {
+				return Decision{Action: ActionDeleteVolume, Pod: st.Pod,
+					WaitingFor: fmt.Sprintf("deleting the volume %s left behind, so that %s joins with fresh data", st.Pod, st.Pod)}
+			}
+			return Decision{Action: ActionSetReplicas, Pod: st.Pod, Replicas: ord + 1,
+				WaitingFor: fmt.Sprintf("starting %s (StatefulSet replicas %d)", st.Pod, ord+1)}
+		}
+	}
+	if m == nil || !m.PodExists || m.PodTerminating {
+		return wait(st, fmt.Sprintf("waiting for %s to be created by the StatefulSet controller", st.Pod))
+	}
+	if !m.PodReady || !m.Initialized || m.Sealed {
+		return wait(st, fmt.Sprintf("waiting for %s to start, join and unseal", st.Pod))
+	}
+	if !c.AutopilotKnown {
+		return wait(st, "waiting for a trustworthy read of autopilot state")
+	}
+	if !m.InRaft {
+		return wait(st, fmt.Sprintf("waiting for %s to join Raft as a non-voter", st.Pod))
+	}
+	if m.Voter {
+		if !m.Healthy {
+			return wait(st, fmt.Sprintf("%s is a voter; waiting for autopilot to report it healthy", st.Pod))
+		}
+		return Decision{Action: ActionCompleteStep, Pod: st.Pod, WaitingFor: fmt.Sprintf("%s is a healthy voter", st.Pod)}
+	}
+	lag := uint64(0)
+	if c.LeaderIndex > m.LastIndex {
+		lag = c.LeaderIndex - m.LastIndex
+	}
+	if !m.Healthy || lag > in.MaxLag {
+		return wait(st, fmt.Sprintf("waiting for %s to catch up as a non-voter (index %d behind, limit %d; healthy %t)", st.Pod, lag, in.MaxLag, m.Healthy))
+	}
+	return jobStep(in, st, ActionPromote, fmt.Sprintf("promoting %s to voter", st.Pod), func() (bool, string) {
+		return core.Project(c, core.Change{AddVoters: 1}).Allows()
+	})
+}
+
+func decideRemove(in Input, st *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	m := c.Member(st.Pod)
+	if m != nil && m.InRaft {
+		if !c.AutopilotKnown || c.Leader == "" {
+			return wait(st, "waiting for a trustworthy read of autopilot state to find the leader")
+		}
+		if c.Leader == st.Pod && st.Action != StepTransferLeadership {
+			// It leads (again): never demote or remove a leader; hand leadership off.
+			return Decision{Action: ActionBeginStep, Step: StepTransferLeadership, Pod: st.Pod,
+				WaitingFor: fmt.Sprintf("%s leads; moving leadership off it before it leaves", st.Pod)}
+		}
+		if c.Leader != st.Pod && st.Action == StepTransferLeadership {
+			return Decision{Action: ActionStepDownVerified, Pod: st.Pod,
+				WaitingFor: fmt.Sprintf("leadership moved from %s to %s", st.Pod, c.Leader)}
+		}
+		if c.Leader == st.Pod {
+			return jobStep(in, st, ActionStepDown, fmt.Sprintf("asking %s to step down as leader before it leaves", st.Pod), func() (bool, string) {
+				p := core.Project(c, core.Change{Remove: st.Pod})
+				if len(p.Unhealthy) > 0 {
+					return false, "voters not healthy: " + strings.Join(p.Unhealthy, ", ")
+				}
+				return p.Allows()
+			})
+		}
+		return jobStep(in, st, ActionRemovePeer, fmt.Sprintf("removing %s from Raft (demote, then remove-peer)", st.Pod), func() (bool, string) {
+			return core.Project(c, core.Change{Remove: st.Pod}).Allows()
+		})
+	}
+	if !c.AutopilotKnown {
+		return wait(st, "waiting for a trustworthy read of autopilot state")
+	}
+	ord := ordinalOf(st.Pod)
+	if ord >= 0 && in.Replicas > ord {
+		if in.Replicas != ord+1 {
+			return wait(st, fmt.Sprintf("waiting to remove the pod of %s: StatefulSet replicas is %d, and members go from the highest ordinal", st.Pod, in.Replicas))
+		}
+		return Decision{Action: ActionSetReplicas, Pod: st.Pod, Replicas: ord,
+			WaitingFor: fmt.Sprintf("%s left Raft; removing its pod (StatefulSet replicas %d); its volume is kept", st.Pod, ord)}
+	}
+	if m != nil && m.PodExists {
+		return wait(st, fmt.Sprintf("%s left Raft; waiting for its pod to go", st.Pod))
+	}
+	return Decision{Action: ActionCompleteStep, Pod: st.Pod, WaitingFor: fmt.Sprintf("%s left Raft and its pod is gone", st.Pod)}
+}
+
+// jobStep drives one executor Job of a step: start it within the quorum budget,
+// wait for it, give the Raft view JobGrace to show its outcome, retry a failure
+// after OpenBao's cooldown, and fail after the attempts. The outcome is read from
+// the Raft view, which moves the step on; the Job's own word only decides retries.
+func jobStep(in Input, st *baov1.UpgradeStep, act Action, what string, budget func() (bool, string)) Decision {
+	switch in.Job.Phase {
+	case upgrade.JobRunning:
+		return wait(st, fmt.Sprintf("%s: waiting for the executor Job", what))
+	case upgrade.JobSucceeded:
+		if w := in.Job.FinishedAt.Add(JobGrace).Sub(in.Cluster.Now); w > 0 {
+			return Decision{Action: ActionWait, Pod: st.Pod, RequeueAfter: w, WaitingFor: fmt.Sprintf("%s: the Job succeeded; waiting for the Raft view to show it", what)}
+		}
+	case upgrade.JobFailed:
+		if w := in.Job.FinishedAt.Add(upgrade.StepDownCooldown).Sub(in.Cluster.Now); w > 0 {
+			return Decision{Action: ActionWait, Pod: st.Pod, RequeueAfter: w, WaitingFor: fmt.Sprintf("%s: the Job failed (%s); retrying after 10 s", what, in.Job.Message)}
+		}
+	}
+	if upgrade.AttemptsExhausted(st) {
+		msg := fmt.Sprintf("%s did not take effect after %d executor Job attempts", what, st.Attempts)
+		if in.Job.Message != "" {
+			msg += ": " + in.Job.Message
+		}
+		return fail(in, ReasonJobFailed, msg)
+	}
+	if ok, why := budget(); !ok {
+		return wait(st, fmt.Sprintf("%s waits for the quorum budget: %s", what, why))
+	}
+	return Decision{Action: act, Pod: st.Pod, WaitingFor: what}
+}
+
+func wait(st *baov1.UpgradeStep, why string) Decision {
+	return Decision{Action: ActionWait, Pod: st.Pod, WaitingFor: why}
+}
+
+func fail(in Input, reason, msg string) Decision {
+	s := in.Scaling
+	done := "none"
+	if len(s.Completed) > 0 {
+		done = strings.Join(s.Completed, ", ")
+	}
+	full := fmt.Sprintf("%s; done so far: %s; spec.replicas is %d", msg, done, in.Target)
+	return Decision{Action: ActionFail, Pod: s.CurrentStep.Pod, Reason: reason, Message: full, WaitingFor: "scaling failed: " + msg}
+}
+
+func lastWait(st *baov1.UpgradeStep) string {
+	if st.WaitingFor == "" {
+		return "no progress was observed"
+	}
+	return "last " + st.WaitingFor
+}
+
+// ordinalOf is the StatefulSet ordinal at the end of a member name, or -1.
+func ordinalOf(name string) int32 {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil {
+		return -1
+	}
+	return int32(n)
+}

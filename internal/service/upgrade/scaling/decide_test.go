@@ -1,0 +1,129 @@
+package scaling
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+func TestDecide(t *testing.T) {
+	started := metav1.NewTime(t0.Add(-time.Minute))
+	base := func(n, target int32) Input {
+		w := newWorld(n, 0)
+		return Input{Scaling: Start("op", n, target, t0), Cluster: w.observe(target), Target: target, Replicas: n, ReplicasCurrent: true,
+			MaxLag: 10, StepTimeout: 10 * time.Minute, Names: name}
+	}
+	withStep := func(in Input, action, pod string) Input {
+		in.Scaling.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: pod, StartedAt: &started}
+		return in
+	}
+	cases := []struct {
+		name, reason string
+		in           func() Input
+		want         Action
+		wantPod      string
+		wantText     string
+	}{
+		{name: "nothing to do", reason: "members match spec.replicas, every one a voter",
+			in: func() Input { return base(3, 3) }, want: ActionComplete},
+		{name: "scale down starts at the highest ordinal", reason: "the StatefulSet removes the highest ordinal, so it leaves Raft first",
+			in: func() Input { return base(5, 3) }, want: ActionBeginStep, wantPod: "bao-4"},
+		{name: "removal waits when another voter is down", reason: "invariant 1: removing a healthy voter of 3 with one down leaves 1 of 2",
+			in: func() Input {
+				in := withStep(base(3, 1), StepRemoveMember, "bao-2")
+				in.Cluster.Members[1].Healthy = false
+				return in
+			}, want: ActionWait, wantText: "below a majority of 2"},
+		{name: "a dead voter may go", reason: "removing an unhealthy voter raises the tolerance",
+			in: func() Input {
+				in := withStep(base(5, 3), StepRemoveMember, "bao-4")
+				in.Cluster.Members[4].Healthy, in.Cluster.Members[4].PodReady = false, false
+				return in
+			}, want: ActionRemovePeer, wantPod: "bao-4"},
+		{name: "a leader leaving steps down first", reason: "demoting or removing a leader is an uncontrolled election",
+			in: func() Input {
+				in := withStep(base(3, 1), StepRemoveMember, "bao-2")
+				in.Cluster.Leader = "bao-2"
+				return in
+			}, want: ActionBeginStep, wantPod: "bao-2", wantText: "moving leadership off it"},
+		{name: "the pod goes only after it left Raft", reason: "invariant 10: no voter leaves except through Raft",
+			in: func() Input {
+				in := withStep(base(5, 3), StepRemoveMember, "bao-4")
+				in.Cluster.Members[4].InRaft, in.Cluster.Members[4].Voter = false, false
+				return in
+			}, want: ActionSetReplicas, wantPod: "bao-4", wantText: "its volume is kept"},
+		{name: "promotion waits for catch-up", reason: "a new member votes only once caught up",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				m := &in.Cluster.Members[3]
+				m.Voter, m.LastIndex = false, 50
+				in.Cluster.LeaderIndex = 100
+				return in
+			}, want: ActionWait, wantText: "index 50 behind, limit 10"},
+		{name: "promotion waits while a voter is down", reason: "3 healthy of 4 voters with the new one counted unhealthy: with one down, 2 of 4",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				in.Cluster.Members[3].Voter = false
+				in.Cluster.Members[1].Healthy = false
+				return in
+			}, want: ActionWait, wantText: "quorum budget"},
+		{name: "a failed Job is retried after the cooldown", reason: "executor failures are retried, bounded",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				in.Cluster.Members[3].Voter = false
+				in.Scaling.CurrentStep.Attempts = 1
+				in.Job = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				return in
+			}, want: ActionWait, wantText: "retrying after 10 s"},
+		{name: "attempts exhausted", reason: "a Job that keeps failing fails the step, naming it",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				in.Cluster.Members[3].Voter = false
+				in.Scaling.CurrentStep.Attempts = 3
+				in.Job = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403 permission denied"}
+				return in
+			}, want: ActionFail, wantText: "403 permission denied"},
+		{name: "step timeout", reason: "a member that never joins fails the step",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				long := metav1.NewTime(t0.Add(-11 * time.Minute))
+				in.Scaling.CurrentStep.StartedAt = &long
+				in.Cluster.Members[3].InRaft = false
+				return in
+			}, want: ActionFail, wantText: "did not finish AddMember within 10m0s"},
+		{name: "a failed operation waits for a retry", reason: "nothing moves after a failure",
+			in: func() Input {
+				in := base(4, 5)
+				in.Scaling.Failure = &baov1.UpgradeFailure{Reason: ReasonJobFailed, Pod: "bao-3"}
+				return in
+			}, want: ActionWait, wantText: "baokeeper.dev/retry"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := Decide(tc.in())
+			g.Expect(d.Action).To(Equal(tc.want), "%s: %s", tc.reason, d.WaitingFor)
+			if tc.wantPod != "" {
+				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
+			}
+			g.Expect(d.WaitingFor + d.Message).To(ContainSubstring(tc.wantText), tc.reason)
+		})
+	}
+}
+
+func TestNeeded(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(3, 0)
+	g.Expect(Needed(Input{Cluster: w.observe(3), Target: 3, Replicas: 3, Names: name})).To(BeFalse(), "3 voters for 3 replicas")
+	g.Expect(Needed(Input{Cluster: w.observe(5), Target: 5, Replicas: 3, Names: name})).To(BeTrue(), "spec.replicas raised")
+	w.raft["bao-4"] = true
+	g.Expect(Needed(Input{Cluster: w.observe(3), Target: 3, Replicas: 3, Names: name})).To(BeTrue(), "a voter left behind without a pod")
+	c := w.observe(3)
+	c.AutopilotKnown = false
+	g.Expect(Needed(Input{Cluster: c, Target: 3, Replicas: 3, Names: name})).To(BeFalse(), "nothing is decided without a trustworthy Raft view")
+}
