@@ -62,6 +62,10 @@ const (
 	ReasonUpgradeBlocked Reason = "UpgradeBlocked"
 	// ReasonUpgradeFailed means a version change stopped; it waits for a retry.
 	ReasonUpgradeFailed Reason = "UpgradeFailed"
+	// ReasonScaling means members are being added or removed through Raft.
+	ReasonScaling Reason = "Scaling"
+	// ReasonScalingFailed means a membership change stopped; it waits for a retry.
+	ReasonScalingFailed Reason = "ScalingFailed"
 )
 
 // Reasons of the Degraded condition.

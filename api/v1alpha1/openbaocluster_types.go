@@ -424,7 +424,7 @@ type InitRequest struct {
 }
 
 // ClusterPhase is a one-word summary of the cluster's state.
-// +kubebuilder:validation:Enum=Pending;Initializing;Running;Upgrading;Degraded;Failed;BreakGlass
+// +kubebuilder:validation:Enum=Pending;Initializing;Running;Upgrading;Scaling;Degraded;Failed;BreakGlass
 type ClusterPhase string
 
 const (
@@ -436,6 +436,8 @@ const (
 	PhaseRunning ClusterPhase = "Running"
 	// PhaseUpgrading means a version change is in progress.
 	PhaseUpgrading ClusterPhase = "Upgrading"
+	// PhaseScaling means members are being added or removed through Raft.
+	PhaseScaling ClusterPhase = "Scaling"
 	// PhaseDegraded means the cluster serves but some member is not ready.
 	PhaseDegraded ClusterPhase = "Degraded"
 	// PhaseFailed means baokeeper refused the spec or a step failed; the message says what to change.

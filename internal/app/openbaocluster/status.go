@@ -103,13 +103,18 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 
 	pending := versionChangePending(c)
 	upReason, upMsg := upgradeState(c)
+	if upReason == "" {
+		upReason, upMsg = scalingState(c)
+	}
 	switch {
 	case p.refusal != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
 	case p.blocked != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSealKeyMissing, p.blocked)
-	case upReason == baov1.ReasonUpgradeFailed:
-		set(baov1.ConditionDegraded, true, baov1.ReasonUpgradeFailed, upMsg)
+	case upReason == baov1.ReasonUpgradeFailed || upReason == baov1.ReasonScalingFailed:
+		set(baov1.ConditionDegraded, true, upReason, upMsg)
+	case upReason == baov1.ReasonScaling:
+		set(baov1.ConditionDegraded, false, upReason, "A membership change is in progress: "+upMsg)
 	case upReason != "":
 		set(baov1.ConditionDegraded, false, upReason, "A version change is in progress: "+upMsg)
 	case wasRunning(c) && ready < replicas:
@@ -127,6 +132,9 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	case !initialized || (!wasRunning(c) && !allReady):
 		st.Phase = baov1.PhaseInitializing
 		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, notReady, ready, replicas))
+	case upReason == baov1.ReasonScaling || upReason == baov1.ReasonScalingFailed:
+		st.Phase = baov1.PhaseScaling
+		set(baov1.ConditionProgressing, upReason == baov1.ReasonScaling, upReason, upMsg)
 	case upReason != "":
 		st.Phase = baov1.PhaseUpgrading
 		set(baov1.ConditionProgressing, upReason != baov1.ReasonUpgradeFailed, upReason, upMsg)
@@ -203,7 +211,8 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 }
 
 func wasRunning(c *baov1.OpenBaoCluster) bool {
-	return c.Status.Phase == baov1.PhaseRunning || c.Status.Phase == baov1.PhaseDegraded || c.Status.Phase == baov1.PhaseUpgrading
+	return c.Status.Phase == baov1.PhaseRunning || c.Status.Phase == baov1.PhaseDegraded || c.Status.Phase == baov1.PhaseUpgrading ||
+		c.Status.Phase == baov1.PhaseScaling
 }
 
 func initializingMessage(c *baov1.OpenBaoCluster, notReady []string, ready, replicas int32) string {
@@ -259,4 +268,25 @@ func refusalReason(p *pass) baov1.Reason {
 		return baov1.Reason(p.decision.Reason)
 	}
 	return baov1.ReasonSpecRefused
+}
+
+// scalingState says what the membership change in progress does.
+func scalingState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
+	s := c.Status.Scaling
+	if s == nil {
+		return "", ""
+	}
+	done := "nothing yet"
+	if len(s.Completed) > 0 {
+		done = strings.Join(s.Completed, ", ")
+	}
+	if f := s.Failure; f != nil {
+		return baov1.ReasonScalingFailed, fmt.Sprintf("scaling from %d to %d members failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
+			s.FromReplicas, s.TargetReplicas, f.Pod, f.Reason, f.Message)
+	}
+	what := s.WaitingFor
+	if what == "" {
+		what = "starting"
+	}
+	return baov1.ReasonScaling, fmt.Sprintf("scaling from %d to %d members (done: %s): %s", s.FromReplicas, s.TargetReplicas, done, what)
 }

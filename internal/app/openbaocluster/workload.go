@@ -148,7 +148,9 @@ func (r *Reconciler) checkUserTLS(p *pass) error {
 
 func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 	c := p.cluster
-	cfg, err := workload.RenderConfig(c)
+	// Once the initial members formed the cluster (currentVersion is seeded when all
+	// of them were Ready), every later join is as a non-voter that baokeeper promotes.
+	cfg, err := workload.RenderConfigFor(c, workload.ConfigOptions{JoinAsNonVoter: c.Status.CurrentVersion != ""})
 	if err != nil {
 		return err
 	}
@@ -196,11 +198,12 @@ func (r *Reconciler) applyStatefulSet(ctx context.Context, p *pass) error {
 	if err != nil {
 		return err
 	}
-	if p.obs.sts != nil && c.UpgradeInProgress() {
-		// During an upgrade the image of the StatefulSet belongs to the upgrade manager.
+	if p.obs.sts != nil {
+		// The image and the replicas of an existing StatefulSet belong to the upgrade
+		// manager (upgrades and scaling), and the builder keeps what it observed.
 		// Applying with the observed resourceVersion as a precondition means a pass that
 		// read the StatefulSet before the upgrade manager changed it fails with a
-		// conflict and retries, instead of writing the old image back.
+		// conflict and retries, instead of writing the old image or replicas back.
 		sts.ResourceVersion = p.obs.sts.ResourceVersion
 	}
 	if p.obs.sts == nil {

@@ -62,7 +62,8 @@ func upgradeStatusChanged() predicate.Funcs {
 			return false
 		}
 		return oldC.Status.CurrentVersion != newC.Status.CurrentVersion ||
-			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade)
+			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade) ||
+			!equality.Semantic.DeepEqual(oldC.Status.Scaling, newC.Status.Scaling)
 	}}
 }
 

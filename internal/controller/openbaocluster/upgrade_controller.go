@@ -14,6 +14,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;delete
 
 // SetupUpgradeWithManager registers the operations (adminops) reconciler: it watches
 // the clusters' spec and annotations, their StatefulSets, member pods and executor

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 // Member is what one pass observed about one member: its pod, what its OpenBao
@@ -38,6 +40,9 @@ type Member struct {
 	Healthy bool
 	// LastIndex is the member's last Raft index according to autopilot.
 	LastIndex uint64
+	// StableSince is when autopilot last saw the member become healthy; zero when
+	// unknown.
+	StableSince time.Time
 }
 
 // Cluster is what one pass observed about the whole cluster.
@@ -56,6 +61,8 @@ type Cluster struct {
 	FailureTolerance int
 	// LeaderIndex is the leader's last Raft index.
 	LeaderIndex uint64
+	// StatefulSet is the members' StatefulSet; nil before it exists.
+	StatefulSet *appsv1.StatefulSet
 	// Extra are Raft servers that match no member of Members (a voter left behind by
 	// a StatefulSet scaled down by hand, a node ID of another naming): InRaft is true,
 	// PodExists false. Sorted by name.
@@ -188,4 +195,18 @@ func RunningImage(c *Cluster) string {
 		}
 	}
 	return "unknown"
+}
+
+// Replicas is the StatefulSet's replicas, 0 without one.
+func (c *Cluster) Replicas() int32 {
+	if c.StatefulSet == nil || c.StatefulSet.Spec.Replicas == nil {
+		return 0
+	}
+	return *c.StatefulSet.Spec.Replicas
+}
+
+// StatefulSetCurrent reports whether the StatefulSet controller has seen the
+// StatefulSet's latest spec (invariant 9: its status counts only then).
+func (c *Cluster) StatefulSetCurrent() bool {
+	return c.StatefulSet != nil && c.StatefulSet.Status.ObservedGeneration >= c.StatefulSet.Generation
 }

@@ -100,6 +100,22 @@ func ServiceAccountSubject(namespace, name string) string {
 // from the environment (BAO_API_ADDR, BAO_CLUSTER_ADDR, BAO_RAFT_NODE_ID) and from the
 // start script, which replaces PodIPPlaceholder with the pod's IP.
 func RenderConfig(c *baov1.OpenBaoCluster) (string, error) {
+	return RenderConfigFor(c, ConfigOptions{})
+}
+
+// ConfigOptions are the inputs of config.hcl that come from the cluster's state, not
+// its spec.
+type ConfigOptions struct {
+	// JoinAsNonVoter renders retry_join_as_non_voter: a member that joins from now on
+	// (a scale-up, a member that lost its data) joins as a permanent non-voter, which
+	// autopilot never promotes; baokeeper promotes it once it is caught up. Members
+	// that already joined are not affected (retry_join runs only without Raft data),
+	// and the initial members of a new cluster join before it is set.
+	JoinAsNonVoter bool
+}
+
+// RenderConfigFor renders config.hcl with the given options.
+func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error) {
 	n := NamesFor(c)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Rendered by baokeeper for %s/%s. Edits are overwritten.\n", c.Namespace, c.Name)
@@ -121,6 +137,9 @@ func RenderConfig(c *baov1.OpenBaoCluster) (string, error) {
 		fmt.Fprintf(&b, "    leader_api_addr     = \"https://%s:%d\"\n", n.MemberHost(i, c.Namespace), APIPort)
 		fmt.Fprintf(&b, "    leader_ca_cert_file = \"%s/%s\"\n", tlsMountPath, CACertKey)
 		fmt.Fprintf(&b, "  }\n")
+	}
+	if opts.JoinAsNonVoter {
+		fmt.Fprintf(&b, "  retry_join_as_non_voter = true\n")
 	}
 	fmt.Fprintf(&b, "}\n\n")
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl"
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -517,4 +518,16 @@ func TestRenderInitializeIsStable(t *testing.T) {
 func TestServiceAccountSubject(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(ServiceAccountSubject("team-a", "bao-executor")).To(Equal("system:serviceaccount:team-a:bao-executor"))
+}
+
+func TestRenderConfigJoinAsNonVoter(t *testing.T) {
+	g := NewWithT(t)
+	plain, err := RenderConfig(newCluster())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plain).NotTo(ContainSubstring("retry_join_as_non_voter"), "the initial members join normally, so autopilot forms the cluster")
+	later, err := RenderConfigFor(newCluster(withReplicas(5)), ConfigOptions{JoinAsNonVoter: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(later).To(ContainSubstring("  retry_join_as_non_voter = true\n}"), "inside the raft stanza, after its retry_join blocks (OpenBao refuses the flag without one)")
+	var m map[string]any
+	g.Expect(hcl.Decode(&m, later)).To(Succeed())
 }

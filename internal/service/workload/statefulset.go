@@ -166,6 +166,11 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		sts.Spec.PodManagementPolicy = p.Existing.Spec.PodManagementPolicy
 		sts.Spec.ServiceName = p.Existing.Spec.ServiceName
 		sts.Spec.Selector = p.Existing.Spec.Selector
+		// Replicas move one member at a time, through Raft, by the scaling
+		// operation; never straight to spec.replicas.
+		if p.Existing.Spec.Replicas != nil {
+			sts.Spec.Replicas = ptrTo(*p.Existing.Spec.Replicas)
+		}
 	}
 	return sts, nil
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -88,6 +91,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// disruptive starts or goes on until the spec is fixed.
 		ctrl.LoggerFrom(ctx).V(1).Info("Holding operations: the spec is refused", "reason", string(ref.Reason))
 		return ctrl.Result{}, nil
+	}
+	if c.Status.Upgrade == nil {
+		// Membership first: an upgrade plans over the members that exist, and a
+		// voter left behind would hold its quorum budget forever.
+		if res, handled, err := r.reconcileScaling(ctx, c, obs); handled || err != nil {
+			return res, err
+		}
 	}
 	return r.reconcileUpgrade(ctx, c, obs)
 }
@@ -210,7 +220,13 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upg
 	}
 	n := workload.NamesFor(c)
 	var bao openbao.Client
-	for i := range c.GetReplicas() {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: n.StatefulSet()}, sts); err == nil {
+		obs.StatefulSet = sts
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	for i := range max(c.GetReplicas(), obs.Replicas()) {
 		name := n.Member(i)
 		m := upgrade.Member{Name: name, Ordinal: int(i)}
 		if pod := byName[name]; pod != nil {
@@ -263,17 +279,26 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, o
 	if l, ok := st.Servers[st.Leader]; ok {
 		obs.LeaderIndex = l.LastIndex
 	}
-	for i := range obs.Members {
-		m := &obs.Members[i]
-		s, ok := st.Servers[m.Name]
-		if !ok {
-			continue
-		}
+	fill := func(m *upgrade.Member, s openbao.AutopilotServer) {
 		m.InRaft = true
 		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
 		m.Healthy = s.Healthy
 		m.LastIndex = s.LastIndex
+		m.StableSince = s.StableSince
 	}
+	for i := range obs.Members {
+		if s, ok := st.Servers[obs.Members[i].Name]; ok {
+			fill(&obs.Members[i], s)
+		}
+	}
+	for id, s := range st.Servers {
+		if obs.Member(id) == nil {
+			m := upgrade.Member{Name: id, Ordinal: -1}
+			fill(&m, s)
+			obs.Extra = append(obs.Extra, m)
+		}
+	}
+	slices.SortFunc(obs.Extra, func(a, b upgrade.Member) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Client, error) {

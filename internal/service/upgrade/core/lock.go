@@ -13,6 +13,8 @@ import (
 const (
 	// OperationRollingUpgrade is a rolling version change.
 	OperationRollingUpgrade = "RollingUpgrade"
+	// OperationScaling is a change of membership (spec.replicas).
+	OperationScaling = "Scaling"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.
