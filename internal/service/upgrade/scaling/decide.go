@@ -224,7 +224,10 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 	if st.Action == StepAddMember {
 		ord := ordinalOf(st.Pod)
 		if in.Replicas <= ord {
-			if in.VolumeExists && (m == nil || !m.PodExists) {
+			// A volume left by a member that is no longer in Raft holds data that
+			// must not rejoin. A member that is still in Raft (its pod went because
+			// the StatefulSet was scaled by hand) comes back with its own data.
+			if in.VolumeExists && (m == nil || (!m.PodExists && !m.InRaft)) {
 				return Decision{Action: ActionDeleteVolume, Pod: st.Pod,
 					WaitingFor: fmt.Sprintf("deleting the volume %s left behind, so that %s joins with fresh data", st.Pod, st.Pod)}
 			}

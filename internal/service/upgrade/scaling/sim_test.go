@@ -241,6 +241,12 @@ func TestScalingSequences(t *testing.T) {
 		{name: "3 to 5 onto volumes of removed members", from: 3, leader: 0, to: 5,
 			prepare: func(w *world) { w.volumes["bao-3"], w.volumes["bao-4"] = "removed", "removed" },
 			want:    []string{"delete volume bao-3", "replicas 4", "Promote bao-3", "delete volume bao-4", "replicas 5", "Promote bao-4"}},
+		{name: "StatefulSet scaled down by hand: the voters come back with their data", from: 3, leader: 0, to: 3,
+			prepare: func(w *world) {
+				w.replicas = 2
+				delete(w.pods, "bao-2")
+			},
+			want: []string{"replicas 3"}},
 		{name: "a member left a non-voter", from: 3, leader: 0, to: 3,
 			prepare: func(w *world) { w.raft["bao-2"] = false },
 			want:    []string{"Promote bao-2"}},
