@@ -112,11 +112,10 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 	It("after the fix and a retry, takes, verifies and records the snapshot before any member changes, then upgrades with one leader change", func(ctx SpecContext) {
 		obs := tc.observe(ctx)
 		oldLeader := tc.settledLeader(ctx)
-		start := time.Now()
 		By("fixing the credentials and asking for a retry")
 		uids := podUIDsIn(ctx, snapNS)
 		setCredentials(ctx, s3server.AccessKeyID, s3server.SecretAccessKey)
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 			if c.Annotations == nil {
 				c.Annotations = map[string]string{}
 			}
@@ -138,9 +137,9 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		GinkgoWriter.Printf("receipt: %+v\n", *receipt)
 
 		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
-		took := time.Since(start)
-		res := obs.finish(ctx, tc)
-		res.report("rolling upgrade with a pre-upgrade snapshot", took, "snapshot "+receipt.Location)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rolling upgrade with a pre-upgrade snapshot", "snapshot "+receipt.Location)
 		res.expectClean(tc, 1, "2.4.1")
 		tc.expectAllOn(ctx, "2.4.1")
 
@@ -188,10 +187,11 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: name}, before)).To(Succeed())
 		last := before.Status.LastSnapshot
 		Expect(last).NotTo(BeNil())
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 			c.Spec.Version = "2.5.0"
 			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotIfOlderThan
-			c.Spec.Upgrade.PreUpgradeSnapshot.MaxAge = &metav1.Duration{Duration: time.Hour}
+			c.Spec.Upgrade.PreUpgradeSnapshot.MaxAge = baov1.DurationOf(time.Hour)
 		})
 		var used *baov1.SnapshotReceipt
 		Eventually(func(g Gomega) {
@@ -203,6 +203,10 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		}, 2*time.Minute, 100*time.Millisecond).Should(Succeed())
 		Expect(used).To(Equal(last), "the last receipt is reused as is")
 		tc.waitUpgraded(ctx, "2.5.0", 6*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rolling upgrade reusing the last snapshot, 2.4.1 to 2.5.0")
+		res.expectClean(tc, 1, "2.5.0")
 		tc.expectAllOn(ctx, "2.5.0")
 		jobs := &batchv1.JobList{}
 		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())

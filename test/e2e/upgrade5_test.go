@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,9 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -59,8 +55,7 @@ var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a
 
 		obs := tc.observe(ctx)
 		Expect(obs.leaderLog()).To(Equal([]string{oldLeader}), "the leader did not move before the upgrade")
-		start := time.Now()
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 
 		var plan []string
 		Eventually(func(g Gomega) {
@@ -70,13 +65,13 @@ var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a
 			plan = c.Status.Upgrade.Plan.Pods
 		}, time.Minute, 200*time.Millisecond).Should(Succeed())
 		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
-		took := time.Since(start)
-		res := obs.finish(ctx, tc)
-		res.report("rolling upgrade 5 members", took)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rolling upgrade 5 members")
 
 		Expect(plan).To(HaveLen(5))
 		Expect(plan[4]).To(Equal(oldLeader), "the old leader is replaced last")
-		followers := slices.DeleteFunc(slices.Clone(tc.members), func(m string) bool { return m == oldLeader })
+		followers := slices.DeleteFunc(tc.memberList(), func(m string) bool { return m == oldLeader })
 		slices.Reverse(followers)
 		Expect(plan[:4]).To(Equal(followers), "followers from the highest ordinal down")
 		res.expectClean(tc, 1, "2.4.1")
@@ -100,8 +95,7 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 	It("completes after a crash at the persisted TransferLeadership step and another after the leader's pod deletion", func(ctx SpecContext) {
 		oldLeader := tc.settledLeader(ctx)
 		obs := tc.observe(ctx)
-		start := time.Now()
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 
 		By("killing the operator once the leader's TransferLeadership step is persisted")
 		var step baov1.UpgradeStep
@@ -140,11 +134,11 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 			oldLeader, seen, killB.Round(100*time.Millisecond))
 
 		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
-		took := time.Since(start)
-		res := obs.finish(ctx, tc)
+		obs.endWindow()
+		res := obs.finish(ctx)
 		jobs := &batchv1.JobList{}
 		Expect(k8s.List(ctx, jobs, client.InNamespace(killNS), client.MatchingLabels{raftops.LabelStep: raftops.StepStepDown})).To(Succeed())
-		res.report("rolling upgrade, operator killed twice", took,
+		res.report("rolling upgrade, operator killed twice",
 			fmt.Sprintf("takeovers %s and %s, step-down Jobs %d", killA.Round(100*time.Millisecond), killB.Round(100*time.Millisecond), len(jobs.Items)))
 
 		res.expectClean(tc, 1, "2.4.1")
@@ -156,9 +150,14 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 // testCluster is an OpenBaoCluster named `name` in a namespace of its own, with what a
 // spec needs to talk to its members directly.
 type testCluster struct {
-	ns      string
-	members []string
-	caPEM   []byte
+	ns    string
+	caPEM []byte
+
+	// members is the set of members, which can change during an operation (a spec
+	// that scales the cluster calls setMembers): the observer's writer and pollers
+	// follow it. Read it with memberList.
+	membersMu sync.Mutex
+	members   []string
 
 	// ips is each member's current pod address. A re-created pod usually gets its
 	// old address back in the rig (the lowest free one), but not when a lower one was
@@ -174,7 +173,7 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 	GinkgoHelper()
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
 	Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: namespace}})).To(Succeed())
-	settle := metav1.Duration{Duration: 2 * time.Second}
+	settle := baov1.Duration("2s")
 	c := &baov1.OpenBaoCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: baov1.OpenBaoClusterSpec{
@@ -193,9 +192,7 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 	}
 	Expect(k8s.Create(ctx, c)).To(Succeed())
 	tc := &testCluster{ns: namespace, ips: map[string]string{}}
-	for i := range replicas {
-		tc.members = append(tc.members, fmt.Sprintf("%s-%d", name, i))
-	}
+	tc.setMembers(memberNames(int(replicas))...)
 	Eventually(func(g Gomega) {
 		got := tc.get(ctx, g)
 		g.Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning), got.Status.Message)
@@ -204,7 +201,7 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 	s := &corev1.Secret{}
 	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name + "-tls"}, s)).To(Succeed())
 	tc.caPEM = s.Data["ca.crt"]
-	for _, m := range tc.members {
+	for _, m := range tc.memberList() {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, m, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		tc.setIP(m, p.Status.PodIP)
@@ -213,7 +210,7 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 		st, err := tc.autopilot(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(st.Healthy).To(BeTrue())
-		g.Expect(st.Voters).To(ConsistOf(tc.members))
+		g.Expect(st.Voters).To(ConsistOf(tc.memberList()))
 	}, time.Minute, pollEvery).Should(Succeed())
 	return tc
 }
@@ -230,6 +227,38 @@ func deleteNamespace(ctx context.Context, namespace string) {
 	Eventually(func() bool {
 		return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Name: namespace}, &corev1.Namespace{}))
 	}, 2*time.Minute, pollEvery).Should(BeTrue(), "namespace %s is still there", namespace)
+}
+
+// memberNames names the members of a cluster of n: bao-0 to bao-<n-1>.
+func memberNames(n int) []string {
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s-%d", name, i))
+	}
+	return out
+}
+
+// memberList is the current set of members.
+func (tc *testCluster) memberList() []string {
+	tc.membersMu.Lock()
+	defer tc.membersMu.Unlock()
+	return slices.Clone(tc.members)
+}
+
+func (tc *testCluster) isMember(m string) bool {
+	tc.membersMu.Lock()
+	defer tc.membersMu.Unlock()
+	return slices.Contains(tc.members, m)
+}
+
+// setMembers replaces the set of members. A spec that scales the cluster calls it
+// when it applies the change: a member added is written to and polled as soon as its
+// pod has an address, and a member removed is no longer written to, polled or read
+// back through.
+func (tc *testCluster) setMembers(members ...string) {
+	tc.membersMu.Lock()
+	defer tc.membersMu.Unlock()
+	tc.members = slices.Clone(members)
 }
 
 func (tc *testCluster) get(ctx context.Context, g Gomega) *baov1.OpenBaoCluster {
@@ -275,7 +304,7 @@ func (tc *testCluster) setIP(m, ip string) {
 // login logs in to the JWT auth method through the first member that answers.
 func (tc *testCluster) login(ctx context.Context, jwt, role string) (string, error) {
 	var err error
-	for _, m := range tc.members {
+	for _, m := range tc.memberList() {
 		var s *baoapi.Secret
 		s, err = tc.client(m, "").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login", map[string]any{"role": role, "jwt": jwt})
 		if err == nil {
@@ -292,7 +321,7 @@ func (tc *testCluster) autopilot(ctx context.Context) (*baoapi.AutopilotState, e
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range tc.members {
+	for _, m := range tc.memberList() {
 		var st *baoapi.AutopilotState
 		st, err = tc.client(m, tok).Sys().RaftAutopilotStateWithContext(ctx)
 		if err == nil && st != nil {
@@ -323,7 +352,7 @@ func (tc *testCluster) settledLeader(ctx context.Context) string {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(st.Healthy).To(BeTrue())
 		g.Expect(st.Leader).NotTo(BeEmpty())
-		for _, m := range tc.members {
+		for _, m := range tc.memberList() {
 			l, err := tc.client(m, "").Sys().LeaderWithContext(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(leaderName(l.LeaderAddress)).To(Equal(st.Leader), "sys/leader of %s", m)
@@ -344,7 +373,8 @@ func (tc *testCluster) moveLeaderToMiddle(ctx context.Context) (string, int) {
 	image := operatorImage(ctx)
 	for n := 0; ; n++ {
 		leader := tc.settledLeader(ctx)
-		if leader != tc.members[0] && leader != tc.members[len(tc.members)-1] {
+		members := tc.memberList()
+		if leader != members[0] && leader != members[len(members)-1] {
 			return leader, n
 		}
 		Expect(n).To(BeNumerically("<", 5), "leadership kept landing on an edge ordinal")
@@ -449,247 +479,16 @@ func (tc *testCluster) waitUpgraded(ctx context.Context, version string, timeout
 // expectAllOn checks that the cluster is Running and every member reports version.
 func (tc *testCluster) expectAllOn(ctx context.Context, version string) {
 	GinkgoHelper()
+	n := len(tc.memberList())
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
 		g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning))
 		g.Expect(c.Status.CurrentVersion).To(Equal(version))
-		g.Expect(c.Status.Message).To(Equal(fmt.Sprintf("%d of %d members Ready, running %s", len(tc.members), len(tc.members), version)))
+		g.Expect(c.Status.Message).To(Equal(fmt.Sprintf("%d of %d members Ready, running %s", n, n, version)))
 	}, 30*time.Second, pollEvery).Should(Succeed())
-	for _, m := range tc.members {
+	for _, m := range tc.memberList() {
 		h, err := tc.client(m, "").Sys().HealthWithContext(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(h.Version).To(Equal(version), m)
-	}
-}
-
-// upgradeObserver watches an upgrade from outside: a writer through the members, the
-// leader as sys/leader reports it, and every pod UID each member had.
-type upgradeObserver struct {
-	tok  string
-	w    *writer
-	stop context.CancelFunc
-	wg   sync.WaitGroup
-
-	mu sync.Mutex
-	// leaders lists every leader seen, each with the version it reported right
-	// after it was first seen as leader.
-	leaders  []string
-	versions []string
-	uids     map[string][]types.UID
-	// deletedAt and readyAt are when the pod watch first saw each pod UID marked for
-	// deletion and Ready, as the test's clock reads them (not the server's
-	// second-granular timestamps, and deletionTimestamp is deletion time plus grace).
-	deletedAt map[types.UID]time.Time
-	readyAt   map[types.UID]time.Time
-	watchErr  error
-}
-
-// observe logs in as the app, then starts the pod watch, the leader poller and the
-// writer, and lets them run for 2 s.
-func (tc *testCluster) observe(ctx context.Context) *upgradeObserver {
-	GinkgoHelper()
-	o := &upgradeObserver{w: &writer{}, uids: map[string][]types.UID{},
-		deletedAt: map[types.UID]time.Time{}, readyAt: map[types.UID]time.Time{}}
-	jwt := token(ctx, tc.ns, appSA)
-	Eventually(func(g Gomega) {
-		tok, err := tc.login(ctx, jwt, "app")
-		g.Expect(err).NotTo(HaveOccurred())
-		o.tok = tok
-	}, 30*time.Second, pollEvery).Should(Succeed())
-
-	By("tracking the UID of every member's pod with a watch")
-	pods, err := cs.CoreV1().Pods(tc.ns).List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	for _, p := range pods.Items {
-		o.sawPod(tc, &p)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	o.stop = stop
-	rw, err := watchtools.NewRetryWatcherWithContext(wctx, pods.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoreV1().Pods(tc.ns).Watch(ctx, opts)
-		},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	o.wg.Go(func() {
-		defer GinkgoRecover()
-		defer rw.Stop()
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case ev, ok := <-rw.ResultChan():
-				if !ok {
-					return
-				}
-				if p, isPod := ev.Object.(*corev1.Pod); isPod {
-					o.sawPod(tc, p)
-				} else if ev.Type == watch.Error {
-					o.mu.Lock()
-					o.watchErr = fmt.Errorf("pod watch: %v", ev.Object)
-					o.mu.Unlock()
-				}
-			}
-		}
-	})
-
-	By("watching leadership: the test counts changes itself, polling sys/leader")
-	o.wg.Go(func() {
-		defer GinkgoRecover()
-		for wctx.Err() == nil {
-			for _, m := range tc.members {
-				l, err := tc.client(m, "").Sys().LeaderWithContext(wctx)
-				if err == nil && l.LeaderAddress != "" {
-					n := leaderName(l.LeaderAddress)
-					o.mu.Lock()
-					changed := len(o.leaders) == 0 || o.leaders[len(o.leaders)-1] != n
-					o.mu.Unlock()
-					if changed {
-						v := "unknown"
-						if h, err := tc.client(n, "").Sys().HealthWithContext(wctx); err == nil {
-							v = h.Version
-						}
-						o.mu.Lock()
-						o.leaders, o.versions = append(o.leaders, n), append(o.versions, v)
-						o.mu.Unlock()
-					}
-					break
-				}
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-
-	By("writing a KV entry every 20 ms")
-	// One client per member, made again only when the member's address changes.
-	type memberClient struct {
-		ip string
-		c  *baoapi.Client
-	}
-	byMember := map[string]memberClient{}
-	clients := func() []*baoapi.Client {
-		out := make([]*baoapi.Client, 0, len(tc.members))
-		for _, m := range tc.members {
-			ip := tc.ip(m)
-			if mc, ok := byMember[m]; !ok || mc.ip != ip {
-				byMember[m] = memberClient{ip: ip, c: tc.clientAt(m, ip, o.tok)}
-			}
-			out = append(out, byMember[m].c)
-		}
-		return out
-	}
-	o.wg.Go(func() {
-		defer GinkgoRecover()
-		o.w.run(wctx, clients)
-	})
-	time.Sleep(2 * time.Second)
-	return o
-}
-
-func (o *upgradeObserver) sawPod(tc *testCluster, p *corev1.Pod) {
-	if !slices.Contains(tc.members, p.Name) {
-		return
-	}
-	if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
-		tc.setIP(p.Name, p.Status.PodIP)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !slices.Contains(o.uids[p.Name], p.UID) {
-		o.uids[p.Name] = append(o.uids[p.Name], p.UID)
-	}
-	now := time.Now()
-	if _, seen := o.deletedAt[p.UID]; !seen && p.DeletionTimestamp != nil {
-		o.deletedAt[p.UID] = now
-	}
-	if _, seen := o.readyAt[p.UID]; !seen && p.DeletionTimestamp == nil && isReady(p) {
-		o.readyAt[p.UID] = now
-	}
-}
-
-func (o *upgradeObserver) leaderLog() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.leaders)
-}
-
-func (o *upgradeObserver) firstUID(member string) types.UID {
-	GinkgoHelper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	Expect(o.uids[member]).NotTo(BeEmpty(), member)
-	return o.uids[member][0]
-}
-
-// upgradeResult is what an observer saw.
-type upgradeResult struct {
-	acked    int
-	failed   int64
-	lost     int
-	longest  time.Duration
-	leaders  []string
-	versions []string
-	uids     map[string][]types.UID
-	// deletedAt and readyAt are the pod timeline (see upgradeObserver).
-	deletedAt map[types.UID]time.Time
-	readyAt   map[types.UID]time.Time
-	watchErr  error
-}
-
-// finish lets the writer run 2 s more, stops everything and reads every acknowledged
-// write back.
-func (o *upgradeObserver) finish(ctx context.Context, tc *testCluster) upgradeResult {
-	GinkgoHelper()
-	time.Sleep(2 * time.Second)
-	o.stop()
-	o.wg.Wait()
-	o.w.mu.Lock()
-	acked := slices.Clone(o.w.acked)
-	longest := o.w.longest
-	o.w.mu.Unlock()
-	By(fmt.Sprintf("reading %d acknowledged writes back", len(acked)))
-	lost := 0
-	reader := tc.client(tc.members[0], o.tok)
-	for _, k := range acked {
-		s, err := reader.Logical().ReadWithContext(ctx, k)
-		if err != nil || s == nil {
-			lost++
-		}
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return upgradeResult{acked: len(acked), failed: o.w.failed.Load(), lost: lost, longest: longest,
-		leaders: slices.Clone(o.leaders), versions: slices.Clone(o.versions), uids: o.uids,
-		deletedAt: maps.Clone(o.deletedAt), readyAt: maps.Clone(o.readyAt), watchErr: o.watchErr}
-}
-
-func (r upgradeResult) report(title string, took time.Duration, extra ...string) {
-	replaced := map[string]int{}
-	for m, u := range r.uids {
-		replaced[m] = len(u) - 1
-	}
-	s := fmt.Sprintf("took %s, acked writes %d, failed attempts %d, lost %d, longest gap %s, leaders %v on %v, replacements %v",
-		took.Round(time.Second), r.acked, r.failed, r.lost, r.longest.Round(time.Millisecond), r.leaders, r.versions, replaced)
-	if len(extra) > 0 {
-		s += ", " + strings.Join(extra, ", ")
-	}
-	AddReportEntry(title, s)
-	GinkgoWriter.Println(title + ": " + s)
-}
-
-// expectClean checks the promises of a rolling upgrade: no acknowledged write lost,
-// exactly leaderChanges changes of leader, each onto a member that already runs
-// version, and every member's pod replaced exactly once.
-func (r upgradeResult) expectClean(tc *testCluster, leaderChanges int, version string) {
-	GinkgoHelper()
-	Expect(r.watchErr).NotTo(HaveOccurred())
-	Expect(r.acked).To(BeNumerically(">", 100))
-	Expect(r.lost).To(BeZero(), "no acknowledged write may be lost")
-	Expect(r.leaders).To(HaveLen(leaderChanges+1), "exactly %d leadership change(s), leaders seen: %v", leaderChanges, r.leaders)
-	for i := 1; i < len(r.versions); i++ {
-		Expect(r.versions[i]).To(Equal(version), "new leader %s runs the target version", r.leaders[i])
-	}
-	for _, m := range tc.members {
-		Expect(r.uids[m]).To(HaveLen(2), "%s is replaced exactly once: pod UIDs %v", m, r.uids[m])
 	}
 }
