@@ -139,6 +139,11 @@ func Decide(in Input) Decision {
 	}
 	st := s.CurrentStep
 	if st == nil || st.Pod == "" {
+		if !in.Cluster.AutopilotKnown {
+			// Neither the next step nor the end is decided without a trustworthy
+			// Raft view: "nothing left to do" must be seen, not assumed.
+			return Decision{Action: ActionWait, WaitingFor: "waiting for a trustworthy read of autopilot state"}
+		}
 		return next(in)
 	}
 	if st.StartedAt != nil && in.StepTimeout > 0 && in.Cluster.Now.Sub(st.StartedAt.Time) > in.StepTimeout {
