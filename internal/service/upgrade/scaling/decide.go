@@ -68,6 +68,11 @@ const (
 	ReasonJobFailed = "ScalingJobFailed"
 )
 
+// PromoteAfter is how long a member must have been a healthy non-voter before a
+// promotion of its own starts: three times autopilot's server_stabilization_time,
+// after which autopilot would have promoted a member that joined normally.
+const PromoteAfter = 30 * time.Second
+
 // JobGrace is how long after a successful executor Job the Raft view may take to
 // show its outcome before the Job is tried again. Autopilot applies promotions
 // within about 5 s and demotions within about 10 s, and the Job already verified
@@ -166,7 +171,11 @@ func next(in Input) Decision {
 		return begin(StepRemoveMember, rm[0], fmt.Sprintf("removing %s: spec.replicas is %d", rm[0], in.Target))
 	}
 	for _, m := range c.Members {
-		if int32(m.Ordinal) < in.Target && m.InRaft && !m.Voter && m.PodReady {
+		// A member that autopilot is about to promote (a normal join: non-voter for
+		// server_stabilization_time, 10 s) is left to it; a non-voter that stays one
+		// while healthy is a permanent one (it joined as a non-voter) and waits for us.
+		stable := m.Healthy && !m.StableSince.IsZero() && c.Now.Sub(m.StableSince) >= PromoteAfter
+		if int32(m.Ordinal) < in.Target && m.InRaft && !m.Voter && m.PodReady && stable {
 			return begin(StepPromoteMember, m.Name, fmt.Sprintf("promoting %s, which is in Raft as a non-voter", m.Name))
 		}
 	}

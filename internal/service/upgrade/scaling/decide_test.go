@@ -127,3 +127,15 @@ func TestNeeded(t *testing.T) {
 	c.AutopilotKnown = false
 	g.Expect(Needed(Input{Cluster: c, Target: 3, Replicas: 3, Names: name})).To(BeFalse(), "nothing is decided without a trustworthy Raft view")
 }
+
+func TestNonVoterPromotionWaitsForAutopilot(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(3, 0)
+	w.raft["bao-2"] = false
+	c := w.observe(3)
+	c.Members[2].StableSince = t0.Add(-5 * time.Second)
+	in := Input{Cluster: c, Target: 3, Replicas: 3, Names: name}
+	g.Expect(Needed(in)).To(BeFalse(), "a member that joined normally is promoted by autopilot within its stabilization time: no operation during a cluster's formation")
+	c.Members[2].StableSince = t0.Add(-PromoteAfter)
+	g.Expect(Needed(in)).To(BeTrue(), "a non-voter that stays one while healthy joined as a permanent non-voter: promote it")
+}

@@ -58,6 +58,10 @@ func (w *world) observe(target int32) *upgrade.Cluster {
 		m := upgrade.Member{Name: n, Ordinal: int(i), PodExists: w.pods[n], PodReady: w.pods[n], Initialized: w.pods[n]}
 		if voter, in := w.raft[n]; in {
 			m.InRaft, m.Voter, m.Healthy, m.LastIndex = true, voter, w.pods[n], 100
+			m.StableSince = w.now.Add(-time.Duration(w.tick-w.joinedAt[n]) * 20 * time.Second)
+			if _, joined := w.joinedAt[n]; !joined {
+				m.StableSince = t0.Add(-time.Hour)
+			}
 			if !voter && w.tick-w.joinedAt[n] < 1 {
 				m.LastIndex = 0 // still catching up
 			}
