@@ -291,6 +291,19 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 		expectDenied(err)
 		_, err = c.Logical().ReadWithContext(ctx, "secret/data/x")
 		expectDenied(err)
+
+		By("the membership operations of scaling are allowed (on a server ID that is not a peer, so nothing changes)")
+		for _, op := range []string{"promote", "demote", "remove-peer"} {
+			_, err := c.Logical().WriteWithContext(ctx, "sys/storage/raft/"+op, map[string]any{"server_id": "not-a-peer"})
+			var re *baoapi.ResponseError
+			if errors.As(err, &re) {
+				Expect(re.StatusCode).NotTo(Equal(403), "the executor role may %s: %v", op, err)
+			}
+		}
+		cfg, err := c.Logical().ReadWithContext(ctx, "sys/storage/raft/configuration")
+		Expect(err).NotTo(HaveOccurred())
+		servers := cfg.Data["config"].(map[string]any)["servers"].([]any)
+		Expect(servers).To(HaveLen(1), "the one member is still the only peer")
 	}, SpecTimeout(time.Minute))
 
 	It("refuses a token for the wrong audience or the wrong service account", func(ctx SpecContext) {
