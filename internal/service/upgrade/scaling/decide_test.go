@@ -111,7 +111,7 @@ func TestDecide(t *testing.T) {
 			if tc.wantPod != "" {
 				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
 			}
-			g.Expect(d.WaitingFor + d.Message).To(ContainSubstring(tc.wantText), tc.reason)
+			g.Expect(d.WaitingFor+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
 		})
 	}
 }
