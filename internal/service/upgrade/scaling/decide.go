@@ -29,6 +29,8 @@ const (
 	ActionStepDown Action = "StepDown"
 	// ActionPromote starts the executor Job that makes a caught-up non-voter a voter.
 	ActionPromote Action = "Promote"
+	// ActionDemote starts the executor Job that makes a leaving voter a non-voter.
+	ActionDemote Action = "Demote"
 	// ActionRemovePeer starts the executor Job that demotes a member and removes it
 	// from the Raft configuration.
 	ActionRemovePeer Action = "RemovePeer"
@@ -53,6 +55,10 @@ const (
 	StepAddMember = "AddMember"
 	// StepPromoteMember promotes a member that is in Raft as a non-voter.
 	StepPromoteMember = "PromoteMember"
+	// StepDemoteMember demotes a voter that leaves later, before the leader (which
+	// leaves first) hands leadership off: the step-down's successor, which Raft
+	// picks, can then only be a voter that stays.
+	StepDemoteMember = "DemoteMember"
 	// StepRemoveMember takes a member out of Raft, then removes its pod.
 	StepRemoveMember = "RemoveMember"
 	// StepTransferLeadership steps a member that is about to leave down as leader
@@ -157,6 +163,8 @@ func Decide(in Input) Decision {
 	switch st.Action {
 	case StepRemoveMember, StepTransferLeadership:
 		return decideRemove(in, st)
+	case StepDemoteMember:
+		return decideDemote(in, st)
 	default:
 		return decideAdd(in, st)
 	}
@@ -168,6 +176,13 @@ func Decide(in Input) Decision {
 func next(in Input) Decision {
 	c := in.Cluster
 	if rm := toRemove(in); len(rm) > 0 {
+		if rm[0] == c.Leader {
+			for _, other := range rm[1:] {
+				if m := c.Member(other); m != nil && m.InRaft && m.Voter {
+					return begin(StepDemoteMember, other, fmt.Sprintf("demoting %s, which leaves too, so that the leader %s hands off to a member that stays", other, c.Leader))
+				}
+			}
+		}
 		return begin(StepRemoveMember, rm[0], fmt.Sprintf("removing %s: spec.replicas is %d", rm[0], in.Target))
 	}
 	for _, m := range c.Members {
@@ -202,6 +217,8 @@ func JobStep(stepAction string) Action {
 		return ActionStepDown
 	case StepRemoveMember:
 		return ActionRemovePeer
+	case StepDemoteMember:
+		return ActionDemote
 	default:
 		return ActionPromote
 	}
@@ -276,6 +293,25 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 	}
 	return jobStep(in, st, ActionPromote, fmt.Sprintf("promoting %s to voter", st.Pod), func() (bool, string) {
 		return core.Project(c, core.Change{AddVoters: 1}).Allows()
+	})
+}
+
+func decideDemote(in Input, st *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	m := c.Member(st.Pod)
+	if !c.AutopilotKnown || c.Leader == "" {
+		return wait(st, "waiting for a trustworthy read of autopilot state to find the leader")
+	}
+	if m == nil || !m.InRaft || !m.Voter {
+		return Decision{Action: ActionCompleteStep, Pod: st.Pod, WaitingFor: fmt.Sprintf("%s is a non-voter", st.Pod)}
+	}
+	if c.Leader == st.Pod {
+		// It leads now (an election): it is removed first, with a step-down of its
+		// own; the plan is made again from what is observed.
+		return Decision{Action: ActionCompleteStep, Pod: st.Pod, WaitingFor: fmt.Sprintf("%s leads now; planning again", st.Pod)}
+	}
+	return jobStep(in, st, ActionDemote, fmt.Sprintf("demoting %s to non-voter", st.Pod), func() (bool, string) {
+		return core.Project(c, core.Change{Remove: st.Pod}).Allows()
 	})
 }
 

@@ -30,7 +30,7 @@ func Record(s *baov1.ScalingStatus, d Decision, c *upgrade.Cluster) {
 		} else {
 			s.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
 		}
-	case ActionStepDown, ActionPromote, ActionRemovePeer:
+	case ActionStepDown, ActionPromote, ActionRemovePeer, ActionDemote:
 		s.CurrentStep.Attempts++
 	case ActionStepDownVerified:
 		s.CurrentStep.Action = StepRemoveMember
@@ -42,6 +42,8 @@ func Record(s *baov1.ScalingStatus, d Decision, c *upgrade.Cluster) {
 			done = "removed " + d.Pod
 		case StepPromoteMember:
 			done = "promoted " + d.Pod
+		case StepDemoteMember:
+			done = "demoted " + d.Pod
 		}
 		if !slices.Contains(s.Completed, done) {
 			s.Completed = append(s.Completed, done)

@@ -31,6 +31,11 @@ type world struct {
 	log      []string
 	// violations are broken invariants.
 	violations []string
+	// preferHighest makes a step-down hand leadership to the highest other voter,
+	// the worst successor for a scale-down (Raft picks the most up-to-date voter).
+	preferHighest bool
+	// elections counts leadership changes.
+	elections int
 }
 
 type job struct {
@@ -101,7 +106,7 @@ func (w *world) perform(d Decision, s *baov1.ScalingStatus) {
 	case ActionDeleteVolume:
 		w.log = append(w.log, "delete volume "+d.Pod)
 		delete(w.volumes, d.Pod)
-	case ActionStepDown, ActionPromote, ActionRemovePeer:
+	case ActionStepDown, ActionPromote, ActionRemovePeer, ActionDemote:
 		key := fmt.Sprintf("%s-%s-%d", d.Action, d.Pod, s.CurrentStep.Attempts)
 		if _, ok := w.jobs[key]; !ok {
 			w.log = append(w.log, fmt.Sprintf("%s %s", d.Action, d.Pod))
@@ -127,9 +132,13 @@ func (w *world) step() {
 				names = append(names, n)
 			}
 			slices.Sort(names)
+			if w.preferHighest {
+				slices.Reverse(names)
+			}
 			for _, n := range names {
 				if w.raft[n] && n != j.pod && w.pods[n] {
 					w.leader = n
+					w.elections++
 					break
 				}
 			}
@@ -137,6 +146,14 @@ func (w *world) step() {
 			if _, in := w.raft[j.pod]; in {
 				w.raft[j.pod] = true
 				w.majorityHolds("promote " + j.pod)
+			}
+		case ActionDemote:
+			if j.pod == w.leader {
+				w.violations = append(w.violations, "demoted the leader "+j.pod)
+			}
+			if _, in := w.raft[j.pod]; in {
+				w.raft[j.pod] = false
+				w.majorityHolds("demote " + j.pod)
 			}
 		case ActionRemovePeer:
 			if j.pod == w.leader {
@@ -215,7 +232,7 @@ func run(t *testing.T, w *world, target int32, crashEvery int) []string {
 		}
 		w.perform(d, s)
 		if d.Action == ActionWait || d.Action == ActionSetReplicas || d.Action == ActionStepDown ||
-			d.Action == ActionPromote || d.Action == ActionRemovePeer || d.Action == ActionDeleteVolume {
+			d.Action == ActionPromote || d.Action == ActionRemovePeer || d.Action == ActionDeleteVolume || d.Action == ActionDemote {
 			w.step()
 		}
 	}
@@ -237,7 +254,11 @@ func TestScalingSequences(t *testing.T) {
 		{name: "5 to 3, leader kept", from: 5, leader: 0, to: 3,
 			want: []string{"RemovePeer bao-4", "replicas 4", "RemovePeer bao-3", "replicas 3"}},
 		{name: "3 to 1 with the leader on the highest ordinal", from: 3, leader: 2, to: 1,
-			want:           []string{"StepDown bao-2", "RemovePeer bao-2", "replicas 2", "RemovePeer bao-1", "replicas 1"},
+			want:           []string{"Demote bao-1", "StepDown bao-2", "RemovePeer bao-2", "replicas 2", "RemovePeer bao-1", "replicas 1"},
+			wantLeaderMove: true},
+		{name: "5 to 3 with the leader on the highest ordinal: the step-down cannot land on bao-3", from: 5, leader: 4, to: 3,
+			prepare:        func(w *world) { w.preferHighest = true },
+			want:           []string{"Demote bao-3", "StepDown bao-4", "RemovePeer bao-4", "replicas 4", "RemovePeer bao-3", "replicas 3"},
 			wantLeaderMove: true},
 		{name: "5 scaled to 3 by hand earlier: two dead voters", from: 3, leader: 0, to: 3,
 			prepare: func(w *world) { w.raft["bao-3"], w.raft["bao-4"] = true, true },
@@ -275,6 +296,9 @@ func TestScalingSequences(t *testing.T) {
 				}
 				if moved := w.leader != startLeader; moved != tc.wantLeaderMove {
 					t.Fatalf("leader moved %t (from %s to %s), want %t", moved, startLeader, w.leader, tc.wantLeaderMove)
+				}
+				if tc.wantLeaderMove && w.elections != 1 {
+					t.Fatalf("%d elections, want exactly 1: a scale-down of the leader's ordinal costs one", w.elections)
 				}
 				var voters []string
 				for n, v := range w.raft {
