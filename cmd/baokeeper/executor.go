@@ -31,7 +31,7 @@ const (
 	exitOK = 0
 	// exitFatal: retrying will not help (permission denied, bad request, TLS
 	// verification, invalid flags, a member to promote that has not joined, a
-	// member to remove that leads).
+	// member to demote or remove that leads).
 	exitFatal = 1
 	// exitRetryable: a transient failure outlasted --timeout, or the action
 	// is unknown.
@@ -39,7 +39,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, remove-peer, snapshot"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -83,6 +83,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runMemberAction(ctx, stepDownAction, rest, env)
 	case raftops.ActionPromote:
 		return runMemberAction(ctx, promoteAction, rest, env)
+	case raftops.ActionDemote:
+		return runMemberAction(ctx, demoteAction, rest, env)
 	case raftops.ActionRemovePeer:
 		return runMemberAction(ctx, removePeerAction, rest, env)
 	case "snapshot":
@@ -128,8 +130,8 @@ func (c connFlags) config() raftops.Config {
 	return raftops.Config{CAFile: c.caFile, TLSServerName: c.tlsServerName, AuthMount: c.authMount, Role: c.role, TokenFile: c.tokenFile}
 }
 
-// memberFlags are the flags of the actions on one member: step-down, promote
-// and remove-peer.
+// memberFlags are the flags of the actions on one member: step-down, promote,
+// demote and remove-peer.
 type memberFlags struct {
 	connFlags
 	member  string
@@ -164,6 +166,12 @@ var (
 		memberUsage:    "Raft node ID of the member to make a voter (it must have joined).",
 		defaultTimeout: raftops.MembershipTimeout,
 		do:             promote,
+	}
+	demoteAction = memberAction{
+		name:           raftops.ActionDemote,
+		memberUsage:    "Raft node ID of the member to make a non-voter, left in the configuration (it must not be the leader).",
+		defaultTimeout: raftops.MembershipTimeout,
+		do:             demote,
 	}
 	removePeerAction = memberAction{
 		name:           raftops.ActionRemovePeer,
@@ -282,8 +290,8 @@ func stepDown(ctx context.Context, c raftops.Client, f memberFlags, env executor
 	}, err
 }
 
-// membershipOutput is the one JSON line a successful promote or remove-peer
-// prints: what the Raft configuration, read back from the active node
+// membershipOutput is the one JSON line a successful promote, demote or
+// remove-peer prints: what the Raft configuration, read back from the active node
 // (leader), shows of the member at the end.
 type membershipOutput struct {
 	Action  string `json:"action"`
@@ -306,6 +314,13 @@ func newMembershipOutput(action string, res raftops.MembershipResult, err error,
 func promote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.PromoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
 	return newMembershipOutput(raftops.ActionPromote, res, err, f.member), err
+}
+
+// demote makes --member a non-voter and verifies it in the Raft configuration;
+// it refuses the leader.
+func demote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+	res, err := raftops.DemoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
+	return newMembershipOutput(raftops.ActionDemote, res, err, f.member), err
 }
 
 // removePeer demotes --member if it votes, removes it, and verifies both in the

@@ -242,7 +242,7 @@ func TestRunExecutor(t *testing.T) {
 			args:       []string{"join", "--member", "bao-0"},
 			bao:        &fakeBao{},
 			wantCode:   exitRetryable,
-			wantStderr: `unknown action "join"; known actions: step-down, promote, remove-peer, snapshot`,
+			wantStderr: `unknown action "join"; known actions: step-down, promote, demote, remove-peer, snapshot`,
 		},
 		{
 			reason:     "no action lists the known ones: exit 2",
@@ -285,7 +285,7 @@ func TestRunExecutor(t *testing.T) {
 	}
 }
 
-// TestRunMembershipActions runs promote and remove-peer against the in-memory
+// TestRunMembershipActions runs promote, demote and remove-peer against the in-memory
 // cluster, with retry pauses and polls passing at once on a fake clock.
 func TestRunMembershipActions(t *testing.T) {
 	conn := []string{"--members", strings.Join(testMembers, ","), "--ca-file", "/ca.crt", "--token-file", "/token"}
@@ -366,6 +366,52 @@ func TestRunMembershipActions(t *testing.T) {
 			bao:        &fakeBao{active: 1},
 			wantCode:   exitFatal,
 			wantStderr: "must step down before it is removed",
+		},
+		{
+			reason:         "a voter is demoted through the leader and stays in the configuration: one JSON line, exit 0",
+			args:           args("demote", "bao-2"),
+			bao:            &fakeBao{active: 1},
+			wantCode:       exitOK,
+			wantStdout:     `{"action":"demote","member":"bao-2","leader":"bao-1","benign":false,"voter":false,"present":true}` + "\n",
+			wantMembership: []string{"demote bao-2 via bao-1"},
+			wantVoters:     map[string]bool{"bao-0": true, "bao-1": true, "bao-2": false},
+		},
+		{
+			reason:     "a non-voter already: benign, nothing sent",
+			args:       args("demote", "bao-3"),
+			bao:        &fakeBao{voters: withNonVoter()},
+			wantCode:   exitOK,
+			wantStdout: `{"action":"demote","member":"bao-3","leader":"bao-0","benign":true,"voter":false,"present":true}` + "\n",
+		},
+		{
+			reason:     "not in the configuration: benign, nothing sent",
+			args:       args("demote", "bao-7"),
+			bao:        &fakeBao{},
+			wantCode:   exitOK,
+			wantStdout: `{"action":"demote","member":"bao-7","leader":"bao-0","benign":true,"voter":false,"present":false}` + "\n",
+		},
+		{
+			reason:     "the leader is refused: fatal, nothing sent",
+			args:       args("demote", "bao-1"),
+			bao:        &fakeBao{active: 1},
+			wantCode:   exitFatal,
+			wantStderr: "baokeeper executor demote: fatal: raftops: the member is the active node and must step down before it is demoted",
+		},
+		{
+			reason:         "autopilot never applies the demotion within --timeout: exit 2",
+			args:           args("demote", "bao-2", "--timeout", "2s"),
+			bao:            &fakeBao{stalled: true},
+			wantCode:       exitRetryable,
+			wantStderr:     "baokeeper executor demote: retryable failure (gave up after retrying for up to 2s)",
+			wantMembership: []string{"demote bao-2 via bao-0"},
+		},
+		{
+			reason:         "the executor may not demote: fatal, not retried",
+			args:           args("demote", "bao-2"),
+			bao:            &fakeBao{memberErr: raftops.ErrPermissionDenied},
+			wantCode:       exitFatal,
+			wantStderr:     "fatal: raftops: permission denied",
+			wantMembership: []string{"demote bao-2 via bao-0"},
 		},
 		{
 			reason:     "no --members: fatal",
@@ -449,6 +495,19 @@ func TestParseMemberFlags(t *testing.T) {
 			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
+			reason: "demote defaults to 90 s and takes a member outside --members",
+			action: demoteAction, args: append([]string{"--member", "bao-4"}, conn...),
+			wantMember: "bao-4", wantTimeout: 90 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+		},
+		{
+			reason: "demote takes --timeout",
+			action: demoteAction, args: append([]string{"--member", "bao-1", "--timeout", "45s"}, conn...),
+			wantMember: "bao-1", wantTimeout: 45 * time.Second,
+			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+		},
+		{reason: "demote: everything missing is named, sorted", action: demoteAction, args: nil, wantErr: "missing --ca-file, --member, --members, --token-file"},
+		{
 			reason: "step-down needs the member among --members",
 			action: stepDownAction, args: append([]string{"--member", "bao-3"}, conn...),
 			wantErr: "--member bao-3 is not one of --members",
@@ -503,6 +562,8 @@ func TestJobArgumentsParse(t *testing.T) {
 			action: promoteAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
 		{reason: "a remove-peer Job during a scale-down", job: raftops.RemovePeerJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
 			action: removePeerAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
+		{reason: "a demote Job", job: raftops.DemoteJob(c, "1f2e3d4c", "bao-2", 1, "baokeeper:test", testMembers),
+			action: demoteAction, wantMember: "bao-2", wantMembers: testMembers, wantTimeout: 90 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {

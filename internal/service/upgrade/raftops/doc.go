@@ -68,14 +68,20 @@
 //  5. Throughout, follow an election to the new active node; if the member
 //     becomes it, stop as in step 2. Retry as for PromoteMember.
 //
+// Demoting a member (DemoteMember) is steps 1 to 3 of RemoveMember, and the
+// member stays in the configuration: a member that is absent or a non-voter
+// already is a benign result, and the active node is refused with
+// ErrDemotingLeader (fatal), also when an election makes it the leader.
+//
 // The Client verifies TLS against the cluster CA alone (optionally for a
 // fixed server name, so that a member can be addressed by IP), ignores BAO_*
 // environment variables, and never puts a token into a log line or an error.
 //
-// The Job builders are pure. StepDownJobFor, PromoteJob and RemovePeerJob
-// return the executor Job of one step, operation, member and attempt under a
-// deterministic name (JobName: <cluster>-<step>-<opID>-<ordinal>-<attempt>)
-// with the label LabelOperation=opID, so that a Job left by another
+// The Job builders are pure. StepDownJobFor, PromoteJob, DemoteJob and
+// RemovePeerJob return the executor Job of one step, operation, member and
+// attempt under a deterministic name (JobName:
+// <cluster>-<step>-<opID>-<ordinal>-<attempt>) with the label
+// LabelOperation=opID, so that a Job left by another
 // operation is never read as this one's outcome (JobOfOperation). The older
 // StepDownJob and StepDownJobName carry no operation and are deprecated.
 // JobPhaseOf reads a Job's terminal conditions back as a upgrade.JobPhase.

@@ -81,6 +81,11 @@ var ErrNotJoined = errors.New("raftops: the member is not in the Raft configurat
 // election follows. The leader must step down first. Fatal.
 var ErrRemovingLeader = errors.New("raftops: the member is the active node and must step down before it is removed")
 
+// ErrDemotingLeader reports that the member to demote is the active node. As
+// for ErrRemovingLeader, demoting a leader starts an uncontrolled election:
+// the leader must step down first. Fatal.
+var ErrDemotingLeader = errors.New("raftops: the member is the active node and must step down before it is demoted")
+
 // ErrNotApplied reports that a requested promotion, demotion or removal did
 // not show in the Raft configuration within the wait. Autopilot applies
 // promotions and demotions asynchronously, in later reconcile rounds; retry.
@@ -158,7 +163,7 @@ func Classify(err error) Class {
 }
 
 func isFatal(err error) bool {
-	for _, target := range []error{ErrPermissionDenied, ErrBadRequest, ErrNotJoined, ErrRemovingLeader} {
+	for _, target := range []error{ErrPermissionDenied, ErrBadRequest, ErrNotJoined, ErrRemovingLeader, ErrDemotingLeader} {
 		if errors.Is(err, target) {
 			return true
 		}

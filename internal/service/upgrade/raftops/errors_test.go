@@ -67,6 +67,7 @@ func TestClassify(t *testing.T) {
 		{reason: "demote: 'server is already a non-voter', whatever the status", err: httpErr(400, "server is already a non-voter"), want: ClassBenign},
 		{reason: "a member that has not joined", err: fmt.Errorf("x: %w", ErrNotJoined), want: ClassFatal},
 		{reason: "removing the leader is refused", err: fmt.Errorf("x: %w", ErrRemovingLeader), want: ClassFatal},
+		{reason: "demoting the leader is refused", err: fmt.Errorf("x: %w", ErrDemotingLeader), want: ClassFatal},
 		{reason: "autopilot has not applied the change yet", err: fmt.Errorf("x: %w", ErrNotApplied), want: ClassRetryable},
 		{reason: "'local node not active' counts only on a 500", err: httpErr(400, notActiveText), want: ClassFatal},
 

@@ -38,6 +38,8 @@ const (
 	StepPromote = "promote"
 	// StepRemovePeer is the LabelStep value of remove-peer Jobs.
 	StepRemovePeer = "removepeer"
+	// StepDemote is the LabelStep value of demote Jobs.
+	StepDemote = "demote"
 )
 
 // Executor actions the Jobs run ("baokeeper executor <action>").
@@ -49,6 +51,9 @@ const (
 	// ActionRemovePeer takes a member out of the Raft configuration
 	// (RemoveMember).
 	ActionRemovePeer = "remove-peer"
+	// ActionDemote makes a member a non-voter and leaves it in the Raft
+	// configuration (DemoteMember).
+	ActionDemote = "demote"
 )
 
 // Paths and settings of executor Jobs.
@@ -79,12 +84,12 @@ const (
 	// StepDownTimeout is the --timeout StepDownJobFor passes: how long the
 	// executor retries a step-down.
 	StepDownTimeout = 60 * time.Second
-	// MembershipTimeout is the --timeout of promote and remove-peer Jobs and
-	// the executor's default for them: a demotion takes 9-10 s to apply and
-	// the removal follows, with room for an election and retries.
+	// MembershipTimeout is the --timeout of promote, demote and remove-peer
+	// Jobs and the executor's default for them: a demotion takes 9-10 s to
+	// apply and the removal follows, with room for an election and retries.
 	MembershipTimeout = 90 * time.Second
-	// MembershipActiveDeadlineSeconds bounds a promote or remove-peer Job:
-	// MembershipTimeout, ExecutorGrace, a login and pod start-up.
+	// MembershipActiveDeadlineSeconds bounds a promote, demote or remove-peer
+	// Job: MembershipTimeout, ExecutorGrace, a login and pod start-up.
 	MembershipActiveDeadlineSeconds int64 = 150
 	// ExecutorGrace is how long past its --timeout the executor lets a call
 	// in flight finish before it cancels it; Job deadlines cover it.
@@ -279,6 +284,17 @@ func PromoteJob(c *baov1.OpenBaoCluster, opID, member string, attempt int32, ima
 func RemovePeerJob(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
 	return memberJob(c, memberJobSpec{
 		step: StepRemovePeer, action: ActionRemovePeer, timeout: MembershipTimeout, deadline: MembershipActiveDeadlineSeconds,
+	}, opID, member, attempt, image, members)
+}
+
+// DemoteJob builds the executor Job of operation opID that makes member (a
+// Raft node ID) a non-voter and verifies it, leaving it in the Raft
+// configuration (DemoteMember), through the active node among members. The
+// member must not be the leader. Name JobName(c, StepDemote, ...), label
+// LabelOperation=opID.
+func DemoteJob(c *baov1.OpenBaoCluster, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
+	return memberJob(c, memberJobSpec{
+		step: StepDemote, action: ActionDemote, timeout: MembershipTimeout, deadline: MembershipActiveDeadlineSeconds,
 	}, opID, member, attempt, image, members)
 }
 

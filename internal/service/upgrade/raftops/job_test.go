@@ -355,6 +355,7 @@ func TestJobName(t *testing.T) {
 			want: "bao-stepdown-1f2e3d4c-2-1"},
 		{reason: "promote", cluster: "bao", step: StepPromote, opID: "1f2e3d4c", member: "bao-3", attempt: 0, want: "bao-promote-1f2e3d4c-3-0"},
 		{reason: "remove-peer", cluster: "bao", step: StepRemovePeer, opID: "1f2e3d4c", member: "bao-4", attempt: 2, want: "bao-removepeer-1f2e3d4c-4-2"},
+		{reason: "demote", cluster: "bao", step: StepDemote, opID: "1f2e3d4c", member: "bao-1", attempt: 0, want: "bao-demote-1f2e3d4c-1-0"},
 		{reason: "a member of another set keeps its whole name", cluster: "bao", step: StepPromote, opID: "1f2e3d4c", member: "bao-green-1", attempt: 1,
 			want: "bao-promote-1f2e3d4c-bao-green-1-1"},
 		{reason: "exactly 63 characters are kept", cluster: strings.Repeat("b", 41), step: StepStepDown, opID: "1f2e3d4c", member: strings.Repeat("b", 41) + "-0", attempt: 1,
@@ -383,6 +384,7 @@ func TestJobName(t *testing.T) {
 				"another attempt":   JobName(c, StepRemovePeer, "1f2e3d4c", name+"-1", 2),
 				"another member":    JobName(c, StepRemovePeer, "1f2e3d4c", name+"-2", 1),
 				"another step":      JobName(c, StepPromote, "1f2e3d4c", name+"-1", 1),
+				"the demote step":   JobName(c, StepDemote, "1f2e3d4c", name+"-1", 1),
 			}
 			seen := map[string]string{base: "base"}
 			for what, other := range others {
@@ -406,7 +408,7 @@ func TestMemberAddressesN(t *testing.T) {
 	g.Expect(MemberAddressesN(c, -1)).To(BeEmpty())
 }
 
-// TestOperationJobs checks the three builders that take an operation ID.
+// TestOperationJobs checks the builders that take an operation ID.
 func TestOperationJobs(t *testing.T) {
 	const opID = "1f2e3d4c"
 	scaled := MemberAddressesN(newCluster(), 4)
@@ -426,6 +428,8 @@ func TestOperationJobs(t *testing.T) {
 			wantStep: "promote", wantAction: "promote", wantTimeout: "1m30s", wantDeadline: 150},
 		{reason: "remove-peer", build: RemovePeerJob, member: "bao-3", wantName: "bao-removepeer-1f2e3d4c-3-2",
 			wantStep: "removepeer", wantAction: "remove-peer", wantTimeout: "1m30s", wantDeadline: 150},
+		{reason: "demote", build: DemoteJob, member: "bao-2", wantName: "bao-demote-1f2e3d4c-2-2",
+			wantStep: "demote", wantAction: "demote", wantTimeout: "1m30s", wantDeadline: 150},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {

@@ -33,8 +33,8 @@ const (
 	DefaultMembershipPollInterval = 500 * time.Millisecond
 )
 
-// MembershipOptions tune PromoteMember and RemoveMember. Zero values take the
-// defaults.
+// MembershipOptions tune PromoteMember, DemoteMember and RemoveMember. Zero
+// values take the defaults.
 type MembershipOptions struct {
 	// PromoteTimeout bounds the wait for the voter flag after a promote.
 	PromoteTimeout time.Duration
@@ -80,8 +80,8 @@ func (o MembershipOptions) withDefaults() MembershipOptions {
 	return o
 }
 
-// MembershipResult is the outcome of PromoteMember or RemoveMember, as the
-// Raft configuration read back at the end shows it.
+// MembershipResult is the outcome of PromoteMember, DemoteMember or
+// RemoveMember, as the Raft configuration read back at the end shows it.
 type MembershipResult struct {
 	// Member is the node ID acted on.
 	Member string
@@ -151,11 +151,34 @@ func RemoveMember(ctx context.Context, c MembershipClient, members []string, nod
 	if err != nil {
 		return MembershipResult{}, err
 	}
-	m.refuseLeader = true
+	m.refuseLeader = ErrRemovingLeader
 	return m.run(ctx, "remove "+nodeID, m.remove)
 }
 
-// membershipOp is the state of one PromoteMember or RemoveMember call.
+// DemoteMember makes nodeID a non-voter and verifies it in the Raft
+// configuration, leaving it in the configuration. It is idempotent.
+//
+// It finds the active node among members and reads the configuration from
+// it. A node that is not in the configuration has nothing to demote, and a
+// non-voter needs nothing: both are Benign results (Present tells them
+// apart). If the node is the active node, it stops with ErrDemotingLeader
+// (fatal): demoting a leader starts an uncontrolled election, so the leader
+// must step down first. Otherwise it sends a demote to the active node and
+// polls the configuration until the voter flag clears, for at most
+// DemoteTimeout; this is the first phase of RemoveMember. An election while
+// waiting is followed as there, and the node becoming the leader stops the
+// call with ErrDemotingLeader. Retries are as for PromoteMember.
+func DemoteMember(ctx context.Context, c MembershipClient, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
+	m, err := newMembershipOp(ctx, c, members, nodeID, opts, "demote")
+	if err != nil {
+		return MembershipResult{}, err
+	}
+	m.refuseLeader = ErrDemotingLeader
+	return m.run(ctx, "demote "+nodeID, m.demoteOnly)
+}
+
+// membershipOp is the state of one PromoteMember, DemoteMember or
+// RemoveMember call.
 type membershipOp struct {
 	c        MembershipClient
 	members  []string
@@ -164,9 +187,9 @@ type membershipOp struct {
 	clk      clock.Clock
 	log      logr.Logger
 	deadline time.Time
-	// refuseLeader makes every observation fail with ErrRemovingLeader when
-	// the member is the active node.
-	refuseLeader bool
+	// refuseLeader, when set (ErrRemovingLeader or ErrDemotingLeader), makes
+	// every observation fail with it when the member is the active node.
+	refuseLeader error
 
 	// acted is true once a request was accepted or may have been (its answer
 	// was lost).
@@ -246,13 +269,7 @@ func (m *membershipOp) remove(ctx context.Context) (MembershipResult, error) {
 		return m.result(active, cfg), nil
 	}
 	if peer.Voter {
-		if err := m.request(ctx, "Demoting the member", active, m.c.Demote, ErrAlreadyNonVoter); err != nil {
-			return MembershipResult{}, err
-		}
-		active, cfg, err = m.await(ctx, active, m.opts.DemoteTimeout, "to become a non-voter", func(cfg *openbao.RaftConfiguration) (bool, error) {
-			p := findPeer(cfg, m.id)
-			return p == nil || !p.Voter, nil
-		})
+		active, cfg, err = m.demote(ctx, active)
 		if err != nil {
 			return MembershipResult{}, err
 		}
@@ -270,6 +287,36 @@ func (m *membershipOp) remove(ctx context.Context) (MembershipResult, error) {
 		return MembershipResult{}, err
 	}
 	return m.result(active, cfg), nil
+}
+
+// demoteOnly is one pass of DemoteMember.
+func (m *membershipOp) demoteOnly(ctx context.Context) (MembershipResult, error) {
+	active, cfg, err := m.observe(ctx)
+	if err != nil {
+		return MembershipResult{}, err
+	}
+	if peer := findPeer(cfg, m.id); peer == nil || !peer.Voter {
+		return m.result(active, cfg), nil
+	}
+	active, cfg, err = m.demote(ctx, active)
+	if err != nil {
+		return MembershipResult{}, err
+	}
+	return m.result(active, cfg), nil
+}
+
+// demote sends a demote of the member, a voter, to the active node and polls
+// the configuration until the member no longer votes (or has left it), for at
+// most DemoteTimeout. It returns the active node and the configuration last
+// read. Shared by DemoteMember and the first phase of RemoveMember.
+func (m *membershipOp) demote(ctx context.Context, active node) (node, *openbao.RaftConfiguration, error) {
+	if err := m.request(ctx, "Demoting the member", active, m.c.Demote, ErrAlreadyNonVoter); err != nil {
+		return active, nil, err
+	}
+	return m.await(ctx, active, m.opts.DemoteTimeout, "to become a non-voter", func(cfg *openbao.RaftConfiguration) (bool, error) {
+		p := findPeer(cfg, m.id)
+		return p == nil || !p.Voter, nil
+	})
 }
 
 // request sends one membership request to the active node. An error that
@@ -335,7 +382,8 @@ func (m *membershipOp) reread(ctx context.Context, active node) (node, *openbao.
 // most timeout (capped by the retry deadline when retrying), following the
 // active node through elections. It returns the active node and the
 // configuration last read. done may fail the wait with a fatal error, and so
-// does a fatal read or the member becoming the leader while it is removed.
+// does a fatal read or the member becoming the leader while it is removed or
+// demoted.
 func (m *membershipOp) await(ctx context.Context, active node, timeout time.Duration, goal string,
 	done func(*openbao.RaftConfiguration) (bool, error),
 ) (node, *openbao.RaftConfiguration, error) {
@@ -375,17 +423,18 @@ func (m *membershipOp) await(ctx context.Context, active node, timeout time.Dura
 	}
 }
 
-// guard refuses, for RemoveMember, a configuration or active node that says
-// the member leads.
+// guard refuses, for RemoveMember and DemoteMember, a configuration or active
+// node that says the member leads.
 func (m *membershipOp) guard(active node, cfg *openbao.RaftConfiguration) error {
-	if !m.refuseLeader {
+	if m.refuseLeader == nil || (active.id != m.id && leaderOf(cfg) != m.id) {
 		return nil
 	}
-	if active.id == m.id || leaderOf(cfg) == m.id {
-		return fmt.Errorf("%w: %s leads the cluster; step it down (a leadership transfer) and remove it afterwards",
-			ErrRemovingLeader, m.id)
+	if errors.Is(m.refuseLeader, ErrDemotingLeader) {
+		return fmt.Errorf("%w: %s leads the cluster; step it down first (a leadership transfer): demoting a leader starts an uncontrolled election",
+			ErrDemotingLeader, m.id)
 	}
-	return nil
+	return fmt.Errorf("%w: %s leads the cluster; step it down (a leadership transfer) and remove it afterwards",
+		ErrRemovingLeader, m.id)
 }
 
 func (m *membershipOp) notJoined(cfg *openbao.RaftConfiguration) error {

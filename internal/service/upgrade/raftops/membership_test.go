@@ -390,6 +390,136 @@ func TestRemoveMember(t *testing.T) {
 	}
 }
 
+func TestDemoteMember(t *testing.T) {
+	const accepted = http.StatusNoContent
+	three := voters("bao-0", "bao-1", "bao-2")
+	demoted := func(id string) []raftPeer {
+		out := append([]raftPeer(nil), three...)
+		for i := range out {
+			if out[i].id == id {
+				out[i].voter = false
+			}
+		}
+		return out
+	}
+	tests := []membershipCase{
+		{
+			reason:     "a voter is demoted through the active node and verified once autopilot applies it; it stays in the configuration",
+			members:    3,
+			node:       "bao-2",
+			wantClass:  ClassNone,
+			wantResult: MembershipResult{Leader: "bao-0", Present: true, Voter: false, Requests: 1},
+			wantCalls:  []membershipCall{call("demote", "bao-0", "bao-2", accepted)},
+			wantPeers:  demoted("bao-2"),
+			wantLogins: 1,
+		},
+		{
+			reason:     "already a non-voter: benign, nothing sent",
+			members:    3,
+			setup:      func(f *fakeCluster) { f.addNonVoter("bao-3") },
+			node:       "bao-3",
+			wantClass:  ClassNone,
+			wantResult: MembershipResult{Leader: "bao-0", Present: true, Voter: false, Benign: true},
+			wantPeers:  append(voters("bao-0", "bao-1", "bao-2"), raftPeer{id: "bao-3"}),
+		},
+		{
+			reason:     "not in the configuration: nothing to demote, benign, nothing sent",
+			members:    3,
+			node:       "bao-7",
+			wantClass:  ClassNone,
+			wantResult: MembershipResult{Leader: "bao-0", Present: false, Benign: true},
+			wantPeers:  three,
+		},
+		{
+			reason:    "the active node is refused: it must step down first; nothing sent",
+			members:   3,
+			setup:     func(f *fakeCluster) { f.active = 2 },
+			node:      "bao-2",
+			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
+			wantClass: ClassFatal, wantIs: ErrDemotingLeader,
+			wantInErr:   "bao-2 leads the cluster; step it down first",
+			wantPeers:   three,
+			maxDuration: time.Second,
+		},
+		{
+			reason:  "an election while the demotion is applied: the new active node is followed and the demotion verified there",
+			members: 3,
+			setup: func(f *fakeCluster) {
+				f.onConfigRead = func(f *fakeCluster, n int) {
+					if n == 2 {
+						f.active = 1
+					}
+				}
+			},
+			node:       "bao-2",
+			wantClass:  ClassNone,
+			wantResult: MembershipResult{Leader: "bao-1", Present: true, Voter: false, Requests: 1},
+			wantCalls:  []membershipCall{call("demote", "bao-0", "bao-2", accepted)},
+			wantPeers:  demoted("bao-2"),
+		},
+		{
+			reason:  "an election that makes the member being demoted the leader: fatal",
+			members: 3,
+			setup: func(f *fakeCluster) {
+				f.onConfigRead = func(f *fakeCluster, n int) {
+					if n == 2 {
+						f.active = 2
+					}
+				}
+			},
+			node:      "bao-2",
+			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
+			wantClass: ClassFatal, wantIs: ErrDemotingLeader,
+			wantCalls:   []membershipCall{call("demote", "bao-0", "bao-2", accepted)},
+			wantPeers:   three,
+			maxDuration: time.Second,
+		},
+		{
+			reason:  "a demotion pending from an earlier Job: 'server is already a non-voter' leads to reading back, and the voter flag decides",
+			members: 3,
+			setup: func(f *fakeCluster) {
+				f.nonVoters["bao-2"] = true
+				f.due["bao-2"] = time.Now().Add(f.demoteDelay)
+			},
+			node:       "bao-2",
+			wantClass:  ClassNone,
+			wantResult: MembershipResult{Leader: "bao-0", Present: true, Voter: false, Benign: true},
+			wantCalls:  []membershipCall{call("demote", "bao-0", "bao-2", http.StatusInternalServerError)},
+			wantPeers:  demoted("bao-2"),
+		},
+		{
+			reason:    "autopilot never applies the demotion: retryable, and the error says what was seen last",
+			members:   3,
+			setup:     func(f *fakeCluster) { f.autopilotStalled = true },
+			node:      "bao-2",
+			opts:      func(o *MembershipOptions) { o.DemoteTimeout = 150 * time.Millisecond },
+			wantClass: ClassRetryable, wantIs: ErrNotApplied,
+			wantInErr:   "for bao-2 to become a non-voter; last observation: bao-2 is a voter",
+			wantCalls:   []membershipCall{call("demote", "bao-0", "bao-2", accepted)},
+			wantPeers:   three,
+			maxDuration: time.Second,
+		},
+		{
+			reason:    "403 on demote is fatal, even with retries allowed, after one fresh login",
+			members:   3,
+			setup:     func(f *fakeCluster) { f.forbidMembership = true },
+			node:      "bao-2",
+			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
+			wantClass: ClassFatal, wantIs: ErrPermissionDenied,
+			wantCalls: []membershipCall{
+				call("demote", "bao-0", "bao-2", http.StatusForbidden),
+				call("demote", "bao-0", "bao-2", http.StatusForbidden),
+			},
+			wantPeers:   three,
+			wantLogins:  2,
+			maxDuration: time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) { runMembershipCase(t, tt, DemoteMember) })
+	}
+}
+
 // TestRemoveMemberRemovesOnlyANonVoter checks the order that matters: the
 // remove-peer request reaches OpenBao only once the member no longer votes.
 // The negative control shows the fake would see a removal of a voter.
@@ -428,7 +558,7 @@ func TestMembershipRefusesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for name, op := range map[string]func(context.Context, MembershipClient, []string, string, MembershipOptions) (MembershipResult, error){
-			"promote": PromoteMember, "remove": RemoveMember,
+			"promote": PromoteMember, "remove": RemoveMember, "demote": DemoteMember,
 		} {
 			t.Run(name+": "+tt.reason, func(t *testing.T) {
 				g := NewWithT(t)
