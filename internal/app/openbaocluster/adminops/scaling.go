@@ -104,7 +104,7 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 		}
 		r.event(c, corev1.EventTypeNormal, eventVolumeDeleted, fmt.Sprintf("Deleted the volume claim %s-%s, left by a member that was removed from Raft: %s joins with fresh data", dataVolume, d.Pod, d.Pod))
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
-	case scaling.ActionStepDown, scaling.ActionPromote, scaling.ActionRemovePeer:
+	case scaling.ActionStepDown, scaling.ActionPromote, scaling.ActionRemovePeer, scaling.ActionDemote:
 		job := scalingJob(c, s, max(c.GetReplicas(), obs.Replicas()), r.executorImage(c))
 		err := r.Client.Create(ctx, job)
 		switch {
@@ -155,6 +155,8 @@ func jobStepLabel(stepAction string) string {
 		return raftops.StepStepDown
 	case scaling.ActionRemovePeer:
 		return raftops.StepRemovePeer
+	case scaling.ActionDemote:
+		return raftops.StepDemote
 	default:
 		return raftops.StepPromote
 	}
@@ -170,6 +172,8 @@ func scalingJob(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus, members int32, 
 		return raftops.StepDownJobFor(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	case scaling.ActionRemovePeer:
 		return raftops.RemovePeerJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
+	case scaling.ActionDemote:
+		return raftops.DemoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	default:
 		return raftops.PromoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	}
