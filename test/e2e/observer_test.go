@@ -52,6 +52,12 @@ import (
 // The change window runs from the moment the spec change is applied (applyChange, or
 // beginWindow for a change made another way) to the moment the change is seen complete
 // (endWindow). finish refuses to run without both marks.
+//
+// Membership may change during the window. A spec that scales the cluster calls
+// tc.setMembers(memberNames(n)...) as it applies the change: the writer and the
+// pollers follow the new set (a poller per member that joined, none for one that
+// left), and a member that left is not read back through. It checks with expectNoLoss
+// and expectElections, as expectClean expects every member replaced once.
 
 const (
 	// writeEvery is the writer's pause between two writes.
@@ -446,11 +452,14 @@ func (o *upgradeObserver) applyChange(ctx context.Context, mutate func(*baov1.Op
 }
 
 // beginWindow marks the start of the change window now, for a change not applied
-// with applyChange.
+// with applyChange. An observer has one window: a spec that applies several changes
+// in a row (scaling 3 -> 5 -> 3) keeps the start of the first.
 func (o *upgradeObserver) beginWindow() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.windowStart = time.Now()
+	if o.windowStart.IsZero() {
+		o.windowStart = time.Now()
+	}
 }
 
 // endWindow marks the end of the change window now: call it the moment the change is
