@@ -37,13 +37,8 @@ func newRaftView(obs *observation) raftView {
 			break
 		}
 	}
-	if v.ap != nil {
-		for _, s := range v.ap.Servers {
-			if s.NodeStatus == "left" && s.LastIndex == 0 {
-				v.ap, v.why = nil, "autopilot state was read right after an election"
-				break
-			}
-		}
+	if v.ap != nil && openbao.JustAfterElection(v.ap) {
+		v.ap, v.why = nil, "autopilot state was read right after an election"
 	}
 	v.leader = v.active
 	if v.ap != nil && v.ap.Leader != "" {

@@ -115,3 +115,23 @@ type AutopilotServer struct {
 	// StableSince is when the server last became healthy; zero if unknown.
 	StableSince time.Time
 }
+
+// JustAfterElection reports whether an autopilot read is the one OpenBao gives right
+// after a leader change: every server but the leader listed as "left" with index 0,
+// for a few seconds, until the new leader heard from them. Such a read says nothing
+// about the other servers and is not acted on (invariant 9). A single server left
+// with index 0 while others answer is not that: it is a dead voter (a StatefulSet
+// scaled down by hand, say), which must be seen as one so it can be removed.
+func JustAfterElection(st *AutopilotState) bool {
+	others := 0
+	for id, s := range st.Servers {
+		if id == st.Leader {
+			continue
+		}
+		others++
+		if s.NodeStatus != "left" || s.LastIndex != 0 {
+			return false
+		}
+	}
+	return others > 0
+}

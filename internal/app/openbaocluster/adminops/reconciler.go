@@ -271,10 +271,8 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, o
 		return
 	}
 	obs.AutopilotKnown, obs.AutopilotHealthy, obs.FailureTolerance, obs.Leader = true, st.Healthy, st.FailureTolerance, st.Leader
-	for _, s := range st.Servers {
-		if s.NodeStatus == "left" && s.LastIndex == 0 {
-			obs.AutopilotKnown = false
-		}
+	if openbao.JustAfterElection(st) {
+		obs.AutopilotKnown = false
 	}
 	if l, ok := st.Servers[st.Leader]; ok {
 		obs.LeaderIndex = l.LastIndex

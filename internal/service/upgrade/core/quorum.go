@@ -15,6 +15,9 @@ type Change struct {
 	Remove string
 	// AddVoters counts new voters; each is assumed unhealthy until proven otherwise.
 	AddVoters int
+	// AddHealthy counts, among AddVoters, those observed healthy and caught up right
+	// now (a non-voter about to be promoted after its gates passed).
+	AddHealthy int
 }
 
 // Projection is what a membership change leaves.
@@ -33,7 +36,9 @@ type Projection struct {
 // Project computes the failure tolerance after a change, over every voter of the
 // Raft configuration (members with a pod and servers without one), assuming that a
 // removed voter is gone and that every added voter is unhealthy (invariant 1: a new
-// peer proves nothing until it is caught up). It is the one quorum arithmetic of
+// peer proves nothing until it is caught up) unless it was observed healthy and caught
+// up (AddHealthy: without it a 1-member cluster could never grow, its second voter
+// counted unhealthy leaving 1 healthy of 2). It is the one quorum arithmetic of
 // every strategy and of scaling; tables spell out 3, 5, 7, 3+3 and 5+5 voters.
 func Project(c *upgrade.Cluster, ch Change) Projection {
 	var p Projection
@@ -56,7 +61,7 @@ func Project(c *upgrade.Cluster, ch Change) Projection {
 	}
 	slices.Sort(p.Unhealthy)
 	p.VotersAfter += p.Voters + ch.AddVoters
-	p.HealthyAfter += p.Healthy
+	p.HealthyAfter += p.Healthy + min(ch.AddHealthy, ch.AddVoters)
 	p.Tolerance = p.HealthyAfter - (p.VotersAfter/2 + 1)
 	return p
 }

@@ -54,6 +54,8 @@ func TestProject(t *testing.T) {
 		{"two dead voters: take a healthy member down", "2 healthy of 4 loses the majority: remove the dead voters first", voters(3, nil, 2, true), Change{Remove: "bao-2"}, -1, false},
 		{"the last voter", "a change that leaves no voter is refused", voters(1, nil, 0, false), Change{Remove: "bao-0"}, -1, false},
 		{"1: add a voter", "1 healthy of 2 voters is below a majority of 2", voters(1, nil, 0, false), Change{AddVoters: 1}, -1, false},
+		{"1: promote a member observed healthy and caught up", "bug: a 1-member cluster could never grow to 3; 2 healthy of 2 keeps a majority", voters(1, nil, 0, false), Change{AddVoters: 1, AddHealthy: 1}, 0, true},
+		{"3 with one unhealthy: promote a healthy member", "3 healthy of 4 keeps a majority of 3", voters(3, []int{1}, 0, false), Change{AddVoters: 1, AddHealthy: 1}, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

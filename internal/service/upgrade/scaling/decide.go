@@ -292,7 +292,9 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 		return wait(st, fmt.Sprintf("waiting for %s to catch up as a non-voter (index %d behind, limit %d; healthy %t)", st.Pod, lag, in.MaxLag, m.Healthy))
 	}
 	return jobStep(in, st, ActionPromote, fmt.Sprintf("promoting %s to voter", st.Pod), func() (bool, string) {
-		return core.Project(c, core.Change{AddVoters: 1}).Allows()
+		// The member passed its gates (healthy, within maxLag of the leader) on this
+		// very observation: it counts as healthy, the rest of the budget as usual.
+		return core.Project(c, core.Change{AddVoters: 1, AddHealthy: 1}).Allows()
 	})
 }
 

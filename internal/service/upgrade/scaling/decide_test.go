@@ -65,13 +65,21 @@ func TestDecide(t *testing.T) {
 				in.Cluster.LeaderIndex = 100
 				return in
 			}, want: ActionWait, wantText: "index 50 behind, limit 10"},
-		{name: "promotion waits while a voter is down", reason: "3 healthy of 4 voters with the new one counted unhealthy: with one down, 2 of 4",
+		{name: "promotion waits while two voters are down", reason: "with two of three voters down, a fourth voter leaves 2 healthy of 4, below a majority of 3",
+			in: func() Input {
+				in := withStep(base(4, 5), StepAddMember, "bao-3")
+				in.Cluster.Members[3].Voter = false
+				in.Cluster.Members[1].Healthy = false
+				in.Cluster.Members[2].Healthy = false
+				return in
+			}, want: ActionWait, wantText: "quorum budget"},
+		{name: "promotion goes on with one voter down", reason: "the new member passed its gates: 3 healthy of 4 keeps the majority the cluster had",
 			in: func() Input {
 				in := withStep(base(4, 5), StepAddMember, "bao-3")
 				in.Cluster.Members[3].Voter = false
 				in.Cluster.Members[1].Healthy = false
 				return in
-			}, want: ActionWait, wantText: "quorum budget"},
+			}, want: ActionPromote, wantPod: "bao-3"},
 		{name: "a failed Job is retried after the cooldown", reason: "executor failures are retried, bounded",
 			in: func() Input {
 				in := withStep(base(4, 5), StepAddMember, "bao-3")
