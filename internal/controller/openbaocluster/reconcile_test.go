@@ -328,12 +328,14 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
 		markPodsReady(ctx, c, 3)
 		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
-		// Let the pass that disables self-initialization land before taking the baseline.
-		Eventually(func() string {
+		// Let the passes that disable self-initialization, and make later joins
+		// non-voters (once currentVersion is seeded), land before taking the baseline.
+		Eventually(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
-			Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
-			return cm.Data[workload.InitializeKey]
-		}, timeout, interval).Should(Equal(workload.InitializeDisabled))
+			g.Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
+			g.Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled))
+			g.Expect(cm.Data[workload.ConfigKey]).To(ContainSubstring("retry_join_as_non_voter = true"))
+		}, timeout, interval).Should(Succeed())
 		before := workloadVersions(ctx, c)
 
 		By("a downgrade below status.currentVersion")
