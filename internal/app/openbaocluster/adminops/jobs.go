@@ -61,3 +61,20 @@ func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, na
 	}
 	return obs, job, nil
 }
+
+// createJob creates an executor Job of the current attempt. AlreadyExists is no
+// error: a pass that read the cluster before our own status write reached the cache
+// finds the Job of this attempt, which its deterministic name makes the same Job.
+func (r *Reconciler) createJob(ctx context.Context, job *batchv1.Job) (created bool, err error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("Job", job.Name, "step", job.Labels[raftops.LabelStep])
+	err = r.Client.Create(ctx, job)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		log.V(1).Info("Executor Job exists")
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("failed to create executor Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	log.Info("Started executor Job")
+	return true, nil
+}

@@ -106,14 +106,11 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 	case scaling.ActionStepDown, scaling.ActionPromote, scaling.ActionRemovePeer, scaling.ActionDemote:
 		job := scalingJob(c, s, max(c.GetReplicas(), obs.Replicas()), r.executorImage(c))
-		err := r.Client.Create(ctx, job)
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			log.V(1).Info("Executor Job exists", "Job", job.Name)
-		case err != nil:
-			return ctrl.Result{}, fmt.Errorf("failed to create executor Job %s: %w", job.Name, err)
-		default:
-			log.Info("Started executor Job", "Job", job.Name)
+		created, err := r.createJob(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if created {
 			r.event(c, corev1.EventTypeNormal, eventScalingStep, fmt.Sprintf("%s (Job %s, attempt %d)", d.WaitingFor, job.Name, s.CurrentStep.Attempts))
 		}
 	case scaling.ActionStepDownVerified:

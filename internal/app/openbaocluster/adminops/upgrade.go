@@ -127,16 +127,11 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 	case rolling.ActionStepDown:
 		job := stepDownJob(c, up, r.executorImage(c))
-		err := r.Client.Create(ctx, job)
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			// A pass that read the cluster before our own status write arrived in the
-			// cache: the Job of this attempt exists, nothing to do.
-			log.V(1).Info("Step-down Job exists", "Job", job.Name)
-		case err != nil:
-			return ctrl.Result{}, fmt.Errorf("failed to create step-down Job %s: %w", job.Name, err)
-		default:
-			log.Info("Started step-down Job", "Job", job.Name)
+		created, err := r.createJob(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if created {
 			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
 		}
 	case rolling.ActionDeletePod:
