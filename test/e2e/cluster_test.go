@@ -103,7 +103,14 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 				break
 			}
 		}
+		obs := adoptTestCluster(ctx, caPEM).observe(ctx)
+		obs.beginWindow()
 		replaceMember(ctx, caPEM, follower)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("follower " + follower + " deleted and back")
+		res.expectNoLoss()
+		res.expectElections(0, "")
 		s, err := memberClient(ctx, caPEM, follower, appToken(ctx)).Logical().ReadWithContext(ctx, "secret/data/e2e")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
@@ -111,7 +118,14 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 
 	It("elects a new leader when the leader's pod is deleted, and the old member rejoins", func(ctx SpecContext) {
 		old := autopilot(ctx, caPEM).Leader
+		obs := adoptTestCluster(ctx, caPEM).observe(ctx)
+		obs.beginWindow()
 		replaceMember(ctx, caPEM, old)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("leader " + old + " deleted and back")
+		res.expectNoLoss()
+		res.expectElections(1, "2.4.0")
 		st := autopilot(ctx, caPEM)
 		Expect(st.Leader).NotTo(BeEmpty())
 		s, err := serviceClient(ctx, caPEM, name, appToken(ctx)).Logical().ReadWithContext(ctx, "secret/data/e2e")
@@ -164,6 +178,20 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 		}
 	}, SpecTimeout(time.Minute))
 })
+
+// adoptTestCluster is this Describe's cluster as a testCluster, for the shared
+// observer: its members, their addresses and the CA.
+func adoptTestCluster(ctx context.Context, caPEM []byte) *testCluster {
+	GinkgoHelper()
+	tc := &testCluster{ns: ns, caPEM: caPEM, ips: map[string]string{}}
+	tc.setMembers(memberNames(3)...)
+	for _, m := range tc.memberList() {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, m, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		tc.setIP(m, p.Status.PodIP)
+	}
+	return tc
+}
 
 // replaceMember deletes a member's pod and waits until a new pod is Ready, OpenBao is
 // unsealed on it, it is a voter again and autopilot is healthy.
