@@ -110,6 +110,14 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 		in.StepDownJob = job
 	}
+	in.CanPromote = up.ID != ""
+	if st := up.CurrentStep; st != nil && st.Action == rolling.StepReplaceMember && st.Attempts > 0 && up.ID != "" {
+		job, _, err := r.observeJob(ctx, c, raftops.JobName(c, raftops.StepPromote, up.ID, st.Pod, st.Attempts), up.ID, obs.Now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		in.PromoteJob = job
+	}
 
 	d := rolling.Decide(in)
 	var stepStart time.Time
@@ -133,6 +141,15 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		}
 		if created {
 			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
+		}
+	case rolling.ActionPromote:
+		job := raftops.PromoteJob(c, up.ID, d.Pod, up.CurrentStep.Attempts, r.executorImage(c), raftops.MemberAddresses(c))
+		created, err := r.createJob(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if created {
+			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", d.WaitingFor, job.Name))
 		}
 	case rolling.ActionDeletePod:
 		if err := r.deletePod(ctx, c, obs, d.Pod); err != nil {

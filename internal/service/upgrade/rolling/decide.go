@@ -26,6 +26,10 @@ const (
 	ActionStepDownVerified Action = "StepDownVerified"
 	// ActionDeletePod deletes the member's pod so it comes back on the new template.
 	ActionDeletePod Action = "DeletePod"
+	// ActionPromote starts the executor Job that promotes a replaced member that
+	// came back as a non-voter (it lost its data and joined again: every join after
+	// the cluster formed is as a non-voter, which autopilot never promotes).
+	ActionPromote Action = "Promote"
 	// ActionGatesPassed records when every gate first held (the settle time starts).
 	ActionGatesPassed Action = "GatesPassed"
 	// ActionCompleteMember records the member as upgraded.
@@ -54,6 +58,9 @@ const (
 	ReasonStepTimeout = "StepTimeout"
 	// ReasonStepDownFailed means leadership could not be moved off the leader.
 	ReasonStepDownFailed = "StepDownFailed"
+	// ReasonPromoteFailed means a replaced member that came back as a non-voter could
+	// not be promoted.
+	ReasonPromoteFailed = "PromoteFailed"
 )
 
 // MaxStepDownAttempts bounds step-down Jobs per upgrade step until a retry.
@@ -78,6 +85,12 @@ type Input struct {
 	MaxLag        uint64
 	// StepDownJob is the executor Job of the current step-down attempt.
 	StepDownJob upgrade.Job
+	// PromoteJob is the executor Job of the current promotion attempt (a replaced
+	// member that lost its data and joined again as a non-voter).
+	PromoteJob upgrade.Job
+	// CanPromote says whether promote Jobs can be named for this upgrade (it has an
+	// ID; upgrades started by an earlier release have none and wait instead).
+	CanPromote bool
 }
 
 // Decision is what to do next and why.
@@ -274,6 +287,9 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 		return Decision{Action: ActionDeletePod, Pod: step.Pod, WaitingFor: fmt.Sprintf("deleting %s so it restarts on %s", step.Pod, in.TargetImage)}
 	}
 	gate := upgrade.FirstFailing(upgrade.MemberGates(c, step.Pod, in.TargetImage, in.TargetVersion, in.MaxLag))
+	if gate != nil && gate.Name == "Voter" && m != nil && m.InRaft {
+		return decidePromote(in, step, m, gate.WaitingFor)
+	}
 	if gate != nil {
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: gate.WaitingFor}
 	}
@@ -357,4 +373,57 @@ func QuorumBudget(c *upgrade.Cluster, member string) (bool, string) {
 		return false, fmt.Sprintf("taking it down would leave %d of %d voters healthy, below a majority of %d", after, voters, voters/2+1)
 	}
 	return true, ""
+}
+
+// PromoteAfter is how long a replaced member must have been a healthy, caught-up
+// non-voter before baokeeper promotes it: three times autopilot's
+// server_stabilization_time, after which autopilot would have promoted a member that
+// joined normally.
+const PromoteAfter = 30 * time.Second
+
+// JobGrace is how long after a successful promote Job the Raft view may take to show
+// the new voter before the promotion is tried again.
+const JobGrace = 15 * time.Second
+
+// decidePromote handles a replaced member that is in Raft as a non-voter. With its
+// data intact a restarted member comes back a voter; one that lost its volume joins
+// again, as a permanent non-voter once the cluster formed, and waits for a promotion
+// (invariant 10: it votes only once caught up).
+func decidePromote(in Input, step *baov1.UpgradeStep, m *upgrade.Member, waiting string) Decision {
+	c := in.Cluster
+	lag := uint64(0)
+	if c.LeaderIndex > m.LastIndex {
+		lag = c.LeaderIndex - m.LastIndex
+	}
+	stable := m.Healthy && !m.StableSince.IsZero() && c.Now.Sub(m.StableSince) >= PromoteAfter
+	if !stable || lag > in.MaxLag || !in.CanPromote {
+		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: time.Second,
+			WaitingFor: fmt.Sprintf("%s (it is a non-voter: waiting for it to be healthy and caught up for %s, then promoting it)", waiting, PromoteAfter)}
+	}
+	job := in.PromoteJob
+	switch job.Phase {
+	case upgrade.JobRunning:
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the promote Job of %s", step.Pod)}
+	case upgrade.JobSucceeded:
+		if wait := job.FinishedAt.Add(JobGrace).Sub(c.Now); wait > 0 {
+			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
+				WaitingFor: fmt.Sprintf("%s was promoted; waiting for autopilot to show it a voter", step.Pod)}
+		}
+	case upgrade.JobFailed:
+		if wait := job.FinishedAt.Add(upgrade.StepDownCooldown).Sub(c.Now); wait > 0 {
+			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
+				WaitingFor: fmt.Sprintf("the promote Job of %s failed (%s); retrying after 10 s", step.Pod, job.Message)}
+		}
+	}
+	if upgrade.AttemptsExhausted(step) {
+		return failStep(in, ReasonPromoteFailed, fmt.Sprintf("%s is still a non-voter after %d executor Job attempts (%s)", step.Pod, step.Attempts, orDash(job.Message)))
+	}
+	return Decision{Action: ActionPromote, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s came back as a non-voter (it lost its data); promoting it", step.Pod)}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "no error reported"
+	}
+	return s
 }

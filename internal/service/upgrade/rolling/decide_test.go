@@ -180,6 +180,45 @@ func TestDecide(t *testing.T) {
 				in.Paused = true
 				in.Cluster.Members[2].Image, in.Cluster.Members[2].Version = newImage, "2.4.1"
 			}, wantAction: ActionBeginStep, wantPod: "bao-2"},
+		{name: "a replaced member back as a non-voter waits to be stable", reason: "a member that lost its data joins again as a non-voter; autopilot may still promote one that joined normally",
+			mutate: func(in *Input) {
+				in.CanPromote = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-5*time.Second)
+			}, wantAction: ActionWait, wantPod: "bao-2", wantText: "it is a non-voter"},
+		{name: "a replaced member back as a non-voter is promoted", reason: "found by review: with joins as non-voters, a member that lost its volume mid-upgrade would wait on the Voter gate until its step timed out",
+			mutate: func(in *Input) {
+				in.CanPromote = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-PromoteAfter)
+			}, wantAction: ActionPromote, wantPod: "bao-2"},
+		{name: "a non-voter that lags is not promoted", reason: "it votes only once caught up",
+			mutate: func(in *Input) {
+				in.CanPromote = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.Voter, m.StableSince, m.LastIndex = newImage, "2.4.1", false, t0.Add(-time.Minute), 10
+			}, wantAction: ActionWait, wantText: "non-voter"},
+		{name: "a failed promote Job is retried after the cooldown", reason: "Jobs are retried, bounded",
+			mutate: func(in *Input) {
+				in.CanPromote = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Upgrade.CurrentStep.Attempts = 1
+				in.PromoteJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-time.Minute)
+			}, wantAction: ActionWait, wantText: "retrying after 10 s"},
+		{name: "promote attempts exhausted", reason: "a member that cannot be promoted fails the upgrade, naming it",
+			mutate: func(in *Input) {
+				in.CanPromote = true
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Upgrade.CurrentStep.Attempts = 3
+				in.PromoteJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403"}
+				m := &in.Cluster.Members[2]
+				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-time.Minute)
+			}, wantAction: ActionFail, wantPod: "bao-2", wantText: "still a non-voter after 3 executor Job attempts"},
 		{name: "failed upgrade waits for retry", reason: "after a failure nothing moves until a person retries",
 			mutate: func(in *Input) {
 				in.Upgrade.Failure = &baov1.UpgradeFailure{Reason: ReasonStepTimeout, Pod: "bao-2"}

@@ -35,7 +35,7 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster, targetImage
 		} else {
 			up.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
 		}
-	case ActionStepDown:
+	case ActionStepDown, ActionPromote:
 		up.CurrentStep.Attempts++
 	case ActionStepDownVerified:
 		up.CurrentStep.Action = StepReplaceMember
