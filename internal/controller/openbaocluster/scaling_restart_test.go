@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -17,13 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
-	"github.com/baokeeper/baokeeper/test/testenv"
 )
 
 // These specs drive the adminops reconciler pass by pass through a change of
@@ -43,27 +40,7 @@ var _ = Describe("Scaling across operator restarts", Ordered, ContinueOnFailure,
 	// The runs go at once; their reconcilers' logs would only interleave.
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
 
-	BeforeAll(func() {
-		assets, skip := testenv.Assets()
-		if skip != "" {
-			Skip(skip)
-		}
-		etcd := &envtest.Etcd{}
-		etcd.Configure().Set("unsafe-no-fsync", "true")
-		apiServer := &envtest.APIServer{}
-		apiServer.Configure().Set("watch-cache", "false")
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
-			BinaryAssetsDirectory: assets,
-			ControlPlane:          envtest.ControlPlane{Etcd: etcd, APIServer: apiServer},
-		}
-		restCfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		k, err = client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-	})
+	BeforeAll(func() { k = isolatedAPIServer() })
 
 	DescribeTable("changes membership through Raft, one member at a time, whichever pass the operator dies after",
 		func(run scalingRun, want scalingWant) {

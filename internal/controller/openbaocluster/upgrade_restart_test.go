@@ -53,28 +53,7 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	// The runs go at once; their reconcilers' logs would only interleave.
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
 
-	BeforeAll(func() {
-		assets, skip := testenv.Assets()
-		if skip != "" {
-			Skip(skip)
-		}
-		// Thousands of writes that need not survive the test: etcd skips fsync.
-		etcd := &envtest.Etcd{}
-		etcd.Configure().Set("unsafe-no-fsync", "true")
-		apiServer := &envtest.APIServer{}
-		apiServer.Configure().Set("watch-cache", "false")
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
-			BinaryAssetsDirectory: assets,
-			ControlPlane:          envtest.ControlPlane{Etcd: etcd, APIServer: apiServer},
-		}
-		restCfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		k, err = client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-	})
+	BeforeAll(func() { k = isolatedAPIServer() })
 
 	DescribeTable("replaces every member once, the leader last after one step-down, whichever pass the operator dies after",
 		func(replicas, leader int32, wantOrder []int32) {
@@ -292,4 +271,33 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 	Expect(w.leaders[0].pass).To(BeNumerically("<", lastDel.pass), "%s: leadership moved before the leader's deletion", name)
 
 	Expect(w.maxDown).To(BeNumerically("<=", 1), "%s: at most one member down at a time; %s", name, w.downNote)
+}
+
+// isolatedAPIServer starts a kube-apiserver and etcd of their own for the specs that
+// drive a reconciler pass by pass (nothing else acts on their clusters), stopped when
+// the container ends. Thousands of writes need not survive the test: etcd skips fsync.
+func isolatedAPIServer() client.WithWatch {
+	GinkgoHelper()
+	assets, skip := testenv.Assets()
+	if skip != "" {
+		// The suite's BeforeSuite has already failed when the binaries are required
+		// (make test); outside it, without them, there is nothing to run against.
+		Skip(skip)
+	}
+	etcd := &envtest.Etcd{}
+	etcd.Configure().Set("unsafe-no-fsync", "true")
+	apiServer := &envtest.APIServer{}
+	apiServer.Configure().Set("watch-cache", "false")
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+		ControlPlane:          envtest.ControlPlane{Etcd: etcd, APIServer: apiServer},
+	}
+	restCfg, err := env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	k, err := client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return k
 }
