@@ -43,13 +43,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 
 	It("grows 3 → 5 under load: no lost write, no election, and the Raft configuration is exactly the 5 members, all voters", func() {
 		leader := tc.settledLeader(ctx)
-		obs := tc.observe(ctx)
-		tc.setMembers(memberNames(5)...)
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { five := int32(5); c.Spec.Replicas = &five })
-		tc.waitScaled(ctx, 5)
-		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("scale 3 → 5", fmt.Sprintf("leader %s", leader))
+		res := tc.scaleUnderLoad(ctx, 5, memberNames(5), "scale 3 → 5", fmt.Sprintf("leader %s", leader))
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		tc.expectRaftMembers(ctx, memberNames(5))
@@ -59,13 +53,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 	It("shrinks 5 → 3 with the leader kept: no lost write, no election, the removed members' volumes kept", func() {
 		leader := tc.settledLeader(ctx)
 		Expect(memberNames(3)).To(ContainElement(leader), "the leader must stay for this spec; it is %s", leader)
-		obs := tc.observe(ctx)
-		tc.setMembers(memberNames(3)...)
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { three := int32(3); c.Spec.Replicas = &three })
-		tc.waitScaled(ctx, 3)
-		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("scale 5 → 3", fmt.Sprintf("leader %s", leader))
+		res := tc.scaleUnderLoad(ctx, 3, memberNames(3), "scale 5 → 3", fmt.Sprintf("leader %s", leader))
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		tc.expectRaftMembers(ctx, memberNames(3))
@@ -79,13 +67,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 	It("removes the leader's ordinal with exactly one election (3 → 1), and says the truth about Raft all along", func() {
 		kills := tc.placeLeaderLast(ctx)
 		Expect(tc.settledLeader(ctx)).To(Equal("bao-2"))
-		obs := tc.observe(ctx)
-		tc.setMembers("bao-0")
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { one := int32(1); c.Spec.Replicas = &one })
-		tc.waitScaled(ctx, 1)
-		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("scale 3 → 1, leader on bao-2", fmt.Sprintf("leader placed after %d forced election(s)", kills))
+		res := tc.scaleUnderLoad(ctx, 1, []string{"bao-0"}, "scale 3 → 1, leader on bao-2", fmt.Sprintf("leader placed after %d forced election(s)", kills))
 		res.expectNoLoss()
 		res.expectElections(1, "")
 		tc.expectRaftMembers(ctx, []string{"bao-0"})
@@ -104,13 +86,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-" + m}, pvc)).To(Succeed())
 			old[m] = pvc.UID
 		}
-		obs := tc.observe(ctx)
-		tc.setMembers(memberNames(3)...)
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { three := int32(3); c.Spec.Replicas = &three })
-		tc.waitScaled(ctx, 3)
-		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("scale 1 → 3")
+		res := tc.scaleUnderLoad(ctx, 3, memberNames(3), "scale 1 → 3")
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		tc.expectRaftMembers(ctx, memberNames(3))
@@ -194,6 +170,22 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		}
 	})
 })
+
+// scaleUnderLoad sets spec.replicas to n under the shared observer, with members as
+// the new set of members (written to and polled as soon as they have an address, or
+// no longer once removed), waits until the scaling is over and reports what the
+// observer saw.
+func (tc *testCluster) scaleUnderLoad(ctx context.Context, n int32, members []string, title string, extra ...string) upgradeResult {
+	GinkgoHelper()
+	obs := tc.observe(ctx)
+	tc.setMembers(members...)
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Replicas = &n })
+	tc.waitScaled(ctx, int(n))
+	obs.endWindow()
+	res := obs.finish(ctx)
+	res.report(title, extra...)
+	return res
+}
 
 // waitScaled waits until the scaling is over and the cluster is Running with n
 // healthy voters.
