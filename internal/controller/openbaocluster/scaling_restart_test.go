@@ -6,20 +6,17 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -152,31 +149,7 @@ const scalingAfterPasses = 3
 func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalingWorld {
 	GinkgoHelper()
 	ns := run.ns
-	Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	c := &baov1.OpenBaoCluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bao"},
-		Spec: baov1.OpenBaoClusterSpec{
-			Version:  restartFrom,
-			Replicas: &run.from,
-			Upgrade: baov1.UpgradeSpec{
-				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
-				Rolling: baov1.RollingUpdateSpec{
-					SettleTime:  baov1.DurationOf(time.Second),
-					StepTimeout: baov1.DurationOf(time.Minute),
-				},
-			},
-		},
-	}
-	Expect(k.Create(ctx, c)).To(Succeed())
-	n := workload.NamesFor(c)
-	Expect(k.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.TLSSecret(), Labels: workload.CommonLabels(c)},
-		Data:       map[string][]byte{workload.CACertKey: []byte("test CA")},
-	})).To(Succeed())
-	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{Image: upgrade.ResolveImage("", restartFrom), TLSSecretName: n.TLSSecret()})
-	Expect(err).NotTo(HaveOccurred())
-	sts.OwnerReferences = []metav1.OwnerReference{workload.OwnerReference(c)}
-	Expect(k.Create(ctx, sts)).To(Succeed())
+	c := createRestartCluster(ctx, k, ns, run.from)
 
 	w := newScalingWorld(k, c, run.leader)
 	w.highestSuccessor = run.highestSuccessor
@@ -208,7 +181,7 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 	}
 	Expect(formed()).To(BeTrue(), "%s: every member is Ready after the cluster formed", ns)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
-	_, err = w.reconciler(k).Reconcile(ctx, req)
+	_, err := w.reconciler(k).Reconcile(ctx, req)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
 	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")

@@ -138,33 +138,7 @@ type memberFailure struct {
 func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgradeWorld {
 	GinkgoHelper()
 	ns := run.ns
-	Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	c := &baov1.OpenBaoCluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bao"},
-		Spec: baov1.OpenBaoClusterSpec{
-			Version:  restartFrom,
-			Replicas: &run.replicas,
-			Upgrade: baov1.UpgradeSpec{
-				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
-				Rolling: baov1.RollingUpdateSpec{
-					SettleTime:  baov1.DurationOf(time.Second),
-					StepTimeout: baov1.DurationOf(time.Minute),
-				},
-			},
-		},
-	}
-	Expect(k.Create(ctx, c)).To(Succeed())
-	n := workload.NamesFor(c)
-	// The workload reconciler's objects the upgrade reconciler reads: the StatefulSet
-	// and the Secret with the cluster CA.
-	Expect(k.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.TLSSecret(), Labels: workload.CommonLabels(c)},
-		Data:       map[string][]byte{workload.CACertKey: []byte("test CA")},
-	})).To(Succeed())
-	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{Image: upgrade.ResolveImage("", restartFrom), TLSSecretName: n.TLSSecret()})
-	Expect(err).NotTo(HaveOccurred())
-	sts.OwnerReferences = []metav1.OwnerReference{workload.OwnerReference(c)}
-	Expect(k.Create(ctx, sts)).To(Succeed())
+	c := createRestartCluster(ctx, k, ns, run.replicas)
 
 	w := newUpgradeWorld(k, c, run.leader, restartTo)
 	w.step(ctx) // pods created
@@ -173,7 +147,7 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 		w.original[name] = p.UID
 	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
-	_, err = w.reconciler(k).Reconcile(ctx, req)
+	_, err := w.reconciler(k).Reconcile(ctx, req)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
 	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")
@@ -300,4 +274,38 @@ func isolatedAPIServer() client.WithWatch {
 	k, err := client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	return k
+}
+
+// createRestartCluster creates, in a new namespace, a cluster of replicas members at
+// restartFrom and the workload reconciler's objects that the adminops reconciler
+// reads: the StatefulSet and the Secret with the cluster CA. No pod exists yet; the
+// spec's world creates them.
+func createRestartCluster(ctx context.Context, k client.WithWatch, ns string, replicas int32) *baov1.OpenBaoCluster {
+	GinkgoHelper()
+	Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	c := &baov1.OpenBaoCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bao"},
+		Spec: baov1.OpenBaoClusterSpec{
+			Version:  restartFrom,
+			Replicas: &replicas,
+			Upgrade: baov1.UpgradeSpec{
+				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
+				Rolling: baov1.RollingUpdateSpec{
+					SettleTime:  baov1.DurationOf(time.Second),
+					StepTimeout: baov1.DurationOf(time.Minute),
+				},
+			},
+		},
+	}
+	Expect(k.Create(ctx, c)).To(Succeed())
+	n := workload.NamesFor(c)
+	Expect(k.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.TLSSecret(), Labels: workload.CommonLabels(c)},
+		Data:       map[string][]byte{workload.CACertKey: []byte("test CA")},
+	})).To(Succeed())
+	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{Image: upgrade.ResolveImage("", restartFrom), TLSSecretName: n.TLSSecret()})
+	Expect(err).NotTo(HaveOccurred())
+	sts.OwnerReferences = []metav1.OwnerReference{workload.OwnerReference(c)}
+	Expect(k.Create(ctx, sts)).To(Succeed())
+	return c
 }
