@@ -30,6 +30,11 @@ const (
 	DefaultSettleTime = 10 * time.Second
 	// DefaultMinSyncDuration is how long green stays healthy before promotion.
 	DefaultMinSyncDuration = time.Minute
+	// DefaultPhaseTimeout bounds each waiting phase of a blue-green upgrade.
+	DefaultPhaseTimeout = 10 * time.Minute
+	// DefaultMaxJobFailures is how many executor Job attempts of one blue-green step
+	// may fail before the upgrade fails.
+	DefaultMaxJobFailures int32 = 3
 	// DefaultValidationHookTimeout bounds the blue-green validation hook.
 	DefaultValidationHookTimeout = 5 * time.Minute
 )
@@ -145,6 +150,7 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 		{Path: "spec.upgrade.preUpgradeSnapshot.maxAge", Value: u.PreUpgradeSnapshot.MaxAge},
 		{Path: "spec.upgrade.blueGreen.minSyncDuration", Value: u.BlueGreen.MinSyncDuration, Default: DefaultMinSyncDuration, AllowZero: true},
 		{Path: "spec.upgrade.blueGreen.validationHook.timeout", Value: hookTimeout, Default: DefaultValidationHookTimeout},
+		{Path: "spec.upgrade.blueGreen.phaseTimeout", Value: u.BlueGreen.PhaseTimeout, Default: DefaultPhaseTimeout},
 		{Path: "spec.tls.certificateDuration", Value: c.Spec.TLS.CertificateDuration, Default: DefaultCertificateDuration},
 		{Path: "spec.tls.renewBefore", Value: c.Spec.TLS.RenewBefore, Default: DefaultRenewBefore},
 	}
@@ -197,4 +203,39 @@ func (c *OpenBaoCluster) GetStepTimeout() time.Duration {
 // GetSettleTime returns spec.upgrade.rolling.settleTime or its default; 0s is kept.
 func (c *OpenBaoCluster) GetSettleTime() time.Duration {
 	return DurationOr(c.Spec.Upgrade.Rolling.SettleTime, DefaultSettleTime)
+}
+
+// GetMinSyncDuration returns spec.upgrade.blueGreen.minSyncDuration or its default.
+func (c *OpenBaoCluster) GetMinSyncDuration() time.Duration {
+	return DurationOr(c.Spec.Upgrade.BlueGreen.MinSyncDuration, DefaultMinSyncDuration)
+}
+
+// GetPhaseTimeout returns spec.upgrade.blueGreen.phaseTimeout or its default.
+func (c *OpenBaoCluster) GetPhaseTimeout() time.Duration {
+	return DurationOr(c.Spec.Upgrade.BlueGreen.PhaseTimeout, DefaultPhaseTimeout)
+}
+
+// GetValidationHookTimeout returns the validation hook's timeout or its default.
+func (c *OpenBaoCluster) GetValidationHookTimeout() time.Duration {
+	if c.Spec.Upgrade.BlueGreen.ValidationHook == nil {
+		return DefaultValidationHookTimeout
+	}
+	return DurationOr(c.Spec.Upgrade.BlueGreen.ValidationHook.Timeout, DefaultValidationHookTimeout)
+}
+
+// GetMaxJobFailures returns spec.upgrade.blueGreen.maxJobFailures or its default.
+func (c *OpenBaoCluster) GetMaxJobFailures() int32 {
+	if v := c.Spec.Upgrade.BlueGreen.MaxJobFailures; v != nil && *v > 0 {
+		return *v
+	}
+	return DefaultMaxJobFailures
+}
+
+// ServingStatefulSet is the StatefulSet whose members form the cluster:
+// status.statefulSet, or metadata.name before any blue-green upgrade moved it.
+func (c *OpenBaoCluster) ServingStatefulSet() string {
+	if c.Status.StatefulSet != "" {
+		return c.Status.StatefulSet
+	}
+	return c.Name
 }

@@ -128,10 +128,12 @@ type OpenBaoClusterSpec struct {
 // UpgradeSpec controls version changes.
 type UpgradeSpec struct {
 	// strategy is how a version change is rolled out: RollingUpdate (default) replaces
-	// followers one at a time and the leader last. BlueGreen is accepted by the API, but
-	// a version change under it is refused with SpecValid=False (reason
-	// StrategyNotSupported) and nothing changes: this release carries out RollingUpdate
-	// only. It may change only while no upgrade runs (status.upgrade is empty).
+	// followers one at a time and the leader last. BlueGreen starts a second
+	// StatefulSet (<name>-<revision>) on the target whose members join as non-voters,
+	// sync, pass the optional validation hook and wait for baokeeper.dev/promote (or
+	// autoPromote); then green gets the votes and the leadership, in one election, and
+	// blue is removed. It may change only while no upgrade runs (status.upgrade is
+	// empty).
 	// +optional
 	// +kubebuilder:default=RollingUpdate
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
@@ -155,8 +157,7 @@ type UpgradeSpec struct {
 	// +kubebuilder:default={}
 	Rolling RollingUpdateSpec `json:"rolling,omitempty"`
 
-	// blueGreen tunes the BlueGreen strategy. The fields are validated and kept; this
-	// release refuses a version change under BlueGreen (see strategy).
+	// blueGreen tunes the BlueGreen strategy.
 	// +optional
 	// +kubebuilder:default={}
 	BlueGreen BlueGreenSpec `json:"blueGreen,omitempty"`
@@ -247,9 +248,7 @@ type RollingUpdateSpec struct {
 	MaxLagEntries *int64 `json:"maxLagEntries,omitempty"`
 }
 
-// BlueGreenSpec tunes the blue-green strategy. This release validates and keeps the
-// fields, so that manifests written now stay valid, and refuses a version change
-// under BlueGreen with SpecValid=False.
+// BlueGreenSpec tunes the blue-green strategy (docs/upgrades.md, "Blue-green").
 type BlueGreenSpec struct {
 	// autoPromote promotes green without waiting for the baokeeper.dev/promote annotation.
 	// +optional
@@ -269,6 +268,16 @@ type BlueGreenSpec struct {
 	// autoRollback rolls back on its own when a step fails.
 	// +optional
 	AutoRollback AutoRollbackSpec `json:"autoRollback,omitempty"`
+
+	// phaseTimeout bounds every phase that waits on the cluster (green members
+	// starting and joining, syncing, each promotion, demotion, leadership move and
+	// removal); a phase that does not finish within it fails the upgrade with the
+	// member and the reason. The hold for promotion has no timeout.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.blueGreen.phaseTimeout must be a duration with a unit, for example 10m (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.upgrade.blueGreen.phaseTimeout must be greater than 0s, for example 10m"
+	PhaseTimeout *Duration `json:"phaseTimeout,omitempty"`
 
 	// maxJobFailures is how many executor Job failures are tolerated before the upgrade fails.
 	// +optional
@@ -479,6 +488,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	Leader string `json:"leader,omitempty"`
 
+	// statefulSet is the StatefulSet whose members form the cluster and serve its
+	// clients; empty means metadata.name. A completed blue-green upgrade moves it to
+	// green's StatefulSet, <name>-<revision>.
+	// +optional
+	StatefulSet string `json:"statefulSet,omitempty"`
+
 	// members lists what each member runs, ordered by name.
 	// +optional
 	// +listType=map
@@ -612,6 +627,10 @@ type UpgradeStatus struct {
 	// waitingFor says what the upgrade waits for now, in a sentence a person can act on.
 	// +optional
 	WaitingFor string `json:"waitingFor,omitempty"`
+	// progress counts the upgrade's steps, whatever the strategy: members replaced
+	// for RollingUpdate, phases passed for BlueGreen.
+	// +optional
+	Progress *UpgradeProgress `json:"progress,omitempty"`
 	// currentStep is the step in progress.
 	// +optional
 	CurrentStep *UpgradeStep `json:"currentStep,omitempty"`
@@ -625,6 +644,19 @@ type UpgradeStatus struct {
 	// failure says why the upgrade stopped.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`
+}
+
+// UpgradeProgress is strategy-neutral progress, for status messages and dashboards.
+type UpgradeProgress struct {
+	// stage names where the upgrade stands, for example ReplaceMember or Sync.
+	// +optional
+	Stage string `json:"stage,omitempty"`
+	// completed counts steps done.
+	// +optional
+	Completed int32 `json:"completed"`
+	// total counts steps planned.
+	// +optional
+	Total int32 `json:"total"`
 }
 
 // ScalingStatus describes a membership change in progress.
@@ -786,26 +818,108 @@ type UpgradeFailure struct {
 	At *metav1.Time `json:"at,omitempty"`
 }
 
+// BlueGreenPhase is where a blue-green upgrade stands. Each phase is recorded in
+// status before its first action.
+// +kubebuilder:validation:Enum=DeployGreen;Sync;Validate;AwaitPromotion;PromoteGreen;DemoteBlue;TransferLeadership;Cutover;RemoveBlue;Cleanup
+type BlueGreenPhase string
+
+// Blue-green phases, in order.
+const (
+	// BlueGreenDeployGreen creates green's StatefulSet and waits for its members to
+	// join blue's Raft cluster as non-voters.
+	BlueGreenDeployGreen BlueGreenPhase = "DeployGreen"
+	// BlueGreenSync waits for every green member to be healthy and within
+	// maxLagEntries of the leader for minSyncDuration.
+	BlueGreenSync BlueGreenPhase = "Sync"
+	// BlueGreenValidate runs the validation hook Job against green.
+	BlueGreenValidate BlueGreenPhase = "Validate"
+	// BlueGreenAwaitPromotion holds until baokeeper.dev/promote (or autoPromote).
+	BlueGreenAwaitPromotion BlueGreenPhase = "AwaitPromotion"
+	// BlueGreenPromoteGreen makes every green member a voter, one at a time.
+	BlueGreenPromoteGreen BlueGreenPhase = "PromoteGreen"
+	// BlueGreenDemoteBlue makes every blue voter but the leader a non-voter.
+	BlueGreenDemoteBlue BlueGreenPhase = "DemoteBlue"
+	// BlueGreenTransferLeadership steps the blue leader down once; only green
+	// voters can succeed it. Past it, green has led: the point of no return.
+	BlueGreenTransferLeadership BlueGreenPhase = "TransferLeadership"
+	// BlueGreenCutover points the client Service at green.
+	BlueGreenCutover BlueGreenPhase = "Cutover"
+	// BlueGreenRemoveBlue removes every blue peer from Raft, verified.
+	BlueGreenRemoveBlue BlueGreenPhase = "RemoveBlue"
+	// BlueGreenCleanup deletes blue's StatefulSet and volumes, then completes.
+	BlueGreenCleanup BlueGreenPhase = "Cleanup"
+)
+
+// PromotionState says whether green may be promoted.
+// +kubebuilder:validation:Enum=Pending;Waiting;Requested;Automatic
+type PromotionState string
+
+// Promotion states.
+const (
+	// PromotionPending means the upgrade has not reached the hold yet.
+	PromotionPending PromotionState = "Pending"
+	// PromotionWaiting means the upgrade holds for a baokeeper.dev/promote annotation.
+	PromotionWaiting PromotionState = "Waiting"
+	// PromotionRequested means a person released the hold.
+	PromotionRequested PromotionState = "Requested"
+	// PromotionAutomatic means spec.upgrade.blueGreen.autoPromote released it.
+	PromotionAutomatic PromotionState = "Automatic"
+)
+
+// MemberSet is one StatefulSet of members in a blue-green upgrade.
+type MemberSet struct {
+	// statefulSet is the StatefulSet's name; its pods are <statefulSet>-<ordinal>.
+	// +optional
+	StatefulSet string `json:"statefulSet,omitempty"`
+	// revision is the StatefulSet's current revision when it was recorded.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// image is the OpenBao image its members run (blue: as observed on the running
+	// pods, never taken from the spec).
+	// +optional
+	Image string `json:"image,omitempty"`
+	// version is the OpenBao version its members run.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// replicas is its member count.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+}
+
 // BlueGreenStatus describes a blue-green upgrade.
 type BlueGreenStatus struct {
 	// phase of the blue-green upgrade.
 	// +optional
-	Phase string `json:"phase,omitempty"`
-	// blueRevision is the StatefulSet revision of blue.
+	Phase BlueGreenPhase `json:"phase,omitempty"`
+	// blue is the set of members that served when the upgrade started, recorded
+	// before anything was created.
 	// +optional
-	BlueRevision string `json:"blueRevision,omitempty"`
-	// greenRevision is the StatefulSet revision of green.
+	Blue MemberSet `json:"blue,omitempty"`
+	// green is the set of members on the target, fresh volumes and Raft node IDs for
+	// every attempt.
 	// +optional
-	GreenRevision string `json:"greenRevision,omitempty"`
+	Green MemberSet `json:"green,omitempty"`
 	// phaseStartedAt is when the phase started.
 	// +optional
 	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
-	// jobFailures counts executor Job failures.
+	// syncedSince is when every green member was first seen healthy and caught up
+	// without a break since; promotion waits for minSyncDuration from it.
+	// +optional
+	SyncedSince *metav1.Time `json:"syncedSince,omitempty"`
+	// currentStep is the executor Job in progress (promote, demote, step-down,
+	// remove-peer, validate) and its attempts.
+	// +optional
+	CurrentStep *UpgradeStep `json:"currentStep,omitempty"`
+	// jobFailures counts executor Job attempts that failed in this upgrade.
 	// +optional
 	JobFailures int32 `json:"jobFailures,omitempty"`
-	// promotion is Waiting, Requested or Done.
+	// promotion is Pending, Waiting, Requested or Automatic.
 	// +optional
-	Promotion string `json:"promotion,omitempty"`
+	Promotion PromotionState `json:"promotion,omitempty"`
+	// leaderMovedAt is when a green member was verified leader on the target: the
+	// point of no return, past which blue is never promoted again.
+	// +optional
+	LeaderMovedAt *metav1.Time `json:"leaderMovedAt,omitempty"`
 	// rollbackReason says why a rollback started.
 	// +optional
 	RollbackReason string `json:"rollbackReason,omitempty"`

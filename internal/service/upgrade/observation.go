@@ -63,15 +63,20 @@ type Cluster struct {
 	LeaderIndex uint64
 	// StatefulSet is the members' StatefulSet; nil before it exists.
 	StatefulSet *appsv1.StatefulSet
-	// Extra are Raft servers that match no member of Members (a voter left behind by
+	// Green are the members of green's StatefulSet during a blue-green upgrade
+	// (Members are blue's then), sorted by ordinal; empty otherwise.
+	Green []Member
+	// GreenStatefulSet is green's StatefulSet; nil before it exists.
+	GreenStatefulSet *appsv1.StatefulSet
+	// Extra are Raft servers that match no member of Members or Green (a voter left behind by
 	// a StatefulSet scaled down by hand, a node ID of another naming): InRaft is true,
 	// PodExists false. Sorted by name.
 	Extra []Member
 }
 
-// AllServers is Members followed by Extra: every member and every Raft server.
+// AllServers is Members, Green and Extra: every member and every Raft server.
 func (c *Cluster) AllServers() []Member {
-	return append(slices.Clone(c.Members), c.Extra...)
+	return slices.Concat(c.Members, c.Green, c.Extra)
 }
 
 // Member returns the named member (or Raft server without a member), or nil.
@@ -79,6 +84,11 @@ func (c *Cluster) Member(name string) *Member {
 	for i := range c.Members {
 		if c.Members[i].Name == name {
 			return &c.Members[i]
+		}
+	}
+	for i := range c.Green {
+		if c.Green[i].Name == name {
+			return &c.Green[i]
 		}
 	}
 	for i := range c.Extra {

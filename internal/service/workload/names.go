@@ -60,13 +60,29 @@ const (
 )
 
 // Names returns the object names of one cluster.
-type Names struct{ cluster string }
+type Names struct {
+	cluster string
+	// members is the StatefulSet whose pods Member and MemberHost name.
+	members string
+}
 
-// NamesFor returns the names of the cluster's objects.
-func NamesFor(c *baov1.OpenBaoCluster) Names { return Names{cluster: c.Name} }
+// NamesFor returns the names of the cluster's objects; members are those of the
+// serving StatefulSet (status.statefulSet, or the cluster's name).
+func NamesFor(c *baov1.OpenBaoCluster) Names {
+	return Names{cluster: c.Name, members: c.ServingStatefulSet()}
+}
 
-// StatefulSet is the member StatefulSet and the client Service.
-func (n Names) StatefulSet() string { return n.cluster }
+// ForStatefulSet returns the same names with members of another StatefulSet of the
+// cluster (green's during a blue-green upgrade).
+func (n Names) ForStatefulSet(name string) Names { n.members = name; return n }
+
+// StatefulSet is the member StatefulSet: the cluster's name until a blue-green
+// upgrade moves the members to <name>-<revision>.
+func (n Names) StatefulSet() string { return n.members }
+
+// GreenStatefulSet is the name of the StatefulSet a blue-green upgrade with the
+// given revision creates.
+func (n Names) GreenStatefulSet(revision string) string { return n.cluster + "-" + revision }
 
 // ClientService balances over Ready members.
 func (n Names) ClientService() string { return n.cluster }
@@ -102,25 +118,41 @@ func (n Names) ServiceRegistrationRole() string { return n.cluster + "-service-r
 func (n Names) PodDisruptionBudget() string { return n.cluster }
 
 // Member is the pod name of ordinal i.
-func (n Names) Member(i int32) string { return fmt.Sprintf("%s-%d", n.cluster, i) }
+func (n Names) Member(i int32) string { return fmt.Sprintf("%s-%d", n.members, i) }
 
 // MemberHost is the stable DNS name of ordinal i.
 func (n Names) MemberHost(i int32, namespace string) string {
 	return fmt.Sprintf("%s.%s.%s.svc", n.Member(i), n.HeadlessService(), namespace)
 }
 
-// SelectorLabels select the member pods of a cluster.
+// SelectorLabels select the member pods of the cluster's serving StatefulSet: the
+// StatefulSet's own selector, and the client Service's.
 func SelectorLabels(c *baov1.OpenBaoCluster) map[string]string {
+	return SetSelectorLabels(c, c.ServingStatefulSet())
+}
+
+// SetSelectorLabels select the member pods of one StatefulSet of the cluster. The
+// instance label carries the StatefulSet's name, so the selectors of blue and
+// green never overlap (a StatefulSet's selector is immutable, and blue's was
+// created with instance = the cluster's name).
+func SetSelectorLabels(c *baov1.OpenBaoCluster, statefulSet string) map[string]string {
 	return map[string]string{
 		LabelName:     "openbao",
-		LabelInstance: c.Name,
+		LabelInstance: statefulSet,
 		LabelCluster:  c.Name,
 	}
 }
 
+// MemberLabels select every member pod of the cluster, of any StatefulSet: the
+// headless Service (stable DNS names for blue and green alike), the
+// PodDisruptionBudget, and the operator's observation.
+func MemberLabels(c *baov1.OpenBaoCluster) map[string]string {
+	return map[string]string{LabelName: "openbao", LabelCluster: c.Name}
+}
+
 // CommonLabels are put on every object of a cluster.
 func CommonLabels(c *baov1.OpenBaoCluster) map[string]string {
-	l := SelectorLabels(c)
+	l := SetSelectorLabels(c, c.Name)
 	l[LabelManagedBy] = ManagedByValue
 	return l
 }

@@ -97,7 +97,7 @@ func Services(c *baov1.OpenBaoCluster) []*corev1.Service {
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
-			Selector:                 SelectorLabels(c),
+			Selector:                 MemberLabels(c),
 			Ports:                    servicePorts(),
 		},
 	}
@@ -110,7 +110,9 @@ func Services(c *baov1.OpenBaoCluster) []*corev1.Service {
 			Ports:    servicePorts()[:1],
 		},
 	}
-	activeSel := SelectorLabels(c)
+	// The active member, of whichever StatefulSet: during a blue-green upgrade
+	// leadership moves to green before the client Service does.
+	activeSel := MemberLabels(c)
 	activeSel[LabelActive] = "true"
 	active := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -131,7 +133,7 @@ func PodDisruptionBudget(c *baov1.OpenBaoCluster) *policyv1.PodDisruptionBudget 
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: objectMeta(c, NamesFor(c).PodDisruptionBudget()),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+			Selector: &metav1.LabelSelector{MatchLabels: MemberLabels(c)},
 		},
 	}
 	if c.GetReplicas() == 1 {

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -116,7 +118,8 @@ func TestServices(t *testing.T) {
 	g.Expect(headless.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone), "members need per-pod DNS names")
 	g.Expect(headless.Spec.PublishNotReadyAddresses).To(BeTrue(),
 		"unsealed-but-not-ready members must resolve, or Raft can never form")
-	g.Expect(headless.Spec.Selector).To(Equal(SelectorLabels(c)))
+	g.Expect(headless.Spec.Selector).To(Equal(MemberLabels(c)),
+		"the headless Service resolves the members of every StatefulSet of the cluster (blue and green)")
 	g.Expect(headless.Spec.Ports).To(ConsistOf(
 		And(HaveField("Port", int32(APIPort)), HaveField("TargetPort", intstr.FromString("https"))),
 		And(HaveField("Port", int32(ClusterPort)), HaveField("TargetPort", intstr.FromString("cluster"))),
@@ -131,7 +134,7 @@ func TestServices(t *testing.T) {
 	g.Expect(active.Name).To(Equal("bao-active"))
 	g.Expect(active.Spec.Selector).To(HaveKeyWithValue("openbao-active", "true"),
 		"the active Service must select only the member OpenBao labelled active")
-	for k, v := range SelectorLabels(c) {
+	for k, v := range MemberLabels(c) {
 		g.Expect(active.Spec.Selector).To(HaveKeyWithValue(k, v), "the active Service must stay within this cluster")
 	}
 	g.Expect(active.Spec.Ports).To(ConsistOf(HaveField("Port", int32(APIPort))))
@@ -188,8 +191,41 @@ func TestPodDisruptionBudget(t *testing.T) {
 			pdb := PodDisruptionBudget(c)
 			g.Expect(pdb.Spec.MinAvailable).To(Equal(tc.wantMinAvailable), tc.reason)
 			g.Expect(pdb.Spec.MaxUnavailable).To(Equal(tc.wantMaxUnavailable), tc.reason)
-			g.Expect(pdb.Spec.Selector).To(Equal(&metav1.LabelSelector{MatchLabels: SelectorLabels(c)}))
+			g.Expect(pdb.Spec.Selector).To(Equal(&metav1.LabelSelector{MatchLabels: MemberLabels(c)}))
 			g.Expect(pdb.Name).To(Equal("bao"))
 		})
 	}
+}
+
+// TestServicesFollowTheServingStatefulSet: the client Service selects only the serving
+// StatefulSet's pods (blue until a blue-green cutover, green after it), while the
+// headless and active Services and the PodDisruptionBudget cover both.
+func TestServicesFollowTheServingStatefulSet(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	blue, _ := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.0", TLSSecretName: "bao-tls"})
+	green, err := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.1", TLSSecretName: "bao-tls",
+		Name: NamesFor(c).GreenStatefulSet("1a2b3c4d"), Parallel: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(green.Name).To(Equal("bao-1a2b3c4d"))
+	g.Expect(green.Spec.PodManagementPolicy).To(Equal(appsv1.ParallelPodManagement))
+	g.Expect(green.Spec.Template.Spec.Containers[0].Image).To(Equal("openbao/openbao:2.4.1"))
+	g.Expect(labels.SelectorFromSet(blue.Spec.Selector.MatchLabels).Matches(labels.Set(green.Spec.Template.Labels))).To(BeFalse(),
+		"blue's StatefulSet must never adopt green's pods")
+	g.Expect(labels.SelectorFromSet(green.Spec.Selector.MatchLabels).Matches(labels.Set(blue.Spec.Template.Labels))).To(BeFalse(),
+		"green's StatefulSet must never adopt blue's pods")
+
+	client := func() map[string]string { return Services(c)[1].Spec.Selector }
+	g.Expect(labels.SelectorFromSet(client()).Matches(labels.Set(blue.Spec.Template.Labels))).To(BeTrue())
+	g.Expect(labels.SelectorFromSet(client()).Matches(labels.Set(green.Spec.Template.Labels))).To(BeFalse(),
+		"clients reach green only after the cutover")
+	c.Status.StatefulSet = green.Name
+	g.Expect(labels.SelectorFromSet(client()).Matches(labels.Set(green.Spec.Template.Labels))).To(BeTrue())
+	g.Expect(labels.SelectorFromSet(client()).Matches(labels.Set(blue.Spec.Template.Labels))).To(BeFalse())
+	for _, sel := range []map[string]string{Services(c)[0].Spec.Selector, PodDisruptionBudget(c).Spec.Selector.MatchLabels} {
+		g.Expect(labels.SelectorFromSet(sel).Matches(labels.Set(blue.Spec.Template.Labels))).To(BeTrue())
+		g.Expect(labels.SelectorFromSet(sel).Matches(labels.Set(green.Spec.Template.Labels))).To(BeTrue())
+	}
+	g.Expect(NamesFor(c).Member(2)).To(Equal("bao-1a2b3c4d-2"), "members are named after the serving StatefulSet")
+	g.Expect(NamesFor(c).ClientService()).To(Equal("bao"), "the client Service keeps the cluster's name")
 }

@@ -47,6 +47,13 @@ type StatefulSetParams struct {
 	TLSSecretName string
 	// Existing is the observed StatefulSet, nil when there is none yet.
 	Existing *appsv1.StatefulSet
+	// Name is the StatefulSet to build; empty means the serving one
+	// (NamesFor(c).StatefulSet()). A blue-green upgrade builds green's under
+	// Names.GreenStatefulSet.
+	Name string
+	// Parallel starts every pod at once instead of one after the other: green's
+	// members join a cluster that is already initialized, so none has to wait.
+	Parallel bool
 }
 
 // StatefulSet builds the member StatefulSet. Its OnDelete update strategy means
@@ -56,6 +63,9 @@ type StatefulSetParams struct {
 // initializes alone before any other member starts.
 func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.StatefulSet, error) {
 	n := NamesFor(c)
+	if p.Name != "" {
+		n = n.ForStatefulSet(p.Name)
+	}
 	image := p.Image
 	if p.Existing != nil {
 		if cur := containerImage(&p.Existing.Spec.Template.Spec); cur != "" {
@@ -65,7 +75,8 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 	if image == "" {
 		return nil, fmt.Errorf("no OpenBao image for %s/%s: set spec.version or spec.image", c.Namespace, c.Name)
 	}
-	podLabels := CommonLabels(c)
+	podLabels := SetSelectorLabels(c, n.StatefulSet())
+	podLabels[LabelManagedBy] = ManagedByValue
 	podLabels[LabelComponent] = "server"
 	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc", n.HeadlessService(), c.Namespace)
 
@@ -133,8 +144,8 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptrTo(c.GetReplicas()),
 			ServiceName:         n.HeadlessService(),
-			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+			PodManagementPolicy: podManagement(p.Parallel),
+			Selector:            &metav1.LabelSelector{MatchLabels: SetSelectorLabels(c, n.StatefulSet())},
 			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
@@ -173,6 +184,13 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		}
 	}
 	return sts, nil
+}
+
+func podManagement(parallel bool) appsv1.PodManagementPolicyType {
+	if parallel {
+		return appsv1.ParallelPodManagement
+	}
+	return appsv1.OrderedReadyPodManagement
 }
 
 func volumeClaim(c *baov1.OpenBaoCluster) corev1.PersistentVolumeClaim {

@@ -1,0 +1,103 @@
+package core
+
+import (
+	"time"
+)
+
+// OperationBlueGreenUpgrade is a blue-green version change.
+const OperationBlueGreenUpgrade = "BlueGreenUpgrade"
+
+// Kind is what the executor does with an Action. The set is closed: a strategy
+// says what to do in these terms only, and the one executor of the adminops
+// reconciler knows how. Why closed: every disruptive effect a strategy can have is
+// then listed here, gated by the executor in one place (persisted intent first,
+// idempotent, named after the operation), and a new strategy cannot add a side
+// door.
+type Kind string
+
+// Kinds of actions.
+const (
+	// KindPersist writes the strategy's new status and nothing else: an intent
+	// recorded before the action that follows it in a later pass.
+	KindPersist Kind = "Persist"
+	// KindApply creates or updates Object from the persisted status (server-side
+	// apply, or create when absent).
+	KindApply Kind = "Apply"
+	// KindCreateJob creates the executor Job of the persisted current step.
+	KindCreateJob Kind = "CreateJob"
+	// KindDelete deletes Object (tolerating that it is gone).
+	KindDelete Kind = "Delete"
+	// KindWait waits for the world to change; WaitingFor says for what.
+	KindWait Kind = "Wait"
+	// KindHold waits for a person (a promote request, spec.upgrade.paused).
+	KindHold Kind = "Hold"
+	// KindFail records a failure with Reason and Message; a retry goes on.
+	KindFail Kind = "Fail"
+	// KindComplete ends the operation: the new currentVersion and the cleared
+	// status in one write (invariant 8).
+	KindComplete Kind = "Complete"
+)
+
+// Object names the object an Apply or Delete acts on. The executor builds it from
+// the cluster and the persisted status; the strategy never builds objects.
+type Object string
+
+// Objects.
+const (
+	// ObjectPodTemplate is the image of the serving StatefulSet's pod template.
+	ObjectPodTemplate Object = "PodTemplate"
+	// ObjectPod is the pod of Action.Member (UID precondition).
+	ObjectPod Object = "Pod"
+	// ObjectGreenStatefulSet is green's StatefulSet.
+	ObjectGreenStatefulSet Object = "GreenStatefulSet"
+	// ObjectClientService is the client Service, selecting the serving StatefulSet.
+	ObjectClientService Object = "ClientService"
+	// ObjectBlueStatefulSet is blue's StatefulSet (deleted in cleanup).
+	ObjectBlueStatefulSet Object = "BlueStatefulSet"
+	// ObjectBlueVolumes are the PersistentVolumeClaims of blue's members.
+	ObjectBlueVolumes Object = "BlueVolumes"
+)
+
+// JobKind is the executor action of a CreateJob.
+type JobKind string
+
+// Job kinds.
+const (
+	JobStepDown   JobKind = "StepDown"
+	JobPromote    JobKind = "Promote"
+	JobDemote     JobKind = "Demote"
+	JobRemovePeer JobKind = "RemovePeer"
+	JobValidate   JobKind = "Validate"
+)
+
+// Action is one decision of a strategy for one pass.
+type Action struct {
+	Kind Kind
+	// Object is what Apply and Delete act on.
+	Object Object
+	// Job is the executor action of CreateJob.
+	Job JobKind
+	// Member is the member the action is about, if any.
+	Member string
+	// WaitingFor is the status message: what the operation waits for, in words a
+	// person can act on.
+	WaitingFor string
+	// Event, when set, is emitted as a Normal event by the executor: a transition
+	// worth telling (a phase entered, a member promoted).
+	Event string
+	// Reason and Message describe a failure (KindFail) or a hold.
+	Reason  string
+	Message string
+	// RequeueAfter is set when the next event is a timer.
+	RequeueAfter time.Duration
+}
+
+// Disruptive reports whether the action changes the cluster (anything but a
+// status write or a wait). Such an action is taken only on a persisted intent.
+func (a Action) Disruptive() bool {
+	switch a.Kind {
+	case KindApply, KindCreateJob, KindDelete:
+		return true
+	}
+	return false
+}
