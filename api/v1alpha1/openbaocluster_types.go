@@ -978,6 +978,7 @@ type RequestsStatus struct {
 // +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
 // +kubebuilder:printcolumn:name="Voters",type=string,JSONPath=`.status.voters`,description="Healthy voters / voters, as autopilot last reported"
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.upgrade.strategy`
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.upgrade.progress.stage`,description="Where the upgrade stands: the rolling step or the blue-green phase"
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters of lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (no dots), because baokeeper derives Service, pod and StatefulSet names from it; for example bao or bao-prod"

@@ -27,6 +27,17 @@ type Recorder interface {
 	UpgradeFailed(namespace, name, reason string)
 	// Raft reports the failure tolerance and voter count last observed.
 	Raft(namespace, name string, failureTolerance, voters int)
+	// BlueGreenPhase reports the phase of the blue-green upgrade; "" when none runs.
+	BlueGreenPhase(namespace, name, phase string)
+	// Promotion counts a release of a blue-green hold, by how (Requested, Automatic).
+	Promotion(namespace, name, how string)
+}
+
+// blueGreenPhases are the values of the phase label of baokeeper_bluegreen_phase,
+// in order (api/v1alpha1 BlueGreenPhase).
+func blueGreenPhases() []string {
+	return []string{"DeployGreen", "Sync", "Validate", "AwaitPromotion", "PromoteGreen", "DemoteBlue",
+		"TransferLeadership", "Cutover", "RemoveBlue", "Cleanup"}
 }
 
 // Metrics holds the collectors and implements Recorder.
@@ -40,6 +51,8 @@ type Metrics struct {
 	failures         *prometheus.CounterVec
 	failureTolerance *prometheus.GaugeVec
 	voters           *prometheus.GaugeVec
+	bgPhase          *prometheus.GaugeVec
+	promotions       *prometheus.CounterVec
 }
 
 var _ Recorder = (*Metrics)(nil)
@@ -67,13 +80,17 @@ func New() *Metrics {
 			Help: "Autopilot's failure tolerance as last observed."}, cl),
 		voters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_raft_voters",
 			Help: "Raft voters as last observed by autopilot."}, cl),
+		bgPhase: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_bluegreen_phase",
+			Help: "1 for the phase the cluster's blue-green upgrade is in, 0 for the others; all 0 when none runs."}, append(cl, "phase")),
+		promotions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_bluegreen_promotions_total",
+			Help: "Blue-green holds released, by how: Requested (baokeeper.dev/promote) or Automatic (autoPromote)."}, append(cl, "how")),
 	}
 }
 
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -116,4 +133,20 @@ func (m *Metrics) UpgradeFailed(namespace, name, reason string) {
 func (m *Metrics) Raft(namespace, name string, failureTolerance, voters int) {
 	m.failureTolerance.WithLabelValues(namespace, name).Set(float64(failureTolerance))
 	m.voters.WithLabelValues(namespace, name).Set(float64(voters))
+}
+
+// BlueGreenPhase implements Recorder.
+func (m *Metrics) BlueGreenPhase(namespace, name, phase string) {
+	for _, p := range blueGreenPhases() {
+		v := 0.0
+		if p == phase {
+			v = 1
+		}
+		m.bgPhase.WithLabelValues(namespace, name, p).Set(v)
+	}
+}
+
+// Promotion implements Recorder.
+func (m *Metrics) Promotion(namespace, name, how string) {
+	m.promotions.WithLabelValues(namespace, name, how).Inc()
 }

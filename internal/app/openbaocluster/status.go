@@ -204,6 +204,13 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 		what = up.WaitingFor
 	}
 	msg := fmt.Sprintf("upgrading %s to %s (%d of %d members done): %s", up.FromVersion, up.TargetVersion, len(up.CompletedPods), total, what)
+	if up.Strategy == baov1.BlueGreenStrategy {
+		stage, done, all := "starting", int32(0), int32(0)
+		if p := up.Progress; p != nil {
+			stage, done, all = p.Stage, p.Completed, p.Total
+		}
+		msg = fmt.Sprintf("blue-green upgrade from %s to %s, phase %s (%d of %d phases done): %s", up.FromVersion, up.TargetVersion, stage, done, all, what)
+	}
 	if up.DeferredVersion != "" {
 		msg += fmt.Sprintf("; spec.version is now %s, which is planned once this upgrade finishes (a member was already replaced, so it cannot be cancelled)", up.DeferredVersion)
 	}

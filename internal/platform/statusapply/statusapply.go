@@ -38,7 +38,7 @@ func Workload() Owner {
 func Upgrade() Owner {
 	return Owner{
 		FieldManager: "baokeeper-upgrade",
-		Fields:       []string{"currentVersion", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "scaling"},
+		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "scaling"},
 		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass},
 	}
 }

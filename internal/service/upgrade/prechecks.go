@@ -16,6 +16,7 @@ const (
 	PrecheckOperationLock    = "OperationLock"
 	PrecheckSnapshotTarget   = "SnapshotTarget"
 	PrecheckRedundancy       = "Redundancy"
+	PrecheckCompatibility    = "VersionCompatibility"
 )
 
 // PrecheckInput is what the prechecks judge.
@@ -29,6 +30,10 @@ type PrecheckInput struct {
 	Snapshot baov1.PreUpgradeSnapshotSpec
 	// LockHeldBy is the operation lock when another operation holds it, else nil.
 	LockHeldBy *baov1.OperationLock
+	// Strategy is the upgrade's strategy.
+	Strategy baov1.UpgradeStrategyType
+	// From and To are the versions the upgrade runs side by side.
+	From, To string
 	// SnapshotTargetErr says why the snapshot target could not be reached with its
 	// credentials (nil: reached, or not needed).
 	SnapshotTargetErr error
@@ -76,10 +81,14 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	// A member's replacement takes it down; with a single voter that is the whole
 	// cluster, and the quorum budget would hold the upgrade forever after the
 	// template changed. Refuse before anything changes, and say how to go on.
-	add(PrecheckRedundancy, in.Replicas >= 3,
+	// Blue-green never takes a voter down before green votes: one member is enough.
+	add(PrecheckRedundancy, in.Replicas >= 3 || in.Strategy == baov1.BlueGreenStrategy,
 		fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas),
 		fmt.Sprintf("a %d-member cluster cannot change version without taking down its only voter, so every request would fail while it restarts: "+
 			"scale to 3 members first (spec.replicas: 3), let the new members join, then change spec.version", in.Replicas))
+
+	incompatible := CheckVersionPair(in.From, in.To)
+	add(PrecheckCompatibility, incompatible == "", fmt.Sprintf("%s and %s can run side by side while the cluster changes", orNone(in.From), orNone(in.To)), incompatible)
 
 	add(PrecheckPolicy, in.Policy.Allowed, "spec.version and spec.image pass the version and image policy", in.Policy.Message)
 

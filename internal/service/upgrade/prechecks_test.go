@@ -39,6 +39,17 @@ func TestPrechecks(t *testing.T) {
 		{name: "single member", reason: "bug: a 1-member upgrade changed the template, then waited forever on the quorum budget holding the lock; refuse before anything changes",
 			mutate:   func(in *PrecheckInput) { in.Cluster, in.Replicas = healthy(1), 1; in.Cluster.FailureTolerance = 0 },
 			wantFail: PrecheckRedundancy, wantMsg: "scale to 3 members first (spec.replicas: 3)"},
+		{name: "single member blue-green", reason: "blue-green never takes blue's voter down before green votes: one member can change version",
+			mutate: func(in *PrecheckInput) {
+				in.Cluster, in.Replicas, in.Strategy = healthy(1), 1, baov1.BlueGreenStrategy
+				in.Cluster.FailureTolerance = 0
+			}},
+		{name: "across the 2.6 forwarding boundary", reason: "members before 2.6 and from 2.6 on cannot forward requests to each other (openbao#3899)",
+			mutate:   func(in *PrecheckInput) { in.From, in.To = "2.5.5", "2.6.1" },
+			wantFail: PrecheckCompatibility, wantMsg: "2.5.5 and 2.6.1 cannot run in one cluster"},
+		{name: "across the 2.6 forwarding boundary, blue-green", reason: "blue and green run side by side too",
+			mutate:   func(in *PrecheckInput) { in.From, in.To, in.Strategy = "2.5.0", "2.6.0", baov1.BlueGreenStrategy },
+			wantFail: PrecheckCompatibility, wantMsg: "request-forwarding service"},
 		{name: "no leader", reason: "exactly one leader must be known", mutate: func(in *PrecheckInput) { in.Cluster.Leader = "" },
 			wantFail: PrecheckOneLeader},
 		{name: "policy refused", reason: "the version and image policy is a precheck too", mutate: func(in *PrecheckInput) {
@@ -61,10 +72,10 @@ func TestPrechecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never}
+			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never, From: "2.4.0", To: "2.4.1"}
 			tc.mutate(&in)
 			pcs := Prechecks(in)
-			g.Expect(pcs).To(HaveLen(7), "every precheck is always reported")
+			g.Expect(pcs).To(HaveLen(8), "every precheck is always reported")
 			failed := FirstFailedPrecheck(pcs)
 			if tc.wantFail == "" {
 				g.Expect(failed).To(BeNil(), tc.reason)

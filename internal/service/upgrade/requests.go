@@ -127,6 +127,17 @@ func RequestRefusal(r Request, c *baov1.OpenBaoCluster) string {
 	up := c.Status.Upgrade
 	switch r.Kind {
 	case RequestPromote, RequestRollback:
+		if bg := c.Status.BlueGreen; r.Kind == RequestRollback && bg != nil {
+			return prefix + "this release does not roll back blue-green upgrades yet; until green leads (status.blueGreen.leaderMovedAt), blue keeps its leader, " +
+				"and after it the way back is the pre-upgrade snapshot (status.upgrade.snapshot)"
+		}
+		if bg := c.Status.BlueGreen; r.Kind == RequestPromote && bg != nil {
+			if bg.Promotion == baov1.PromotionRequested || bg.Promotion == baov1.PromotionAutomatic {
+				return prefix + fmt.Sprintf("green %s is already released for promotion (%s); the value is recorded as handled and does nothing", bg.Green.StatefulSet, bg.Promotion)
+			}
+			return prefix + fmt.Sprintf("the blue-green upgrade is in phase %s and does not wait for promotion yet; a value set before the hold, or left from an earlier upgrade, "+
+				"releases nothing: once status.blueGreen.promotion is Waiting, set baokeeper.dev/promote to a new value", bg.Phase)
+		}
 		if up != nil && up.Strategy != baov1.BlueGreenStrategy {
 			return prefix + fmt.Sprintf("it applies to blue-green upgrades only, and the upgrade in progress (%s to %s) is a rolling upgrade; "+
 				"a rolling upgrade needs no promotion, and to undo it set spec.version back before the first member is replaced (see status.upgrade.plan.undoPath)",

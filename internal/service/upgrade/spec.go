@@ -21,19 +21,10 @@ type SpecRefusal struct {
 //  1. Every duration field parses, with a unit, and is positive where 0 makes no
 //     sense: an object stored before the CRD validated durations reaches the
 //     operator with such a value, and only that cluster must stop.
-//  2. A version change under spec.upgrade.strategy BlueGreen is refused until the
-//     blue-green manager exists: accepting it would leave the cluster on the old
-//     version with nothing said.
 func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 	if err := c.ValidateDurations(); err != nil {
 		return &SpecRefusal{Reason: baov1.ReasonInvalidDuration,
 			Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
-	}
-	cur := c.Status.CurrentVersion
-	if c.GetStrategy() == baov1.BlueGreenStrategy && cur != "" && !SameVersion(c.Spec.Version, cur) && c.Status.Upgrade == nil {
-		return &SpecRefusal{Reason: baov1.ReasonStrategyNotSupported,
-			Message: fmt.Sprintf("spec.upgrade.strategy BlueGreen is not carried out by this release, so spec.version %s is not rolled out and the cluster keeps running %s: "+
-				"set spec.upgrade.strategy to RollingUpdate, or set spec.version back to %s", c.Spec.Version, cur, cur)}
 	}
 	return nil
 }

@@ -40,12 +40,11 @@ func TestCheckSpec(t *testing.T) {
 				c.Spec.Upgrade.BlueGreen.ValidationHook = &baov1.ValidationHookSpec{Image: "x:1", Timeout: dur("5 minutes")}
 			},
 			want: baov1.ReasonInvalidDuration, message: []string{"spec.upgrade.rolling.settleTime", "spec.upgrade.blueGreen.validationHook.timeout"}},
-		{name: "blue-green version change", reason: "not carried out by this release: refused instead of silently ignored",
+		{name: "blue-green version change", reason: "the blue-green manager carries it out",
 			mutate: func(c *baov1.OpenBaoCluster) {
 				c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
 				c.Spec.Version = "2.4.1"
-			},
-			want: baov1.ReasonStrategyNotSupported, message: []string{"set spec.upgrade.strategy to RollingUpdate, or set spec.version back to 2.4.0"}},
+			}},
 		{name: "blue-green without a version change", reason: "nothing to roll out, nothing to refuse",
 			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy }},
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -136,10 +137,20 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 		upgrade.MarkInvalidHandled(&c.Status.Requests, e)
 	}
 	for _, req := range reqs {
+		bg := c.Status.BlueGreen
 		switch {
+		case req.Kind == upgrade.RequestPromote && bg != nil && bg.Phase == baov1.BlueGreenAwaitPromotion && bg.Promotion == baov1.PromotionWaiting:
+			r.event(c, corev1.EventTypeNormal, eventPromoteAccepted, fmt.Sprintf("Promoting green %s (baokeeper.dev/promote=%s)", bg.Green.StatefulSet, req.Value))
+			bg.Promotion = baov1.PromotionRequested
+			if r.Metrics != nil {
+				r.Metrics.Promotion(c.Namespace, c.Name, string(baov1.PromotionRequested))
+			}
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
 			retry(c.Status.Upgrade, now)
+			if bg != nil {
+				retryBlueGreen(bg, now)
+			}
 		case req.Kind == upgrade.RequestRetry && c.Status.Scaling != nil && c.Status.Scaling.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
 			retryScaling(c.Status.Scaling, now)
@@ -207,26 +218,72 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 	}
 }
 
-// observe reads the member pods and each Ready member's health once.
+// observe reads the member pods and each Ready member's health once. During a
+// blue-green upgrade Members are blue's (status.blueGreen.blue) and Green green's,
+// whichever serves; otherwise Members are the serving StatefulSet's.
 func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upgrade.Cluster, error) {
 	obs := &upgrade.Cluster{Now: r.Clock.Now()}
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.SelectorLabels(c))); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.MemberLabels(c))); err != nil {
 		return nil, fmt.Errorf("failed to list pods of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	byName := map[string]*corev1.Pod{}
 	for i := range pods.Items {
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
-	n := workload.NamesFor(c)
-	var bao openbao.Client
-	sts := &appsv1.StatefulSet{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: n.StatefulSet()}, sts); err == nil {
-		obs.StatefulSet = sts
-	} else if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
+	members, replicas := c.ServingStatefulSet(), c.GetReplicas()
+	bg := c.Status.BlueGreen
+	if bg != nil {
+		members, replicas = bg.Blue.StatefulSet, bg.Blue.Replicas
 	}
-	for i := range max(c.GetReplicas(), obs.Replicas()) {
+	var err error
+	if obs.StatefulSet, err = r.getStatefulSet(ctx, c, members); err != nil {
+		return nil, err
+	}
+	h := &healthReader{r: r, c: c}
+	obs.Members, err = h.members(ctx, workload.NamesFor(c).ForStatefulSet(members), max(replicas, obs.Replicas()), byName)
+	if err != nil {
+		return nil, err
+	}
+	if bg != nil && bg.Green.StatefulSet != "" {
+		if obs.GreenStatefulSet, err = r.getStatefulSet(ctx, c, bg.Green.StatefulSet); err != nil {
+			return nil, err
+		}
+		if obs.GreenStatefulSet != nil {
+			if obs.Green, err = h.members(ctx, workload.NamesFor(c).ForStatefulSet(bg.Green.StatefulSet), bg.Green.Replicas, byName); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if h.bao != nil {
+		r.observeAutopilot(ctx, h.bao, obs)
+	}
+	return obs, nil
+}
+
+func (r *Reconciler) getStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster, name string) (*appsv1.StatefulSet, error) {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get StatefulSet %s/%s: %w", c.Namespace, name, err)
+	}
+	return sts, nil
+}
+
+// healthReader reads each Ready member's sys/health with one OpenBao client, built
+// on first use.
+type healthReader struct {
+	r   *Reconciler
+	c   *baov1.OpenBaoCluster
+	bao openbao.Client
+}
+
+// members observes ordinals 0 to n-1 of one StatefulSet.
+func (h *healthReader) members(ctx context.Context, n workload.Names, count int32, byName map[string]*corev1.Pod) ([]upgrade.Member, error) {
+	var out []upgrade.Member
+	for i := range count {
 		name := n.Member(i)
 		m := upgrade.Member{Name: name, Ordinal: int(i)}
 		if pod := byName[name]; pod != nil {
@@ -236,27 +293,24 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upg
 			m.Image = workload.ContainerImage(&pod.Spec)
 		}
 		if m.PodReady {
-			if bao == nil {
+			if h.bao == nil {
 				var err error
-				if bao, err = r.client(ctx, c); err != nil {
+				if h.bao, err = h.r.client(ctx, h.c); err != nil {
 					return nil, err
 				}
 			}
-			hctx, cancel := context.WithTimeout(ctx, r.healthTimeout())
-			h, err := bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+			hctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
+			st, err := h.bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(i, h.c.Namespace), workload.APIPort))
 			cancel()
 			if err == nil {
-				m.Initialized, m.Sealed, m.Version = h.Initialized, h.Sealed, h.Version
+				m.Initialized, m.Sealed, m.Version = st.Initialized, st.Sealed, st.Version
 			} else {
 				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", name, "reason", err.Error())
 			}
 		}
-		obs.Members = append(obs.Members, m)
+		out = append(out, m)
 	}
-	if bao != nil {
-		r.observeAutopilot(ctx, bao, obs)
-	}
-	return obs, nil
+	return out, nil
 }
 
 // observeAutopilot fills the Raft view of each member from autopilot state. Right
@@ -284,9 +338,11 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, o
 		m.LastIndex = s.LastIndex
 		m.StableSince = s.StableSince
 	}
-	for i := range obs.Members {
-		if s, ok := st.Servers[obs.Members[i].Name]; ok {
-			fill(&obs.Members[i], s)
+	for _, set := range [][]upgrade.Member{obs.Members, obs.Green} {
+		for i := range set {
+			if s, ok := st.Servers[set[i].Name]; ok {
+				fill(&set[i], s)
+			}
 		}
 	}
 	for id, s := range st.Servers {
@@ -325,6 +381,22 @@ func podReady(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 	})
+}
+
+// retryBlueGreen restarts the failed phase's clock and grants its step more Job
+// attempts: one more run of a validation hook, DefaultMaxJobAttempts more of an
+// executor Job.
+func retryBlueGreen(bg *baov1.BlueGreenStatus, now time.Time) {
+	t := metav1.NewTime(now)
+	bg.PhaseStartedAt = &t
+	if st := bg.CurrentStep; st != nil {
+		st.StartedAt = &t
+		if st.Action == bluegreen.StepValidate {
+			st.MaxAttempts = st.Attempts + 1
+		} else {
+			upgrade.GrantAttempts(st)
+		}
+	}
 }
 
 // retryScaling clears a scaling failure and restarts the step's clock and budget of

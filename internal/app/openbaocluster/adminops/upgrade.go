@@ -56,10 +56,20 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	if up == nil {
 		return r.maybeStart(ctx, c, obs), nil
 	}
-	if c.GetStrategy() != baov1.RollingUpdateStrategy || up.Strategy != baov1.RollingUpdateStrategy {
+	op := operationOf(up.Strategy)
+	if op == "" {
+		// The API's enum admits no other strategy; an object stored by a future
+		// release is left alone rather than guessed at.
+		ctrl.LoggerFrom(ctx).Info("Ignoring an upgrade of an unknown strategy", "strategy", string(up.Strategy))
 		return ctrl.Result{}, nil
 	}
+	blueGreen := up.Strategy == baov1.BlueGreenStrategy
 	rt := upgrade.DecideRetarget(up, obs, c.Spec.Version)
+	if blueGreen && rt.Cancel && c.Status.BlueGreen != nil {
+		// Green may exist: the upgrade finishes first (a rollback is the way back).
+		rt = upgrade.Retarget{Message: fmt.Sprintf("spec.version changed to %s during the blue-green upgrade to %s after green was started: "+
+			"the upgrade finishes to %s first, then %s is planned", trimV(c.Spec.Version), up.TargetVersion, up.TargetVersion, trimV(c.Spec.Version))}
+	}
 	switch {
 	case rt.Cancel:
 		return r.cancelUpgrade(ctx, c, rt)
@@ -72,9 +82,13 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	case rt.Message == "":
 		up.DeferredVersion = ""
 	}
-	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil {
+	notStarted := up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil
+	if blueGreen {
+		notStarted = c.Status.BlueGreen == nil && up.Snapshot == nil
+	}
+	if notStarted {
 		// Not started yet: the prechecks are evaluated again until they all pass.
-		up.Plan.Prechecks = r.prechecks(ctx, c, obs)
+		up.Plan.Prechecks = r.prechecks(ctx, c, obs, up.Strategy, up.FromVersion, up.TargetVersion)
 		if failed := upgrade.FirstFailedPrecheck(up.Plan.Prechecks); failed != nil {
 			// Autopilot health has no watch: look again while the upgrade waits.
 			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
@@ -82,8 +96,8 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	// The lock goes out in the same status write as the first intent, before any Job
 	// or change to the cluster. The precheck above saw it free (or ours).
-	if err := core.Acquire(&c.Status, core.OperationRollingUpgrade, core.HolderUpgradeManager,
-		fmt.Sprintf("rolling upgrade from %s to %s", up.FromVersion, up.TargetVersion), obs.Now); err != nil {
+	if err := core.Acquire(&c.Status, op, core.HolderUpgradeManager,
+		fmt.Sprintf("%s upgrade from %s to %s", strategyWord(up.Strategy), up.FromVersion, up.TargetVersion), obs.Now); err != nil {
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 	}
 	if snapshot.Needed(c.Spec.Upgrade.PreUpgradeSnapshot, up) {
@@ -91,7 +105,34 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		// before the snapshot's receipt is recorded.
 		return r.reconcileSnapshot(ctx, c, obs)
 	}
+	if blueGreen {
+		return r.reconcileBlueGreen(ctx, c, obs)
+	}
+	return r.reconcileRolling(ctx, c, obs)
+}
 
+// operationOf is the operation lock of a strategy's upgrade; "" for none known.
+func operationOf(s baov1.UpgradeStrategyType) string {
+	switch s {
+	case baov1.RollingUpdateStrategy:
+		return core.OperationRollingUpgrade
+	case baov1.BlueGreenStrategy:
+		return core.OperationBlueGreenUpgrade
+	}
+	return ""
+}
+
+func strategyWord(s baov1.UpgradeStrategyType) string {
+	if s == baov1.BlueGreenStrategy {
+		return "blue-green"
+	}
+	return "rolling"
+}
+
+// reconcileRolling drives a rolling upgrade whose snapshot is taken, one action per
+// pass.
+func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+	up := c.Status.Upgrade
 	sts := &appsv1.StatefulSet{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
@@ -125,6 +166,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		stepStart = up.CurrentStep.StartedAt.Time
 	}
 	rolling.Record(up, d, obs, up.TargetImage)
+	up.Progress = rollingProgress(up)
 	r.recordDecision(c, up, d, stepStart, obs.Now)
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
 	switch d.Action {
@@ -184,6 +226,19 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
+// rollingProgress is the strategy-neutral progress of a rolling upgrade: members
+// replaced of the plan's.
+func rollingProgress(up *baov1.UpgradeStatus) *baov1.UpgradeProgress {
+	p := &baov1.UpgradeProgress{Stage: "Start", Completed: int32(len(up.CompletedPods))}
+	if up.Plan != nil {
+		p.Total = int32(len(up.Plan.Pods))
+	}
+	if st := up.CurrentStep; st != nil && st.Action != "" {
+		p.Stage = st.Action
+	}
+	return p
+}
+
 // cancelUpgrade drops an upgrade that touched no member: first the pod template is
 // set back to the image every member runs (so no pod restarts on the abandoned
 // target), then, in a later pass, status.upgrade is cleared. A new spec.version is
@@ -204,6 +259,7 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	r.event(c, corev1.EventTypeNormal, eventUpgradeCancelled, rt.Message)
 	c.Status.Upgrade = nil
 	core.Release(&c.Status, core.OperationRollingUpgrade)
+	core.Release(&c.Status, core.OperationBlueGreenUpgrade)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
@@ -233,7 +289,8 @@ func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeSt
 // until a later pass finds every precheck passed.
 func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
 	cur := c.Status.CurrentVersion
-	if cur == "" || c.GetStrategy() != baov1.RollingUpdateStrategy {
+	strategy := c.GetStrategy()
+	if cur == "" || operationOf(strategy) == "" {
 		return ctrl.Result{}
 	}
 	targetImage := upgrade.ResolveImage(c.Spec.Image, c.Spec.Version)
@@ -246,18 +303,30 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 		return ctrl.Result{}
 	}
 	target := trimV(c.Spec.Version)
-	pcs := r.prechecks(ctx, c, obs)
+	pcs := r.prechecks(ctx, c, obs, strategy, cur, target)
+	id := operationID(c, "upgrade-to-"+target+"-"+targetImage, obs.Now)
+	pods := rolling.Plan(obs)
 	undo := fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
 		"afterwards, restore the pre-upgrade snapshot into a new cluster at %s", cur, cur)
 	if imageOnly {
 		undo = fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again", cur, upgrade.RunningImage(obs))
 	}
+	if strategy == baov1.BlueGreenStrategy {
+		green := workload.NamesFor(c).ForStatefulSet(workload.NamesFor(c).GreenStatefulSet(id))
+		pods = nil
+		for i := range c.GetReplicas() {
+			pods = append(pods, green.Member(i))
+		}
+		undo = fmt.Sprintf("blue (%s, on %s) keeps every vote and the leadership until green (%s) is promoted and leads; before green is created, set spec.version back to %s. "+
+			"Once a green member has led (status.blueGreen.leaderMovedAt), blue is never promoted again: the way back is the pre-upgrade snapshot, restored into a new cluster at %s",
+			c.ServingStatefulSet(), cur, green.StatefulSet(), cur, cur)
+	}
 	c.Status.Upgrade = &baov1.UpgradeStatus{
-		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: target,
+		Strategy: strategy, FromVersion: cur, TargetVersion: target,
 		TargetImage: targetImage, StartedAt: ptr(metav1.NewTime(obs.Now)),
-		ID: operationID(c, "upgrade-to-"+target+"-"+targetImage, obs.Now),
+		ID: id,
 		Plan: &baov1.UpgradePlan{
-			Pods:             rolling.Plan(obs),
+			Pods:             pods,
 			Prechecks:        pcs,
 			SnapshotLocation: upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot),
 			UndoPath:         undo,
@@ -270,18 +339,21 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 	if failed := upgrade.FirstFailedPrecheck(pcs); failed != nil {
 		r.event(c, corev1.EventTypeWarning, eventUpgradeBlocked, fmt.Sprintf("Upgrade %s waits for precheck %s: %s", what, failed.Name, failed.Message))
 	} else {
-		r.event(c, corev1.EventTypeNormal, eventUpgradePlanned, fmt.Sprintf("Upgrading %s in the order %v", what, c.Status.Upgrade.Plan.Pods))
+		r.event(c, corev1.EventTypeNormal, eventUpgradePlanned, fmt.Sprintf("Upgrading %s (%s) in the order %v", what, strategyWord(strategy), c.Status.Upgrade.Plan.Pods))
 	}
 	return ctrl.Result{RequeueAfter: persistRequeue}
 }
 
-func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) []baov1.Precheck {
+func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, strategy baov1.UpgradeStrategyType, from, to string) []baov1.Precheck {
 	return upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster:           obs,
+		Strategy:          strategy,
+		From:              from,
+		To:                to,
 		Replicas:          c.GetReplicas(),
 		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
 		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
-		LockHeldBy:        core.HeldByOther(&c.Status, core.OperationRollingUpgrade),
+		LockHeldBy:        core.HeldByOther(&c.Status, operationOf(strategy)),
 		SnapshotTargetErr: r.snapshotTargetErr(ctx, c),
 	})
 }

@@ -34,15 +34,14 @@ const (
 	ReasonWrongLeader      = "LeaderNotOnTarget"
 )
 
-// Phases lists the phases in order; progress counts in it.
-var phases = []baov1.BlueGreenPhase{
-	baov1.BlueGreenDeployGreen, baov1.BlueGreenSync, baov1.BlueGreenValidate, baov1.BlueGreenAwaitPromotion,
-	baov1.BlueGreenPromoteGreen, baov1.BlueGreenDemoteBlue, baov1.BlueGreenTransferLeadership,
-	baov1.BlueGreenCutover, baov1.BlueGreenRemoveBlue, baov1.BlueGreenCleanup,
+// Phases returns the phases in order; progress counts in it.
+func Phases() []baov1.BlueGreenPhase {
+	return []baov1.BlueGreenPhase{
+		baov1.BlueGreenDeployGreen, baov1.BlueGreenSync, baov1.BlueGreenValidate, baov1.BlueGreenAwaitPromotion,
+		baov1.BlueGreenPromoteGreen, baov1.BlueGreenDemoteBlue, baov1.BlueGreenTransferLeadership,
+		baov1.BlueGreenCutover, baov1.BlueGreenRemoveBlue, baov1.BlueGreenCleanup,
+	}
 }
-
-// Phases returns the phases in order.
-func Phases() []baov1.BlueGreenPhase { return slices.Clone(phases) }
 
 // Settings are the spec's knobs of a blue-green upgrade.
 type Settings struct {
@@ -620,8 +619,9 @@ func memberIn(ms []upgrade.Member, name string) *upgrade.Member {
 }
 
 func progressOf(st *baov1.BlueGreenStatus) baov1.UpgradeProgress {
-	i := slices.Index(phases, st.Phase)
-	return baov1.UpgradeProgress{Stage: string(st.Phase), Completed: int32(max(i, 0)), Total: int32(len(phases))}
+	all := Phases()
+	i := slices.Index(all, st.Phase)
+	return baov1.UpgradeProgress{Stage: string(st.Phase), Completed: int32(max(i, 0)), Total: int32(len(all))}
 }
 
 func orNone(s string) string {

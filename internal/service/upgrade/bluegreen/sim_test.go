@@ -223,7 +223,7 @@ func (w *world) pass(lose bool) Decision {
 	}
 	// Invariant 6: no green vote before promotion was released.
 	for _, s := range w.green {
-		if s.voter && (w.status == nil || slices.Index(phases, w.status.Phase) < slices.Index(phases, baov1.BlueGreenPromoteGreen)) {
+		if s.voter && (w.status == nil || slices.Index(Phases(), w.status.Phase) < slices.Index(Phases(), baov1.BlueGreenPromoteGreen)) {
 			w.t.Fatalf("green member %s votes in phase %v", s.name, w.status)
 		}
 	}

@@ -1,0 +1,347 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// Event reasons of blue-green upgrades.
+const (
+	eventBlueGreenPhase   baov1.Reason = "BlueGreenPhase"
+	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
+	eventBlueGreenCleanup baov1.Reason = "BlueGreenCleanup"
+)
+
+// reconcileBlueGreen drives a blue-green upgrade whose snapshot is taken: one
+// bluegreen.Decide over this pass's observation, then its one action.
+func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+	up := c.Status.Upgrade
+	in, err := r.blueGreenInput(ctx, c, obs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := bluegreen.Decide(in)
+	c.Status.BlueGreen = d.Status
+	up.WaitingFor = d.WaitingFor
+	up.Progress = &d.Progress
+	if d.Serving != "" {
+		c.Status.StatefulSet = d.Serving
+	}
+	if st := d.Status; st != nil {
+		up.Plan.Pods = greenMembers(c, st)
+	}
+	if d.Event != "" {
+		r.event(c, corev1.EventTypeNormal, eventBlueGreenPhase, d.Event)
+	}
+	if r.Metrics != nil && d.Status != nil {
+		r.Metrics.BlueGreenPhase(c.Namespace, c.Name, string(d.Status.Phase))
+		if in.Status != nil && in.Status.Phase == baov1.BlueGreenTransferLeadership && d.Status.Phase == baov1.BlueGreenCutover {
+			r.Metrics.LeaderTransfer(c.Namespace, c.Name)
+		}
+		if in.Status != nil && in.Status.Promotion != d.Status.Promotion && d.Status.Promotion == baov1.PromotionAutomatic {
+			r.Metrics.Promotion(c.Namespace, c.Name, string(baov1.PromotionAutomatic))
+		}
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("phase", phaseOf(d.Status), "action", string(d.Kind), "Pod", d.Member)
+	switch d.Kind {
+	case core.KindPersist:
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	case core.KindApply:
+		log.Info("Applying", "object", string(d.Object))
+		if err := r.applyBlueGreenObject(ctx, c, d.Object); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	case core.KindCreateJob:
+		job, err := r.blueGreenJob(c, d)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		created, err := r.createJob(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if created {
+			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", d.WaitingFor, job.Name))
+		}
+		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	case core.KindDelete:
+		log.Info("Deleting", "object", string(d.Object))
+		if err := r.deleteBlueGreenObject(ctx, c, d.Object); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, capitalizeFirst(d.WaitingFor))
+		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	case core.KindHold:
+		// A promote request or a change of spec.upgrade.paused triggers a pass; the
+		// slow requeue keeps the Raft view in status fresh meanwhile.
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+	case core.KindFail:
+		t := metav1.NewTime(obs.Now)
+		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Member, At: &t}
+		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
+		if r.Metrics != nil {
+			r.Metrics.UpgradeFailed(c.Namespace, c.Name, d.Reason)
+		}
+		return ctrl.Result{}, nil
+	case core.KindComplete:
+		// Invariant 8: the version, the serving StatefulSet and the cleared upgrade
+		// go out in one status write.
+		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, d.Event)
+		if r.Metrics != nil && up.StartedAt != nil {
+			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, obs.Now.Sub(up.StartedAt.Time))
+			r.Metrics.BlueGreenPhase(c.Namespace, c.Name, "")
+		}
+		c.Status.CurrentVersion = up.TargetVersion
+		c.Status.StatefulSet = d.Status.Green.StatefulSet
+		c.Status.Upgrade = nil
+		c.Status.BlueGreen = nil
+		core.Release(&c.Status, core.OperationBlueGreenUpgrade)
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	}
+	// KindWait.
+	if up.Failure != nil {
+		return ctrl.Result{}, nil
+	}
+	if d.RequeueAfter == 0 || d.RequeueAfter > openbaoPollInterval {
+		d.RequeueAfter = openbaoPollInterval
+	}
+	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// blueGreenInput gathers what Decide needs beyond the observation: what is left
+// of blue, the client Service's selection, and the current step's Job.
+func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (bluegreen.Input, error) {
+	up, st := c.Status.Upgrade, c.Status.BlueGreen
+	bgSpec := c.Spec.Upgrade.BlueGreen
+	in := bluegreen.Input{
+		Name: c.Name, Namespace: c.Namespace, Upgrade: up, Status: st, Cluster: obs,
+		Serving: c.ServingStatefulSet(), GreenName: workload.NamesFor(c).GreenStatefulSet(up.ID), Replicas: c.GetReplicas(),
+		BlueExists: obs.StatefulSet != nil,
+		Settings: bluegreen.Settings{
+			MinSync: c.GetMinSyncDuration(), PhaseTimeout: c.GetPhaseTimeout(),
+			MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+			AutoPromote: bgSpec.AutoPromote, Paused: c.Spec.Upgrade.Paused, HasHook: bgSpec.ValidationHook != nil,
+			MaxJobFailures: c.GetMaxJobFailures(),
+		},
+	}
+	if obs.StatefulSet != nil {
+		in.BlueRevision = obs.StatefulSet.Status.CurrentRevision
+	}
+	if st == nil {
+		return in, nil
+	}
+	for _, m := range obs.Members {
+		if m.PodExists {
+			in.BluePods++
+		}
+	}
+	if st.Phase == baov1.BlueGreenCutover {
+		svc := &corev1.Service{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ClientService()}, svc)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return in, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		in.ClientSelectsGreen = err == nil && svc.Spec.Selector[workload.LabelInstance] == st.Green.StatefulSet
+	}
+	if st.Phase == baov1.BlueGreenCleanup {
+		vols, err := r.blueVolumes(ctx, c, st.Blue.StatefulSet)
+		if err != nil {
+			return in, err
+		}
+		in.BlueVolumes = len(vols)
+	}
+	if s := st.CurrentStep; s != nil && s.Attempts > 0 {
+		name := blueGreenJobName(c, up.ID, s)
+		job, _, err := r.observeJob(ctx, c, name, up.ID, obs.Now)
+		if err != nil {
+			return in, err
+		}
+		in.StepJob, in.StepJobName = job, name
+	}
+	return in, nil
+}
+
+// blueGreenJobName names the Job of the current step's attempt.
+func blueGreenJobName(c *baov1.OpenBaoCluster, opID string, s *baov1.UpgradeStep) string {
+	if s.Action == bluegreen.StepValidate {
+		return bluegreen.ValidationJobName(c, opID, s.Attempts)
+	}
+	return raftops.JobName(c, blueGreenStepLabel(s.Action), opID, s.Pod, s.Attempts)
+}
+
+func blueGreenStepLabel(action string) string {
+	switch action {
+	case bluegreen.StepDemote:
+		return raftops.StepDemote
+	case bluegreen.StepStepDown:
+		return raftops.StepStepDown
+	case bluegreen.StepRemovePeer:
+		return raftops.StepRemovePeer
+	default:
+		return raftops.StepPromote
+	}
+}
+
+// blueGreenJob builds the Job of the current step: an executor Job that knows the
+// addresses of every blue and green member (the leader may be on either side), or
+// the validation hook.
+func (r *Reconciler) blueGreenJob(c *baov1.OpenBaoCluster, d bluegreen.Decision) (*batchv1.Job, error) {
+	up, st := c.Status.Upgrade, c.Status.BlueGreen
+	s := st.CurrentStep
+	image := r.executorImage(c)
+	addrs := append(setAddresses(c, st.Blue), setAddresses(c, st.Green)...)
+	switch d.Job {
+	case core.JobValidate:
+		hook := c.Spec.Upgrade.BlueGreen.ValidationHook
+		if hook == nil {
+			return nil, fmt.Errorf("spec.upgrade.blueGreen.validationHook of %s/%s is gone while the upgrade validates green: set it again, or retry without it", c.Namespace, c.Name)
+		}
+		return bluegreen.ValidationJob(c, up.ID, s.Attempts, hook, c.GetValidationHookTimeout(), setAddresses(c, st.Green), caSecretName(c)), nil
+	case core.JobPromote:
+		return raftops.PromoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+	case core.JobDemote:
+		return raftops.DemoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+	case core.JobStepDown:
+		return raftops.StepDownJobFor(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+	case core.JobRemovePeer:
+		return raftops.RemovePeerJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+	}
+	return nil, fmt.Errorf("unknown executor Job kind %q", d.Job)
+}
+
+// setAddresses are the API addresses of one StatefulSet's members.
+func setAddresses(c *baov1.OpenBaoCluster, set baov1.MemberSet) []string {
+	n := workload.NamesFor(c).ForStatefulSet(set.StatefulSet)
+	out := make([]string, 0, set.Replicas)
+	for i := range set.Replicas {
+		out = append(out, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
+	}
+	return out
+}
+
+func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {
+	n := workload.NamesFor(c).ForStatefulSet(st.Green.StatefulSet)
+	out := make([]string, 0, st.Green.Replicas)
+	for i := range st.Green.Replicas {
+		out = append(out, n.Member(i))
+	}
+	return out
+}
+
+func caSecretName(c *baov1.OpenBaoCluster) string {
+	if c.Spec.TLS.SecretName != "" {
+		return c.Spec.TLS.SecretName
+	}
+	return workload.NamesFor(c).TLSSecret()
+}
+
+// applyBlueGreenObject creates green's StatefulSet, or points the client Service
+// at the serving StatefulSet (green once status.statefulSet moved).
+func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
+	st := c.Status.BlueGreen
+	switch obj {
+	case core.ObjectGreenStatefulSet:
+		sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
+			Image: st.Green.Image, TLSSecretName: caSecretName(c), Name: st.Green.StatefulSet, Parallel: true})
+		if err != nil {
+			return err
+		}
+		replicas := st.Green.Replicas
+		sts.Spec.Replicas = &replicas
+		err = r.Client.Create(ctx, sts)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create green's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
+		}
+		return nil
+	case core.ObjectClientService:
+		// Under the workload loop's field manager: it computes the same selector
+		// from status.statefulSet and owns the Service afterwards.
+		if err := objectapply.Apply(ctx, r.Client, workload.Services(c)[1]); err != nil {
+			return fmt.Errorf("failed to point the client Service at %s: %w", c.ServingStatefulSet(), err)
+		}
+		return nil
+	}
+	return fmt.Errorf("blue-green cannot apply %q", obj)
+}
+
+// deleteBlueGreenObject deletes blue's StatefulSet (its pods go with it), or the
+// volume claims of blue's members once their pods are gone.
+func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
+	st := c.Status.BlueGreen
+	switch obj {
+	case core.ObjectBlueStatefulSet:
+		sts := &appsv1.StatefulSet{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: st.Blue.StatefulSet}, sts); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if err := r.Client.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &sts.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("failed to delete blue's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
+		}
+		return nil
+	case core.ObjectBlueVolumes:
+		vols, err := r.blueVolumes(ctx, c, st.Blue.StatefulSet)
+		if err != nil {
+			return err
+		}
+		for i := range vols {
+			pvc := &vols[i]
+			if err := r.Client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return fmt.Errorf("failed to delete blue's volume claim %s/%s: %w", c.Namespace, pvc.Name, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("blue-green cannot delete %q", obj)
+}
+
+// blueVolumes lists the data volume claims of blue's members: data-<blue>-<ordinal>,
+// any ordinal (a claim left by an earlier scale-down too). Green's claims,
+// data-<blue>-<revision>-<ordinal>, never match.
+func (r *Reconciler) blueVolumes(ctx context.Context, c *baov1.OpenBaoCluster, blue string) ([]corev1.PersistentVolumeClaim, error) {
+	list := &corev1.PersistentVolumeClaimList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: c.Name}); err != nil {
+		return nil, fmt.Errorf("failed to list the volume claims of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	re := regexp.MustCompile("^" + regexp.QuoteMeta(dataVolume+"-"+blue) + "-[0-9]+$")
+	var out []corev1.PersistentVolumeClaim
+	for _, pvc := range list.Items {
+		if re.MatchString(pvc.Name) && pvc.DeletionTimestamp.IsZero() {
+			out = append(out, pvc)
+		}
+	}
+	return out, nil
+}
+
+func phaseOf(st *baov1.BlueGreenStatus) string {
+	if st == nil {
+		return ""
+	}
+	return string(st.Phase)
+}
+
+func capitalizeFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
