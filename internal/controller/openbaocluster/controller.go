@@ -61,7 +61,7 @@ func upgradeStatusChanged() predicate.Funcs {
 		if !ok1 || !ok2 {
 			return false
 		}
-		return oldC.Status.CurrentVersion != newC.Status.CurrentVersion ||
+		return oldC.Status.CurrentVersion != newC.Status.CurrentVersion || oldC.Status.StatefulSet != newC.Status.StatefulSet ||
 			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade) ||
 			!equality.Semantic.DeepEqual(oldC.Status.Scaling, newC.Status.Scaling)
 	}}
