@@ -78,7 +78,9 @@ func TestDecide(t *testing.T) {
 			phase: baov1.BlueGreenSync,
 			setup: func(w *world, in *Input) { in.Cluster.Green[2].LastIndex = 50 },
 			want:  core.KindWait,
-			check: func(g Gomega, d Decision) { g.Expect(d.WaitingFor).To(ContainSubstring("bao-1a2b3c4d-2 to catch up (index 50 behind")) },
+			check: func(g Gomega, d Decision) {
+				g.Expect(d.WaitingFor).To(ContainSubstring("bao-1a2b3c4d-2 to catch up (index 50 behind"))
+			},
 		},
 		{
 			name:  "a break in sync counts minSyncDuration anew",
@@ -93,7 +95,9 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "in sync for less than minSyncDuration waits for the rest",
 			phase: baov1.BlueGreenSync,
-			setup: func(w *world, in *Input) { in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-3 * time.Second)} },
+			setup: func(w *world, in *Input) {
+				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-3 * time.Second)}
+			},
 			want:  core.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.RequeueAfter).To(Equal(2 * time.Second)) },
 		},
@@ -235,7 +239,9 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "a failed upgrade waits for a retry",
 			phase: baov1.BlueGreenPromoteGreen,
-			setup: func(w *world, in *Input) { in.Upgrade = &baov1.UpgradeStatus{Failure: &baov1.UpgradeFailure{Reason: "PromoteFailed"}} },
+			setup: func(w *world, in *Input) {
+				in.Upgrade = &baov1.UpgradeStatus{Failure: &baov1.UpgradeFailure{Reason: "PromoteFailed"}}
+			},
 			want:  core.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.WaitingFor).To(ContainSubstring("baokeeper.dev/retry")) },
 		},
