@@ -4,7 +4,8 @@
 //
 //  1. New builds the collectors; Register puts them on a registry.
 //  2. Reconcilers call the Recorder's methods at step transitions.
-//  3. Labels are the cluster's namespace and name, plus a reason where one applies.
+//  3. Labels are the cluster's namespace and name, plus the upgrade's strategy and a
+//     reason where they apply.
 package metrics
 
 import (
@@ -15,16 +16,17 @@ import (
 
 // Recorder records upgrade progress. Implementations must be safe for concurrent use.
 type Recorder interface {
-	// UpgradeState reports whether an upgrade runs and how many members are done.
-	UpgradeState(namespace, name string, inProgress bool, completed, total int)
+	// UpgradeState reports whether an upgrade of strategy runs and how many of its
+	// steps are done (members for RollingUpdate, phases for BlueGreen).
+	UpgradeState(namespace, name, strategy string, inProgress bool, completed, total int)
 	// StepCompleted observes how long one member took, from intent to settled.
 	StepCompleted(namespace, name string, d time.Duration)
 	// UpgradeCompleted observes a whole upgrade's duration.
-	UpgradeCompleted(namespace, name string, d time.Duration)
+	UpgradeCompleted(namespace, name, strategy string, d time.Duration)
 	// LeaderTransfer counts a planned leadership change.
 	LeaderTransfer(namespace, name string)
-	// UpgradeFailed counts a failure by reason.
-	UpgradeFailed(namespace, name, reason string)
+	// UpgradeFailed counts a failure by strategy and reason.
+	UpgradeFailed(namespace, name, strategy, reason string)
 	// Raft reports the failure tolerance and voter count last observed.
 	Raft(namespace, name string, failureTolerance, voters int)
 	// BlueGreenPhase reports the phase of the blue-green upgrade; "" when none runs.
@@ -62,20 +64,20 @@ func New() *Metrics {
 	cl := []string{"namespace", "name"}
 	return &Metrics{
 		inProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_in_progress",
-			Help: "1 while a version change of the cluster runs."}, cl),
+			Help: "1 while a version change of the cluster runs, by strategy (RollingUpdate, BlueGreen)."}, append(cl, "strategy")),
 		podsCompleted: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_pods_completed",
-			Help: "Members already on the target version in the running upgrade."}, cl),
+			Help: "Steps of the running upgrade done: members on the target for RollingUpdate, phases passed for BlueGreen."}, cl),
 		podsTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_pods_total",
-			Help: "Members the running upgrade replaces."}, cl),
+			Help: "Steps of the running upgrade: members it replaces for RollingUpdate, phases for BlueGreen."}, cl),
 		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_step_duration_seconds",
 			Help:    "Time to replace one member, from the persisted intent to the end of the settle time.",
 			Buckets: []float64{5, 10, 20, 30, 60, 120, 300, 600}}, cl),
 		upgradeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_duration_seconds",
-			Help: "Time of a whole upgrade, from planning to completion.", Buckets: []float64{30, 60, 120, 300, 600, 1200, 3600}}, cl),
+			Help: "Time of a whole upgrade, from planning to completion, by strategy.", Buckets: []float64{30, 60, 120, 300, 600, 1200, 3600}}, append(cl, "strategy")),
 		leaderTransfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_leader_transfers_total",
 			Help: "Planned leadership changes (verified step-downs)."}, cl),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_upgrade_failures_total",
-			Help: "Upgrades that stopped, by reason."}, append(cl, "reason")),
+			Help: "Upgrades that stopped, by strategy and reason."}, append(cl, "strategy", "reason")),
 		failureTolerance: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_raft_failure_tolerance",
 			Help: "Autopilot's failure tolerance as last observed."}, cl),
 		voters: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_raft_voters",
@@ -99,12 +101,12 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 }
 
 // UpgradeState implements Recorder.
-func (m *Metrics) UpgradeState(namespace, name string, inProgress bool, completed, total int) {
+func (m *Metrics) UpgradeState(namespace, name, strategy string, inProgress bool, completed, total int) {
 	v := 0.0
 	if inProgress {
 		v = 1
 	}
-	m.inProgress.WithLabelValues(namespace, name).Set(v)
+	m.inProgress.WithLabelValues(namespace, name, strategy).Set(v)
 	m.podsCompleted.WithLabelValues(namespace, name).Set(float64(completed))
 	m.podsTotal.WithLabelValues(namespace, name).Set(float64(total))
 }
@@ -115,8 +117,8 @@ func (m *Metrics) StepCompleted(namespace, name string, d time.Duration) {
 }
 
 // UpgradeCompleted implements Recorder.
-func (m *Metrics) UpgradeCompleted(namespace, name string, d time.Duration) {
-	m.upgradeDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+func (m *Metrics) UpgradeCompleted(namespace, name, strategy string, d time.Duration) {
+	m.upgradeDuration.WithLabelValues(namespace, name, strategy).Observe(d.Seconds())
 }
 
 // LeaderTransfer implements Recorder.
@@ -125,8 +127,8 @@ func (m *Metrics) LeaderTransfer(namespace, name string) {
 }
 
 // UpgradeFailed implements Recorder.
-func (m *Metrics) UpgradeFailed(namespace, name, reason string) {
-	m.failures.WithLabelValues(namespace, name, reason).Inc()
+func (m *Metrics) UpgradeFailed(namespace, name, strategy, reason string) {
+	m.failures.WithLabelValues(namespace, name, strategy, reason).Inc()
 }
 
 // Raft implements Recorder.

@@ -16,32 +16,37 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	m := New()
 	g.Expect(m.Register(reg)).To(Succeed())
 
-	m.UpgradeState("ns", "bao", true, 2, 3)
+	m.UpgradeState("ns", "bao", "RollingUpdate", true, 2, 3)
 	m.StepCompleted("ns", "bao", 12*time.Second)
 	m.LeaderTransfer("ns", "bao")
-	m.UpgradeFailed("ns", "bao", "StepTimeout")
+	m.UpgradeFailed("ns", "bao", "RollingUpdate", "StepTimeout")
 	m.Raft("ns", "bao", 1, 3)
-	m.UpgradeCompleted("ns", "bao", 90*time.Second)
+	m.UpgradeCompleted("ns", "bao", "BlueGreen", 90*time.Second)
+	m.BlueGreenPhase("ns", "bao", "Sync")
+	m.Promotion("ns", "bao", "Requested")
 
-	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao", "RollingUpdate"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.podsCompleted.WithLabelValues("ns", "bao"))).To(Equal(2.0))
 	g.Expect(testutil.ToFloat64(m.leaderTransfers.WithLabelValues("ns", "bao"))).To(Equal(1.0))
-	g.Expect(testutil.ToFloat64(m.failures.WithLabelValues("ns", "bao", "StepTimeout"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.failures.WithLabelValues("ns", "bao", "RollingUpdate", "StepTimeout"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.voters.WithLabelValues("ns", "bao"))).To(Equal(3.0))
+	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "Sync"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "DeployGreen"))).To(Equal(0.0), "one phase at a time")
+	g.Expect(testutil.ToFloat64(m.promotions.WithLabelValues("ns", "bao", "Requested"))).To(Equal(1.0))
 
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP baokeeper_upgrade_duration_seconds Time of a whole upgrade, from planning to completion.
+# HELP baokeeper_upgrade_duration_seconds Time of a whole upgrade, from planning to completion, by strategy.
 # TYPE baokeeper_upgrade_duration_seconds histogram
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="30"} 0
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="60"} 0
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="120"} 1
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="300"} 1
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="600"} 1
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="1200"} 1
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="3600"} 1
-baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",le="+Inf"} 1
-baokeeper_upgrade_duration_seconds_sum{name="bao",namespace="ns"} 90
-baokeeper_upgrade_duration_seconds_count{name="bao",namespace="ns"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="30"} 0
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="60"} 0
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="120"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="300"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="600"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="1200"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="3600"} 1
+baokeeper_upgrade_duration_seconds_bucket{name="bao",namespace="ns",strategy="BlueGreen",le="+Inf"} 1
+baokeeper_upgrade_duration_seconds_sum{name="bao",namespace="ns",strategy="BlueGreen"} 90
+baokeeper_upgrade_duration_seconds_count{name="bao",namespace="ns",strategy="BlueGreen"} 1
 `), "baokeeper_upgrade_duration_seconds")
 	g.Expect(err).NotTo(HaveOccurred())
 }

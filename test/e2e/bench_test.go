@@ -93,6 +93,8 @@ type benchRow struct {
 	intrinsic  time.Duration // sum over members of old pod deleted -> new pod Ready
 	overhead   time.Duration // mean over members of (previous Ready or trigger) -> pod deleted
 	detail     string
+	// blueGreen rows have no per-member replacement: their members are new pods.
+	blueGreen bool
 }
 
 var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure, func() {
@@ -115,8 +117,59 @@ var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure
 				runBench(ctx, algo, n, row)
 			}, SpecTimeout(25*time.Minute))
 		}
+		It(fmt.Sprintf("measures baokeeper blue-green on %d members", n), func(ctx SpecContext) {
+			row := &benchRow{algorithm: "baokeeper blue-green (autoPromote, minSyncDuration 0s)", members: n, blueGreen: true}
+			rows = append(rows, row)
+			runBlueGreenBench(ctx, n, row)
+		}, SpecTimeout(25*time.Minute))
 	}
 })
+
+// runBlueGreenBench brings up a cluster of n members on 2.4.0 with the leader on the
+// highest ordinal and upgrades it blue-green to 2.4.1 (autoPromote, no sync wait, no
+// hook) under the observer. The finish line is status.currentVersion on the target
+// with blue gone: green's members are new pods, so the per-member columns of the
+// rolling rows do not apply.
+func runBlueGreenBench(ctx context.Context, n int32, row *benchRow) {
+	GinkgoHelper()
+	namespace := fmt.Sprintf("bench-bg-%d", n)
+	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
+	tc := newTestCluster(ctx, namespace, n)
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
+		c.Spec.Upgrade.BlueGreen.AutoPromote = true
+		c.Spec.Upgrade.BlueGreen.MinSyncDuration = ptrTo(baov1.Duration("0s"))
+	})
+	By("putting the leader on the highest ordinal, " + tc.memberList()[n-1])
+	kills := tc.placeLeaderLast(ctx)
+	tc.waitPodsReady(ctx)
+	blue := tc.memberList()
+
+	obs := tc.observe(ctx)
+	load := loadAverage()
+	start := time.Now()
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = benchTo })
+	green := tc.waitGreenNamed(ctx, int(n))
+	tc.setMembers(append(blue, green...)...)
+	tc.waitUpgraded(ctx, benchTo, benchUpgradeTimeout)
+	doneAt := time.Now()
+	tc.setMembers(green...)
+	obs.endWindowAt(doneAt)
+	res := obs.finish(ctx)
+	row.elections = res.elections
+	row.longestGap, row.failed, row.acked, row.lost = res.longest, res.failed, res.inWindow, res.lost+res.sampleBad
+	row.total = doneAt.Sub(start)
+	row.done = true
+	row.detail = fmt.Sprintf("baokeeper blue-green, %d members: load average at the trigger %s, leader placed on %s after %d forced election(s), "+
+		"window %s, acked in window %d (floor %d), longest gap in window %s, failed attempts %d, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v; "+
+		"status.currentVersion %s at +%s (polled every %s)",
+		n, load, blue[n-1], kills, secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.failed, res.lost, res.sampleBad,
+		res.elections, res.termsString(), res.leaders, res.versions, benchTo, secs(row.total), pollEvery)
+	AddReportEntry(fmt.Sprintf("bench bluegreen %d", n), row.detail)
+	res.expectNoLoss()
+	res.expectElections(1, benchTo)
+	Expect(green).To(ContainElement(res.leaders[1]), "the new leader is a green member")
+}
 
 // runBench brings up a cluster of n members on 2.4.0, puts the leader on the highest
 // ordinal, upgrades it to 2.4.1 with algo under the observer and fills row.
@@ -237,6 +290,11 @@ func benchTable(rows []*benchRow) string {
 	for _, r := range rows {
 		if !r.done {
 			fmt.Fprintf(&b, "| %s | %d | did not complete (see the spec's output) |  |  |  |  |  |  |  |  |\n", r.algorithm, r.members)
+			continue
+		}
+		if r.blueGreen {
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | n/a | n/a | n/a |\n", r.algorithm, r.members, r.elections,
+				secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total))
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s |\n", r.algorithm, r.members, r.elections,

@@ -42,7 +42,7 @@ var _ = Describe("Blue-green upgrades", Ordered, func() {
 		DeferCleanup(func() { deleteNamespace(context.Background(), ns) })
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
-			c.Spec.Upgrade.BlueGreen.MinSyncDuration = ptrTo(baov1.Duration("5s"))
+			c.Spec.Upgrade.BlueGreen.MinSyncDuration = ptrTo(baov1.Duration("3s"))
 		})
 	})
 
@@ -87,7 +87,7 @@ var _ = Describe("Blue-green upgrades", Ordered, func() {
 		tc.expectVoters(ctx, blue...)
 		Consistently(func(g Gomega) {
 			g.Expect(tc.get(ctx, g).Status.BlueGreen.Phase).To(Equal(baov1.BlueGreenAwaitPromotion))
-		}, 5*time.Second, pollEvery).Should(Succeed(), "the hold lasts until a new promote value")
+		}, 3*time.Second, pollEvery).Should(Succeed(), "the hold lasts until a new promote value")
 
 		By("promoting with a new value")
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Annotations["baokeeper.dev/promote"] = "go" })

@@ -24,6 +24,10 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
+// blueGreenPoll is how often a blue-green upgrade that waits on OpenBao looks again.
+// Only a cluster in the middle of one is polled this often.
+const blueGreenPoll = 500 * time.Millisecond
+
 // Event reasons of blue-green upgrades.
 const (
 	eventBlueGreenPhase   baov1.Reason = "BlueGreenPhase"
@@ -100,7 +104,7 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Member, At: &t}
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
 		if r.Metrics != nil {
-			r.Metrics.UpgradeFailed(c.Namespace, c.Name, d.Reason)
+			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), d.Reason)
 		}
 		return ctrl.Result{}, nil
 	case core.KindComplete:
@@ -108,7 +112,7 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 		// go out in one status write.
 		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, d.Event)
 		if r.Metrics != nil && up.StartedAt != nil {
-			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, obs.Now.Sub(up.StartedAt.Time))
+			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), obs.Now.Sub(up.StartedAt.Time))
 			r.Metrics.BlueGreenPhase(c.Namespace, c.Name, "")
 		}
 		c.Status.CurrentVersion = up.TargetVersion
@@ -122,10 +126,12 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 	if up.Failure != nil {
 		return ctrl.Result{}, nil
 	}
-	if d.RequeueAfter == 0 || d.RequeueAfter > openbaoPollInterval {
-		d.RequeueAfter = openbaoPollInterval
+	if d.RequeueAfter == 0 {
+		// Waiting on OpenBao (a member joining, a promotion autopilot applies on
+		// its next round, an election): it has no watch, so look again soon.
+		return ctrl.Result{RequeueAfter: blueGreenPoll}, nil
 	}
-	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+	return ctrl.Result{RequeueAfter: min(d.RequeueAfter, openbaoPollInterval)}, nil
 }
 
 // blueGreenInput gathers what Decide needs beyond the observation: what is left

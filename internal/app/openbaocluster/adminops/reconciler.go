@@ -109,13 +109,16 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) 
 		return
 	}
 	completed, total := 0, 0
+	strategy := string(c.GetStrategy())
 	if up := c.Status.Upgrade; up != nil {
-		completed = len(up.CompletedPods)
-		if up.Plan != nil {
-			total = len(up.Plan.Pods)
+		strategy = string(up.Strategy)
+		if p := up.Progress; p != nil {
+			completed, total = int(p.Completed), int(p.Total)
+		} else if up.Plan != nil {
+			completed, total = len(up.CompletedPods), len(up.Plan.Pods)
 		}
 	}
-	r.Metrics.UpgradeState(c.Namespace, c.Name, c.Status.Upgrade != nil, completed, total)
+	r.Metrics.UpgradeState(c.Namespace, c.Name, strategy, c.Status.Upgrade != nil, completed, total)
 	if obs.AutopilotKnown {
 		voters := 0
 		for _, m := range obs.Members {

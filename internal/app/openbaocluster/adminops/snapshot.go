@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoClus
 	case snapshot.ActionFail:
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
 		if r.Metrics != nil {
-			r.Metrics.UpgradeFailed(c.Namespace, c.Name, d.Reason)
+			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(c.Status.Upgrade.Strategy), d.Reason)
 		}
 		return ctrl.Result{}, nil
 	default:

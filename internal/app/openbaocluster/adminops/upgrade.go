@@ -276,10 +276,10 @@ func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeSt
 			r.Metrics.StepCompleted(c.Namespace, c.Name, now.Sub(stepStart))
 		}
 	case rolling.ActionFail:
-		r.Metrics.UpgradeFailed(c.Namespace, c.Name, d.Reason)
+		r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), d.Reason)
 	case rolling.ActionComplete:
 		if up.StartedAt != nil {
-			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, now.Sub(up.StartedAt.Time))
+			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), now.Sub(up.StartedAt.Time))
 		}
 	}
 }

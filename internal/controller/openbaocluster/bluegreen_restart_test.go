@@ -1,0 +1,570 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// These specs drive the adminops reconciler pass by pass through a whole blue-green
+// upgrade of 3 members against a real API server, and kill the operator after any
+// pass that writes status, with the crash model of the other restart specs: the pass
+// took its action (created green's StatefulSet or an executor Job, switched the
+// client Service, deleted blue) and died before its status write. The world
+// (blueGreenWorld) checks its invariants at every step; after each run green must be
+// the whole cluster, with one election, and the disruptive actions those of the
+// reference run, an action repeated only while its outcome was not yet visible.
+var _ = Describe("Blue-green upgrades across operator restarts", Ordered, ContinueOnFailure, func() {
+	var k client.WithWatch
+	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
+
+	BeforeAll(func() { k = isolatedAPIServer() })
+
+	It("upgrades 3 members with one election onto green, whichever pass the operator dies after", func() {
+		want := []string{
+			"create green",
+			"promote <green>-0", "promote <green>-1", "promote <green>-2",
+			"demote bao-0", "demote bao-2",
+			"stepdown bao-1",
+			"switch the client Service to <green>",
+			"removepeer bao-0", "removepeer bao-2", "removepeer bao-1",
+			"delete StatefulSet bao",
+			"delete volume bao-0", "delete volume bao-1", "delete volume bao-2",
+		}
+		ref := runBlueGreen(ctx, k, "bgref", -1)
+		expectBlueGreen(ctx, ref, -1, want)
+		passes := ref.loopPasses
+		GinkgoWriter.Printf("blue-green reference run: %d passes, actions %v%s\n", passes, ref.whats(), ref.history())
+
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, scalingWorkers)
+		for crashAt := range passes {
+			if !slices.Contains(ref.writes[crashAt], noteStatus) {
+				continue
+			}
+			wg.Go(func() {
+				defer GinkgoRecover()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				w := runBlueGreen(ctx, k, fmt.Sprintf("bgk%d", crashAt), crashAt)
+				GinkgoWriter.Printf("blue-green: crash after pass %2d (%s): %d passes, actions %v\n", crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
+				expectBlueGreen(ctx, w, crashAt, want)
+			})
+		}
+		wg.Wait()
+	})
+})
+
+// blueGreenWorld simulates everything around the adminops reconciler during a
+// blue-green upgrade:
+//
+//   - the StatefulSet controller: blue's pods exist; green's, once its StatefulSet
+//     exists, are all created at once (Parallel) with a volume claim each; the pods
+//     of a deleted StatefulSet go one step later (the garbage collector);
+//   - the kubelet: a new pod is Ready one step after its creation;
+//   - OpenBao: a Ready pod that is not in the Raft configuration joins as a
+//     non-voter, healthy and caught up one step later; each member reports the
+//     version of its image; autopilot state follows the Raft configuration, and the
+//     first read after an election lists the other servers as left with index 0;
+//   - the executor: a Job completes at its second step and acts as in the scaling
+//     world; a step-down hands leadership to the lowest-ordinal green voter;
+//   - the PVC protection controller: a claim being deleted goes once no pod uses it.
+//
+// It checks at every step: a majority of the voters healthy; no Job for what is
+// already done; no promotion of a blue member (blue is never promoted again); no
+// demotion or removal of the leader.
+type blueGreenWorld struct {
+	*scalingWorld
+	// green is green's StatefulSet, once created.
+	green string
+}
+
+func (w *blueGreenWorld) greenName(s string) string {
+	if w.green == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, w.green, "<green>")
+}
+
+// runBlueGreen creates a cluster of 3 Ready voting members on restartFrom with
+// bao-1 leading, seeds currentVersion with a first pass, asks for restartTo under
+// BlueGreen with autoPromote and runs passes of a new adminops reconciler, each
+// followed by a world step, until the upgrade completed; then a few more.
+func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt int) *blueGreenWorld {
+	GinkgoHelper()
+	c := createRestartCluster(ctx, k, ns, 3)
+	u := &upgradeWorld{
+		k: k, cluster: c, bao: &openbaofake.Fake{}, targetVersion: restartTo,
+		clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		pods:  map[string]*corev1.Pod{}, index: scalingStartIndex, lastIndex: map[string]uint64{},
+		pass: -1, crashAt: -1, writes: map[int][]string{},
+	}
+	w := &blueGreenWorld{scalingWorld: &scalingWorld{upgradeWorld: u, raft: map[string]bool{}, createdAt: map[string]int{},
+		joinedAt: map[string]int{}, removed: map[string]bool{}, fellOff: map[string]bool{}}}
+	w.leader = "bao-1"
+	for i := range 3 {
+		w.raft[fmt.Sprintf("bao-%d", i)] = true
+	}
+	w.bao.SetError(openbaofake.MethodAutopilotState, errors.New("autopilot state is not ready"))
+	for range 7 {
+		w.bgStep(ctx)
+	}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	_, err := w.reconciler(k).Reconcile(ctx, req)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")
+	w.bao.SetError(openbaofake.MethodAutopilotState, nil)
+	w.bgStep(ctx)
+
+	c.Spec.Version = restartTo
+	c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy
+	c.Spec.Upgrade.BlueGreen.AutoPromote = true
+	c.Spec.Upgrade.BlueGreen.MinSyncDuration = baov1.DurationOf(2 * time.Second)
+	Expect(k.Update(ctx, c)).To(Succeed())
+	w.crashAt = crashAt
+	for w.pass = 0; !w.done; w.pass++ {
+		if w.pass == scalingMaxPasses {
+			Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+			w.incomplete = fmt.Sprintf("the upgrade did not complete in %d passes: %s", scalingMaxPasses, c.Status.Message)
+			if up := c.Status.Upgrade; up != nil {
+				w.incomplete += "; waiting for: " + up.WaitingFor
+			}
+			break
+		}
+		if len(w.violations) > 0 {
+			w.incomplete = "stopped at the first broken invariant"
+			break
+		}
+		w.writes[w.pass] = nil
+		_, err := w.reconciler(w.bgClient(k)).Reconcile(ctx, req)
+		if w.pass == w.crashAt {
+			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
+		} else {
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+		}
+		w.bgStep(ctx)
+	}
+	w.loopPasses = w.pass
+	if w.incomplete == "" {
+		for range scalingAfterPasses {
+			w.writes[w.pass] = nil
+			_, err := w.reconciler(w.bgClient(k)).Reconcile(ctx, req)
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d, after the upgrade completed", ns, w.pass)
+			w.bgStep(ctx)
+			w.pass++
+		}
+	}
+	return w
+}
+
+// bgClient is the reconciler's client: the API server's, reporting the
+// reconciler's disruptive writes to the world, and failing the status write of pass
+// crashAt.
+func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
+	crash := func(sub string) error {
+		if sub != "status" {
+			return nil
+		}
+		if w.pass == w.crashAt {
+			w.note(noteCrash)
+			return errOperatorCrashed
+		}
+		w.note(noteStatus)
+		return nil
+	}
+	ns := w.cluster.Namespace
+	return interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			err := c.Get(ctx, key, obj, opts...)
+			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
+				if oc.Status.Upgrade != nil {
+					w.started = true
+				}
+				w.done = w.started && oc.Status.Upgrade == nil && oc.Status.CurrentVersion == restartTo
+			}
+			return err
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			err := c.Create(ctx, obj, opts...)
+			switch o := obj.(type) {
+			case *batchv1.Job:
+				switch {
+				case err == nil:
+					w.bgJobCreated(o)
+				case apierrors.IsAlreadyExists(err):
+					w.note("found Job " + w.greenName(withoutOperation(o)))
+				}
+			case *appsv1.StatefulSet:
+				if err == nil {
+					w.green = o.Name
+					w.disrupt("create green")
+				} else if apierrors.IsAlreadyExists(err) {
+					w.note("found green's StatefulSet")
+				}
+			}
+			return err
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			err := c.Delete(ctx, obj, opts...)
+			if err != nil {
+				return err
+			}
+			switch o := obj.(type) {
+			case *corev1.PersistentVolumeClaim:
+				w.disrupt("delete volume " + strings.TrimPrefix(o.Name, "data-"))
+			case *appsv1.StatefulSet:
+				w.disrupt("delete StatefulSet " + o.Name)
+			case *corev1.Pod:
+				w.violate("pass %d deleted pod %s: a blue-green upgrade deletes no pod itself", w.pass, o.Name)
+			case *batchv1.Job:
+				w.note("deleted Job " + withoutOperation(o))
+			}
+			return nil
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			before := &corev1.Service{}
+			_ = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bao"}, before)
+			if err := c.Apply(ctx, obj, opts...); err != nil {
+				return err
+			}
+			after := &corev1.Service{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bao"}, after); err == nil &&
+				after.Spec.Selector[workload.LabelInstance] != before.Spec.Selector[workload.LabelInstance] {
+				if w.leader == "" || !strings.HasPrefix(w.leader, w.green+"-") {
+					w.violate("pass %d switched the client Service to green while %s leads", w.pass, w.leader)
+				}
+				w.disrupt("switch the client Service to " + w.greenName(after.Spec.Selector[workload.LabelInstance]))
+			} else {
+				w.note("applied an object")
+			}
+			return nil
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if err := crash(sub); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+}
+
+// bgJobCreated records a new executor Job and checks it: its outcome must not be
+// visible yet, a promotion is of a green member, and a demotion or removal is never
+// of the leader.
+func (w *blueGreenWorld) bgJobCreated(job *batchv1.Job) {
+	step, member := job.Labels[raftops.LabelStep], job.Labels[raftops.LabelMember]
+	voter, in := w.raft[member]
+	green := w.green != "" && strings.HasPrefix(member, w.green+"-")
+	switch step {
+	case raftops.StepPromote:
+		if !green {
+			w.violate("pass %d created the promote Job %s for blue member %s", w.pass, job.Name, member)
+		}
+		if in && voter {
+			w.violate("pass %d created the promote Job %s for %s, already a voter", w.pass, job.Name, member)
+		}
+	case raftops.StepDemote:
+		if !in || !voter || member == w.leader {
+			w.violate("pass %d created the demote Job %s for %s (voter %t, leader %s)", w.pass, job.Name, member, voter, w.leader)
+		}
+	case raftops.StepRemovePeer:
+		if !in || member == w.leader {
+			w.violate("pass %d created the removepeer Job %s for %s (in Raft %t, leader %s)", w.pass, job.Name, member, in, w.leader)
+		}
+	case raftops.StepStepDown:
+		if w.leader != member {
+			w.violate("pass %d created the stepdown Job %s for %s, which does not lead (%s does)", w.pass, job.Name, member, w.leader)
+		}
+	default:
+		w.violate("pass %d created the Job %s of an unexpected step %q", w.pass, job.Name, step)
+	}
+	w.note("created Job " + w.greenName(withoutOperation(job)))
+	w.disrupt(step + " " + w.greenName(member))
+	w.execJobs = append(w.execJobs, &execJob{name: job.Name, step: step, member: member})
+}
+
+// bgStep is one step of the world between two passes.
+func (w *blueGreenWorld) bgStep(ctx context.Context) {
+	GinkgoHelper()
+	w.clock.Step(time.Second)
+	w.index += 10
+	w.stepN++
+	w.bgRunJobs(ctx)
+	w.bgStatefulSets(ctx)
+	w.bgKubelet(ctx)
+	w.volumeProtection(ctx)
+	w.checkMajority("at the end of the step")
+	w.bgPublish()
+}
+
+// bgRunJobs completes each executor Job at its second step, acting on Raft.
+func (w *blueGreenWorld) bgRunJobs(ctx context.Context) {
+	GinkgoHelper()
+	for _, j := range w.execJobs {
+		if j.finished {
+			continue
+		}
+		if j.steps++; j.steps < 2 {
+			continue
+		}
+		j.finished = true
+		if j.step == raftops.StepStepDown && j.member == w.leader {
+			next := ""
+			for _, name := range w.sortedRaft() {
+				if name != w.leader && w.raft[name] && w.ready(name) {
+					next = name
+					break
+				}
+			}
+			Expect(next).NotTo(BeEmpty(), "no voter can take over from %s", w.leader)
+			w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: w.leader, to: next})
+			w.leader, w.election = next, true
+		} else if j.step != raftops.StepStepDown {
+			Expect(w.execute(j)).To(BeEmpty(), "executor Job %s", j.name)
+		}
+		job := &batchv1.Job{}
+		Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: j.name}, job)).To(Succeed())
+		now := metav1.NewTime(w.clock.Now())
+		job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &now, &now, 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+		}
+		Expect(w.k.Status().Update(ctx, job)).To(Succeed())
+	}
+}
+
+// sortedRaft lists the Raft servers, green's first (by name), so that a step-down
+// picks a green voter when one can lead.
+func (w *blueGreenWorld) sortedRaft() []string {
+	var out []string
+	for name := range w.raft {
+		out = append(out, name)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ga, gb := w.green != "" && strings.HasPrefix(a, w.green), w.green != "" && strings.HasPrefix(b, w.green)
+		if ga != gb {
+			if ga {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+// bgStatefulSets is the StatefulSet controller and the garbage collector.
+func (w *blueGreenWorld) bgStatefulSets(ctx context.Context) {
+	GinkgoHelper()
+	list := &appsv1.StatefulSetList{}
+	Expect(w.k.List(ctx, list, client.InNamespace(w.cluster.Namespace))).To(Succeed())
+	exists := map[string]bool{}
+	for i := range list.Items {
+		sts := &list.Items[i]
+		exists[sts.Name] = true
+		for o := range *sts.Spec.Replicas {
+			name := fmt.Sprintf("%s-%d", sts.Name, o)
+			if w.pods[name] != nil || (w.removed[name] && w.checked()) {
+				continue
+			}
+			if _, err := w.volumeOf(ctx, name); apierrors.IsNotFound(err) {
+				w.addVolume(ctx, name)
+			}
+			w.pods[name] = w.createPodOf(ctx, sts, name)
+			w.createdAt[name] = w.stepN
+		}
+		if sts.Status.ObservedGeneration != sts.Generation {
+			sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: *sts.Spec.Replicas, CurrentRevision: sts.Name + "-rev1"}
+			Expect(w.k.Status().Update(ctx, sts)).To(Succeed())
+		}
+	}
+	for name, p := range w.pods {
+		if owner := p.Labels[workload.LabelInstance]; !exists[owner] {
+			Expect(client.IgnoreNotFound(w.k.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
+			delete(w.pods, name)
+			if _, in := w.raft[name]; in && w.checked() {
+				w.violate("%s's pod went with its StatefulSet while it is still in Raft", name)
+			}
+		}
+	}
+}
+
+func (w *blueGreenWorld) volumeOf(ctx context.Context, member string) (*corev1.PersistentVolumeClaim, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	return pvc, w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: volumeOf(member)}, pvc)
+}
+
+func (w *blueGreenWorld) createPodOf(ctx context.Context, sts *appsv1.StatefulSet, name string) *corev1.Pod {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster.Namespace, Name: name, Labels: sts.Spec.Template.Labels},
+		Spec:       *sts.Spec.Template.Spec.DeepCopy(),
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: volumeOf(name)}}})
+	Expect(w.k.Create(ctx, pod)).To(Succeed())
+	return pod
+}
+
+// bgKubelet makes pods Ready one step after their creation; a new member joins Raft
+// as a non-voter.
+func (w *blueGreenWorld) bgKubelet(ctx context.Context) {
+	GinkgoHelper()
+	for name, p := range w.pods {
+		if podReady(p) || w.createdAt[name] >= w.stepN {
+			continue
+		}
+		w.setReady(ctx, p, true)
+		if _, in := w.raft[name]; !in && w.checked() {
+			w.raft[name], w.joinedAt[name] = false, w.stepN
+		}
+	}
+}
+
+// bgPublish makes OpenBao's answers follow the pods and the Raft configuration; each
+// member reports the version of its image.
+func (w *blueGreenWorld) bgPublish() {
+	st := openbao.AutopilotState{Leader: w.leader, Servers: map[string]openbao.AutopilotServer{}}
+	all, voters, healthy := true, 0, 0
+	versionOf := func(name string) string {
+		if p := w.pods[name]; p != nil {
+			img := workload.ContainerImage(&p.Spec)
+			return img[strings.LastIndex(img, ":")+1:]
+		}
+		return restartFrom
+	}
+	for name, voter := range w.raft {
+		ready := w.ready(name)
+		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Version: versionOf(name)}
+		if voter {
+			if ready {
+				w.lastIndex[name] = w.index
+			}
+			srv.Status, srv.NodeType, srv.Healthy, srv.LastIndex = openbao.AutopilotStatusVoter, "voter", ready, w.lastIndex[name]
+			if name == w.leader {
+				srv.Status = openbao.AutopilotStatusLeader
+			}
+			st.Voters = append(st.Voters, name)
+			voters++
+			if ready {
+				healthy++
+			}
+		} else {
+			caughtUp := ready && w.stepN > w.joinedAt[name]
+			srv.Status, srv.NodeType, srv.Healthy, srv.LastIndex = openbao.AutopilotStatusNonVoter, "non-voter", caughtUp, joiningIndex
+			if caughtUp {
+				srv.LastIndex = w.index
+			}
+			st.NonVoters = append(st.NonVoters, name)
+		}
+		if !ready {
+			srv.NodeStatus = "left"
+		}
+		if w.election && name != w.leader {
+			srv.NodeStatus, srv.LastIndex = "left", 0
+		}
+		all = all && srv.Healthy
+		st.Servers[name] = srv
+	}
+	slices.Sort(st.Voters)
+	slices.Sort(st.NonVoters)
+	st.Healthy = all && !w.election
+	st.FailureTolerance = max(0, healthy-(voters/2+1))
+	w.election = false
+	w.bao.SetAutopilotState(st)
+	for name := range w.pods {
+		addr := fmt.Sprintf("https://%s.bao-internal.%s.svc:%d", name, w.cluster.Namespace, workload.APIPort)
+		if w.ready(name) {
+			w.bao.SetHealthError(addr, nil)
+			w.bao.SetHealth(addr, openbao.Health{Initialized: true, Standby: name != w.leader, Version: versionOf(name)})
+		} else {
+			w.bao.SetHealthError(addr, errors.New("connection refused"))
+		}
+	}
+}
+
+// expectBlueGreen asserts what must hold after every run, crash or not.
+func expectBlueGreen(ctx context.Context, w *blueGreenWorld, crashAt int, want []string) {
+	GinkgoHelper()
+	name := w.cluster.Namespace
+	Expect(w.violations).To(BeEmpty(), "%s: invariants broken; actions %v; passes:%s", name, w.whats(), w.history())
+	Expect(w.incomplete).To(BeEmpty(), "%s: passes:%s", name, w.history())
+	for _, d := range w.disruptions {
+		Expect(d.pass).To(BeNumerically("<", w.loopPasses), "%s: pass %d, after the upgrade completed, did %s", name, d.pass, d.what)
+	}
+	c := &baov1.OpenBaoCluster{}
+	Expect(w.k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	Expect(c.Status.Upgrade).To(BeNil(), name)
+	Expect(c.Status.BlueGreen).To(BeNil(), name)
+	Expect(c.Status.OperationLock).To(BeNil(), "%s: the operation lock", name)
+	Expect(c.Status.CurrentVersion).To(Equal(restartTo), name)
+	Expect(c.Status.StatefulSet).To(Equal(w.green), "%s: green serves", name)
+
+	var voters []string
+	for i := range 3 {
+		voters = append(voters, w.green+"-"+strconv.Itoa(i)+" (voter)")
+	}
+	Expect(w.raftMembers()).To(Equal(voters), "%s: the Raft configuration is exactly green's members", name)
+	Expect(w.leaders).To(HaveLen(1), "%s: one election", name)
+	Expect(w.leaders[0].to).To(HavePrefix(w.green+"-"), "%s: onto a green member", name)
+
+	sets := &appsv1.StatefulSetList{}
+	Expect(w.k.List(ctx, sets, client.InNamespace(name))).To(Succeed())
+	Expect(sets.Items).To(HaveLen(1), "%s: blue's StatefulSet is gone", name)
+	Expect(sets.Items[0].Name).To(Equal(w.green))
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	Expect(w.k.List(ctx, pvcs, client.InNamespace(name))).To(Succeed())
+	for _, pvc := range pvcs.Items {
+		Expect(pvc.Name).To(HavePrefix("data-"+w.green+"-"), "%s: only green's volume claims are left", name)
+	}
+	svc := &corev1.Service{}
+	Expect(w.k.Get(ctx, client.ObjectKey{Namespace: name, Name: "bao"}, svc)).To(Succeed())
+	Expect(svc.Spec.Selector).To(HaveKeyWithValue(workload.LabelInstance, w.green), "%s: the client Service selects green", name)
+	Expect(upgrade.SameVersion(c.Status.CurrentVersion, restartTo)).To(BeTrue())
+
+	if crashAt < 0 {
+		Expect(w.whats()).To(Equal(want), "%s: disruptive actions, in order", name)
+	} else {
+		Expect(withoutRepeats(w.whats())).To(Equal(want), "%s: disruptive actions, in order, an action at most repeated; got %v", name, w.whats())
+	}
+}
