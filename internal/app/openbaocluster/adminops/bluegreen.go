@@ -53,8 +53,9 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 	if st := d.Status; st != nil {
 		up.Plan.Pods = greenMembers(c, st)
 	}
-	if d.Event != "" {
+	if d.Event != "" && d.Kind != core.KindComplete {
 		r.event(c, corev1.EventTypeNormal, eventBlueGreenPhase, d.Event)
+		d.Event = ""
 	}
 	if r.Metrics != nil && d.Status != nil {
 		r.Metrics.BlueGreenPhase(c.Namespace, c.Name, string(d.Status.Phase))
@@ -65,73 +66,17 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 			r.Metrics.Promotion(c.Namespace, c.Name, string(baov1.PromotionAutomatic))
 		}
 	}
-	log := ctrl.LoggerFrom(ctx).WithValues("phase", phaseOf(d.Status), "action", string(d.Kind), "Pod", d.Member)
-	switch d.Kind {
-	case core.KindPersist:
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case core.KindApply:
-		log.Info("Applying", "object", string(d.Object))
-		if err := r.applyBlueGreenObject(ctx, c, d.Object); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case core.KindCreateJob:
-		job, err := r.blueGreenJob(c, d)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		created, err := r.createJob(ctx, job)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if created {
-			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", d.WaitingFor, job.Name))
-		}
-		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
-	case core.KindDelete:
-		log.Info("Deleting", "object", string(d.Object))
-		if err := r.deleteBlueGreenObject(ctx, c, d.Object); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, capitalizeFirst(d.WaitingFor))
-		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
-	case core.KindHold:
-		// A promote request or a change of spec.upgrade.paused triggers a pass; the
-		// slow requeue keeps the Raft view in status fresh meanwhile.
-		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
-	case core.KindFail:
-		t := metav1.NewTime(obs.Now)
-		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Member, At: &t}
-		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
-		if r.Metrics != nil {
-			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), d.Reason)
-		}
-		return ctrl.Result{}, nil
-	case core.KindComplete:
-		// Invariant 8: the version, the serving StatefulSet and the cleared upgrade
-		// go out in one status write.
-		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, d.Event)
-		if r.Metrics != nil && up.StartedAt != nil {
-			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), obs.Now.Sub(up.StartedAt.Time))
-			r.Metrics.BlueGreenPhase(c.Namespace, c.Name, "")
-		}
-		c.Status.CurrentVersion = up.TargetVersion
-		c.Status.StatefulSet = d.Status.Green.StatefulSet
-		c.Status.Upgrade = nil
-		c.Status.BlueGreen = nil
-		core.Release(&c.Status, core.OperationBlueGreenUpgrade)
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	}
-	// KindWait.
-	if up.Failure != nil {
-		return ctrl.Result{}, nil
-	}
-	if d.RequeueAfter == 0 {
-		// Waiting on OpenBao (a member joining, a promotion autopilot applies on
-		// its next round, an election): it has no watch, so look again soon.
-		return ctrl.Result{RequeueAfter: blueGreenPoll}, nil
-	}
-	return ctrl.Result{RequeueAfter: min(d.RequeueAfter, openbaoPollInterval)}, nil
+	return r.execute(ctx, c, obs, d.Action, strategyHooks{
+		poll: blueGreenPoll,
+		job:  func(core.Action) (*batchv1.Job, error) { return r.blueGreenJob(c, d) },
+		complete: func() {
+			c.Status.StatefulSet = d.Status.Green.StatefulSet
+			c.Status.BlueGreen = nil
+			if r.Metrics != nil {
+				r.Metrics.BlueGreenPhase(c.Namespace, c.Name, "")
+			}
+		},
+	})
 }
 
 // blueGreenInput gathers what Decide needs beyond the observation: what is left

@@ -167,63 +167,19 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	rolling.Record(up, d, obs, up.TargetImage)
 	up.Progress = rollingProgress(up)
-	r.recordDecision(c, up, d, stepStart, obs.Now)
-	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
-	switch d.Action {
-	case rolling.ActionUpdateTemplate:
-		log.Info("Updating the pod template image", "image", up.TargetImage)
-		if err := r.applyTemplateImage(ctx, sts, up.TargetImage); err != nil {
-			return ctrl.Result{}, err
-		}
-	case rolling.ActionStepDown:
-		job := stepDownJob(c, up, r.executorImage(c))
-		created, err := r.createJob(ctx, job)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if created {
-			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Stepping down %s as leader (attempt %d)", d.Pod, up.CurrentStep.Attempts))
-		}
-	case rolling.ActionPromote:
-		job := raftops.PromoteJob(c, up.ID, d.Pod, up.CurrentStep.Attempts, r.executorImage(c), raftops.MemberAddresses(c))
-		created, err := r.createJob(ctx, job)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if created {
-			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", d.WaitingFor, job.Name))
-		}
-	case rolling.ActionDeletePod:
-		if err := r.deletePod(ctx, c, obs, d.Pod); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Replacing %s with %s", d.Pod, up.TargetImage))
-	case rolling.ActionBeginStep, rolling.ActionStepDownVerified, rolling.ActionGatesPassed:
-		if d.Action == rolling.ActionStepDownVerified {
-			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, d.WaitingFor)
-		}
-		return ctrl.Result{RequeueAfter: maxDuration(d.RequeueAfter, persistRequeue)}, nil
-	case rolling.ActionCompleteMember:
-		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s upgraded to %s", d.Pod, up.TargetVersion))
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case rolling.ActionComplete:
-		// Invariant 8: the version and the cleared upgrade go out in one status write.
-		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion))
-		c.Status.CurrentVersion = up.TargetVersion
-		c.Status.Upgrade = nil
-		core.Release(&c.Status, core.OperationRollingUpgrade)
-	case rolling.ActionFail:
-		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
-		return ctrl.Result{}, nil
-	case rolling.ActionWait:
-		if up.Failure != nil {
-			return ctrl.Result{}, nil
-		}
-		if d.RequeueAfter == 0 || d.RequeueAfter > openbaoPollInterval {
-			d.RequeueAfter = openbaoPollInterval
-		}
-	}
-	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+	r.recordDecision(c, d, stepStart, obs.Now)
+	return r.execute(ctx, c, obs, rolling.ToAction(d, up.TargetImage, up.TargetVersion), strategyHooks{
+		poll: openbaoPollInterval,
+		job: func(a core.Action) (*batchv1.Job, error) {
+			switch a.Job {
+			case core.JobStepDown:
+				return stepDownJob(c, up, r.executorImage(c)), nil
+			case core.JobPromote:
+				return raftops.PromoteJob(c, up.ID, a.Member, up.CurrentStep.Attempts, r.executorImage(c), raftops.MemberAddresses(c)), nil
+			}
+			return nil, fmt.Errorf("a rolling upgrade has no executor Job %q", a.Job)
+		},
+	})
 }
 
 // rollingProgress is the strategy-neutral progress of a rolling upgrade: members
@@ -263,8 +219,9 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
-// recordDecision exports the metrics of a step transition.
-func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, d rolling.Decision, stepStart, now time.Time) {
+// recordDecision exports the metrics of a rolling step transition; failures and
+// completions are the executor's.
+func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, d rolling.Decision, stepStart, now time.Time) {
 	if r.Metrics == nil {
 		return
 	}
@@ -274,12 +231,6 @@ func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, up *baov1.UpgradeSt
 	case rolling.ActionCompleteMember:
 		if !stepStart.IsZero() {
 			r.Metrics.StepCompleted(c.Namespace, c.Name, now.Sub(stepStart))
-		}
-	case rolling.ActionFail:
-		r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), d.Reason)
-	case rolling.ActionComplete:
-		if up.StartedAt != nil {
-			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), now.Sub(up.StartedAt.Time))
 		}
 	}
 }

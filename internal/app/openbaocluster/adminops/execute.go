@@ -1,0 +1,141 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// holdRequeue is how often an upgrade that holds for a person looks again; the
+// request itself (an annotation, spec.upgrade.paused) triggers a pass at once.
+const holdRequeue = 10 * time.Second
+
+// strategyHooks are what the executor needs from a strategy beyond the action: the
+// Job of the current step, how fast to poll OpenBao, and what else the completing
+// status write clears.
+type strategyHooks struct {
+	// job builds the executor Job of a CreateJob.
+	job func(a core.Action) (*batchv1.Job, error)
+	// poll is the requeue of a Wait without a timer of its own.
+	poll time.Duration
+	// complete finishes the status of a Complete beyond currentVersion, the cleared
+	// upgrade and the released lock; nil for nothing more.
+	complete func()
+}
+
+// execute carries out one core.Action of an upgrade: the one executor of both
+// strategies. Every disruptive action it takes is named by status persisted before
+// it (an object of the cluster, a Job named after the operation, step, member and
+// attempt), and is idempotent: a create that finds the object, an apply of the same
+// fields, a delete of what is gone are no-ops.
+func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, a core.Action, h strategyHooks) (ctrl.Result, error) {
+	up := c.Status.Upgrade
+	log := ctrl.LoggerFrom(ctx).WithValues("action", string(a.Kind), "Pod", a.Member)
+	if a.Event != "" && a.Kind != core.KindComplete {
+		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, a.Event)
+	}
+	switch a.Kind {
+	case core.KindPersist:
+		return ctrl.Result{RequeueAfter: maxDuration(a.RequeueAfter, persistRequeue)}, nil
+	case core.KindApply:
+		log.Info("Applying", "object", string(a.Object))
+		if err := r.applyObject(ctx, c, a.Object); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	case core.KindDelete:
+		log.Info("Deleting", "object", string(a.Object))
+		if err := r.deleteObject(ctx, c, obs, a); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	case core.KindCreateJob:
+		job, err := h.job(a)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		created, err := r.createJob(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if created {
+			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", capitalizeFirst(a.WaitingFor), job.Name))
+		}
+		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	case core.KindHold:
+		return ctrl.Result{RequeueAfter: holdRequeue}, nil
+	case core.KindFail:
+		if up.Failure == nil {
+			t := metav1.NewTime(obs.Now)
+			up.Failure = &baov1.UpgradeFailure{Reason: a.Reason, Message: a.Message, Pod: a.Member, At: &t}
+		}
+		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, a.Message)
+		if r.Metrics != nil {
+			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), a.Reason)
+		}
+		return ctrl.Result{}, nil
+	case core.KindComplete:
+		// Invariant 8: the version and the cleared upgrade go out in one status write.
+		msg := a.Event
+		if msg == "" {
+			msg = fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion)
+		}
+		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, msg)
+		if r.Metrics != nil && up.StartedAt != nil {
+			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), obs.Now.Sub(up.StartedAt.Time))
+		}
+		c.Status.CurrentVersion = up.TargetVersion
+		c.Status.Upgrade = nil
+		if h.complete != nil {
+			h.complete()
+		}
+		core.Release(&c.Status, operationOf(up.Strategy))
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+	}
+	// KindWait.
+	if up.Failure != nil {
+		return ctrl.Result{}, nil
+	}
+	if a.RequeueAfter == 0 {
+		// Waiting on OpenBao, which has no watch: look again soon.
+		return ctrl.Result{RequeueAfter: h.poll}, nil
+	}
+	return ctrl.Result{RequeueAfter: min(a.RequeueAfter, openbaoPollInterval)}, nil
+}
+
+// applyObject applies what an Apply action names.
+func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
+	if obj != core.ObjectPodTemplate {
+		return r.applyBlueGreenObject(ctx, c, obj)
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
+		return fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Updating the pod template image", "image", c.Status.Upgrade.TargetImage)
+	return r.applyTemplateImage(ctx, sts, c.Status.Upgrade.TargetImage)
+}
+
+// deleteObject deletes what a Delete action names.
+func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, a core.Action) error {
+	if a.Object != core.ObjectPod {
+		if err := r.deleteBlueGreenObject(ctx, c, a.Object); err != nil {
+			return err
+		}
+		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, capitalizeFirst(a.WaitingFor))
+		return nil
+	}
+	return r.deletePod(ctx, c, obs, a.Member)
+}
