@@ -210,11 +210,13 @@ func (tc *testCluster) expectBlueGreenDone(ctx context.Context, res upgradeResul
 	Expect(c.Status.BlueGreen).To(BeNil())
 	err := k8s.Get(ctx, types.NamespacedName{Namespace: tc.ns, Name: blue}, &appsv1.StatefulSet{})
 	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "blue's StatefulSet %s is deleted: %v", blue, err)
-	pvcs := &corev1.PersistentVolumeClaimList{}
-	Expect(k8s.List(ctx, pvcs, client.InNamespace(tc.ns))).To(Succeed())
-	for _, p := range pvcs.Items {
-		Expect(p.Name).To(HavePrefix("data-"+sts+"-"), "only green's volumes are left")
-	}
+	Eventually(func(g Gomega) {
+		pvcs := &corev1.PersistentVolumeClaimList{}
+		g.Expect(k8s.List(ctx, pvcs, client.InNamespace(tc.ns))).To(Succeed())
+		for _, p := range pvcs.Items {
+			g.Expect(p.Name).To(HavePrefix("data-"+sts+"-"), "only green's volumes are left (blue's go once its pods have terminated)")
+		}
+	}, time.Minute, pollEvery).Should(Succeed())
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: tc.ns, Name: name}, svc)).To(Succeed())
 	Expect(svc.Spec.Selector).To(HaveKeyWithValue(workload.LabelInstance, sts), "the client Service selects green")

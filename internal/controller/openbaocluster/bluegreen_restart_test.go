@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
@@ -188,19 +188,8 @@ func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt in
 // reconciler's disruptive writes to the world, and failing the status write of pass
 // crashAt.
 func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
-	crash := func(sub string) error {
-		if sub != "status" {
-			return nil
-		}
-		if w.pass == w.crashAt {
-			w.note(noteCrash)
-			return errOperatorCrashed
-		}
-		w.note(noteStatus)
-		return nil
-	}
 	ns := w.cluster.Namespace
-	return interceptor.NewClient(base, interceptor.Funcs{
+	return interceptor.NewClient(base, withStatusCrash(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			err := c.Get(ctx, key, obj, opts...)
 			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
@@ -266,25 +255,7 @@ func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
 			}
 			return nil
 		},
-		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Apply(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-	})
+	}, w.statusCrash))
 }
 
 // bgJobCreated records a new executor Job and checks it: its outcome must not be
@@ -464,8 +435,6 @@ func (w *blueGreenWorld) bgKubelet(ctx context.Context) {
 // bgPublish makes OpenBao's answers follow the pods and the Raft configuration; each
 // member reports the version of its image.
 func (w *blueGreenWorld) bgPublish() {
-	st := openbao.AutopilotState{Leader: w.leader, Servers: map[string]openbao.AutopilotServer{}}
-	all, voters, healthy := true, 0, 0
 	versionOf := func(name string) string {
 		if p := w.pods[name]; p != nil {
 			img := workload.ContainerImage(&p.Spec)
@@ -473,54 +442,7 @@ func (w *blueGreenWorld) bgPublish() {
 		}
 		return restartFrom
 	}
-	for name, voter := range w.raft {
-		ready := w.ready(name)
-		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Version: versionOf(name)}
-		if voter {
-			if ready {
-				w.lastIndex[name] = w.index
-			}
-			srv.Status, srv.NodeType, srv.Healthy, srv.LastIndex = openbao.AutopilotStatusVoter, "voter", ready, w.lastIndex[name]
-			if name == w.leader {
-				srv.Status = openbao.AutopilotStatusLeader
-			}
-			st.Voters = append(st.Voters, name)
-			voters++
-			if ready {
-				healthy++
-			}
-		} else {
-			caughtUp := ready && w.stepN > w.joinedAt[name]
-			srv.Status, srv.NodeType, srv.Healthy, srv.LastIndex = openbao.AutopilotStatusNonVoter, "non-voter", caughtUp, joiningIndex
-			if caughtUp {
-				srv.LastIndex = w.index
-			}
-			st.NonVoters = append(st.NonVoters, name)
-		}
-		if !ready {
-			srv.NodeStatus = "left"
-		}
-		if w.election && name != w.leader {
-			srv.NodeStatus, srv.LastIndex = "left", 0
-		}
-		all = all && srv.Healthy
-		st.Servers[name] = srv
-	}
-	slices.Sort(st.Voters)
-	slices.Sort(st.NonVoters)
-	st.Healthy = all && !w.election
-	st.FailureTolerance = max(0, healthy-(voters/2+1))
-	w.election = false
-	w.bao.SetAutopilotState(st)
-	for name := range w.pods {
-		addr := fmt.Sprintf("https://%s.bao-internal.%s.svc:%d", name, w.cluster.Namespace, workload.APIPort)
-		if w.ready(name) {
-			w.bao.SetHealthError(addr, nil)
-			w.bao.SetHealth(addr, openbao.Health{Initialized: true, Standby: name != w.leader, Version: versionOf(name)})
-		} else {
-			w.bao.SetHealthError(addr, errors.New("connection refused"))
-		}
-	}
+	w.publishRaft(versionOf, slices.Collect(maps.Keys(w.pods)))
 }
 
 // expectBlueGreen asserts what must hold after every run, crash or not.

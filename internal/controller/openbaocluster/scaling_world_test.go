@@ -168,18 +168,7 @@ func (w *scalingWorld) stsKey() client.ObjectKey {
 // reconciler's disruptive writes to the world, and failing the status write of pass
 // crashAt.
 func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
-	crash := func(sub string) error {
-		if sub != "status" {
-			return nil
-		}
-		if w.pass == w.crashAt {
-			w.note(noteCrash)
-			return errOperatorCrashed
-		}
-		w.note(noteStatus)
-		return nil
-	}
-	return interceptor.NewClient(base, interceptor.Funcs{
+	return interceptor.NewClient(base, withStatusCrash(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			err := c.Get(ctx, key, obj, opts...)
 			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
@@ -232,25 +221,7 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 			}
 			return nil
 		},
-		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Apply(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-	})
+	}, w.statusCrash))
 }
 
 // jobCreated records a new executor Job, and checks that its outcome is not visible
@@ -578,12 +549,25 @@ func (w *scalingWorld) volumeProtection(ctx context.Context) {
 
 // publishScaling makes OpenBao's answers follow the pods and the Raft configuration.
 func (w *scalingWorld) publishScaling() {
+	var names []string
+	for i := range int32(scalingOrdinals) {
+		names = append(names, w.member(i))
+	}
+	w.publishRaft(func(string) string { return restartFrom }, names)
+}
+
+// publishRaft sets autopilot state from the Raft configuration (a voter without a
+// Ready pod is unhealthy and left; a non-voter is healthy and caught up one step
+// after it joined; right after an election the others are left with index 0), and
+// the sys/health answer of each member in members: its version when its pod is
+// Ready, connection refused otherwise.
+func (w *scalingWorld) publishRaft(versionOf func(member string) string, members []string) {
 	st := openbao.AutopilotState{Leader: w.leader, Servers: map[string]openbao.AutopilotServer{}}
 	all := true
 	voters, healthy := 0, 0
 	for name, voter := range w.raft {
 		ready := w.ready(name)
-		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Version: restartFrom}
+		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Version: versionOf(name)}
 		if voter {
 			if ready {
 				w.lastIndex[name] = w.index
@@ -623,11 +607,11 @@ func (w *scalingWorld) publishScaling() {
 	w.bao.SetAutopilotState(st)
 
 	n := workload.NamesFor(w.cluster)
-	for i := range int32(scalingOrdinals) {
-		name, addr := w.member(i), fmt.Sprintf("https://%s:%d", n.MemberHost(i, w.cluster.Namespace), workload.APIPort)
+	for _, name := range members {
+		addr := fmt.Sprintf("https://%s.%s.%s.svc:%d", name, n.HeadlessService(), w.cluster.Namespace, workload.APIPort)
 		if w.ready(name) {
 			w.bao.SetHealthError(addr, nil)
-			w.bao.SetHealth(addr, openbao.Health{Initialized: true, Standby: name != w.leader, Version: restartFrom})
+			w.bao.SetHealth(addr, openbao.Health{Initialized: true, Standby: name != w.leader, Version: versionOf(name)})
 		} else {
 			w.bao.SetHealthError(addr, errors.New("connection refused"))
 		}

@@ -153,18 +153,7 @@ func (w *upgradeWorld) reconciler(c client.Client) *adminops.Reconciler {
 // pod deletion and Job creation to the world, and failing the status write of pass
 // crashAt.
 func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
-	crash := func(sub string) error {
-		if sub != "status" {
-			return nil
-		}
-		if w.pass == w.crashAt {
-			w.note(noteCrash)
-			return errOperatorCrashed
-		}
-		w.note(noteStatus)
-		return nil
-	}
-	return interceptor.NewClient(base, interceptor.Funcs{
+	return interceptor.NewClient(base, withStatusCrash(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			err := c.Get(ctx, key, obj, opts...)
 			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
@@ -200,25 +189,7 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			}
 			return err
 		},
-		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Apply(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := crash(sub); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-	})
+	}, w.statusCrash))
 }
 
 func (w *upgradeWorld) note(s string) { w.writes[w.pass] = append(w.writes[w.pass], s) }
@@ -430,4 +401,43 @@ func withoutOperation(job *batchv1.Job) string {
 		return strings.ReplaceAll(job.Name, id, "<op>")
 	}
 	return job.Name
+}
+
+// statusCrash fails the status write of pass crashAt (the operator died before it)
+// and notes every status write.
+func (w *upgradeWorld) statusCrash(sub string) error {
+	if sub != "status" {
+		return nil
+	}
+	if w.pass == w.crashAt {
+		w.note(noteCrash)
+		return errOperatorCrashed
+	}
+	w.note(noteStatus)
+	return nil
+}
+
+// withStatusCrash adds to f the status writes of a crashing operator: crash(sub)
+// decides, for each write to a subresource, whether it fails (the operator died
+// before it) or goes through.
+func withStatusCrash(f interceptor.Funcs, crash func(sub string) error) interceptor.Funcs {
+	f.SubResourceApply = func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+		if err := crash(sub); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Apply(ctx, obj, opts...)
+	}
+	f.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+		if err := crash(sub); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+	}
+	f.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		if err := crash(sub); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}
+	return f
 }

@@ -101,11 +101,6 @@ func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster
 	if st == nil {
 		return in, nil
 	}
-	for _, m := range obs.Members {
-		if m.PodExists {
-			in.BluePods++
-		}
-	}
 	if st.Phase == baov1.BlueGreenCutover {
 		svc := &corev1.Service{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ClientService()}, svc)

@@ -70,9 +70,9 @@ type Input struct {
 	GreenName string
 	// Replicas is spec.replicas: green's size.
 	Replicas int32
-	// BlueExists, BluePods and BlueVolumes describe what is left of blue.
+	// BlueExists and BlueVolumes describe what is left of blue: its StatefulSet and
+	// the volume claims not yet marked for deletion.
 	BlueExists  bool
-	BluePods    int
 	BlueVolumes int
 	// ClientSelectsGreen reports whether the client Service selects green's pods.
 	ClientSelectsGreen bool
@@ -509,9 +509,10 @@ func cleanup(in Input, next *baov1.BlueGreenStatus) Decision {
 	case in.BlueExists:
 		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectBlueStatefulSet,
 			WaitingFor: fmt.Sprintf("deleting blue's StatefulSet %s", next.Blue.StatefulSet)}}
-	case in.BluePods > 0:
-		return wait(fmt.Sprintf("waiting for blue's %d pods to terminate", in.BluePods))
 	case in.BlueVolumes > 0:
+		// Deleted while blue's pods terminate: the claims' protection finalizer keeps
+		// them until no pod uses them, and nothing else could use them (their names
+		// are blue's, and no StatefulSet of blue is left to re-create a pod).
 		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectBlueVolumes,
 			WaitingFor: fmt.Sprintf("deleting blue's %d volumes (data of removed peers, which must never rejoin)", in.BlueVolumes)}}
 	}

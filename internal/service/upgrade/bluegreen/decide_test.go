@@ -231,10 +231,17 @@ func TestDecide(t *testing.T) {
 			},
 		},
 		{
-			name:  "cleanup waits for blue's pods before deleting their volumes",
+			name:  "cleanup deletes blue's StatefulSet first",
 			phase: baov1.BlueGreenCleanup,
-			setup: func(w *world, in *Input) { in.BlueExists = false; in.BluePods = 2 },
-			want:  core.KindWait,
+			want:  core.KindDelete,
+			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectBlueStatefulSet)) },
+		},
+		{
+			name:  "cleanup deletes blue's volumes once its StatefulSet is gone, without waiting for its pods",
+			phase: baov1.BlueGreenCleanup,
+			setup: func(w *world, in *Input) { in.BlueExists = false },
+			want:  core.KindDelete,
+			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectBlueVolumes)) },
 		},
 		{
 			name:  "a failed upgrade waits for a retry",

@@ -29,9 +29,9 @@
 //     the point of no return (status.blueGreen.leaderMovedAt).
 //  9. Cutover: status.statefulSet moves to green, and the client Service follows.
 //  10. RemoveBlue: every blue peer removed from Raft by remove-peer, verified.
-//  11. Cleanup: blue's StatefulSet deleted, then, once its pods are gone, their
-//     volumes (data of removed peers that must never rejoin); then currentVersion
-//     and the cleared status in one write.
+//  11. Cleanup: blue's StatefulSet deleted, then its volumes (data of removed peers
+//     that must never rejoin; each goes once its pod has terminated); then
+//     currentVersion and the cleared status in one write.
 //
 // Every phase that waits on the cluster is bounded by phaseTimeout; every executor
 // Job step by maxJobFailures attempts. A failure keeps what was done and waits for

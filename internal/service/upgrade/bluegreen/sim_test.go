@@ -101,11 +101,6 @@ func (w *world) input() Input {
 		GreenName: "bao-1a2b3c4d", Replicas: int32(len(w.blue)), BlueExists: w.blueSts, BlueVolumes: w.blueVols,
 		ClientSelectsGreen: w.clientSvc == "green",
 		Settings:           Settings{MinSync: 5 * time.Second, PhaseTimeout: 10 * time.Minute, MaxLag: 10, AutoPromote: true, MaxJobFailures: 3}}
-	for _, s := range w.blue {
-		if s.pod {
-			in.BluePods++
-		}
-	}
 	if st := w.status; st != nil && st.CurrentStep != nil {
 		in.StepJob = w.jobs[jobKey(st.CurrentStep)]
 		in.StepJobName = jobKey(st.CurrentStep)
