@@ -34,7 +34,8 @@ import (
 
 // These specs drive the adminops reconciler pass by pass through a whole blue-green
 // upgrade of 3 members against a real API server, and kill the operator after any
-// pass that writes status, with the crash model of the other restart specs: the pass
+// pass that recorded an intent or acted (a pass that only rewrote a message loses
+// nothing), with the crash model of the other restart specs: the pass
 // took its action (created green's StatefulSet or an executor Job, switched the
 // client Service, deleted blue) and died before its status write. The world
 // (blueGreenWorld) checks its invariants at every step; after each run green must be
@@ -64,10 +65,14 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 
 		var wg sync.WaitGroup
 		slots := make(chan struct{}, scalingWorkers)
+		crashes := 0
 		for crashAt := range passes {
-			if !slices.Contains(ref.writes[crashAt], noteStatus) {
+			// A crash loses what the pass wrote: only passes that recorded an intent
+			// or acted can change what follows; losing a message changes nothing.
+			if !slices.Contains(ref.writes[crashAt], noteIntent) && !slices.ContainsFunc(ref.disruptions, func(d disruption) bool { return d.pass == crashAt }) {
 				continue
 			}
+			crashes++
 			wg.Go(func() {
 				defer GinkgoRecover()
 				slots <- struct{}{}
@@ -78,15 +83,37 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 			})
 		}
 		wg.Wait()
+		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade")
 	})
 })
+
+// noteIntent marks a pass whose status write changed the upgrade's intent.
+const noteIntent = "recorded an intent"
+
+// intentOf is what a crash could lose of a cluster's status beyond messages: the
+// phase, the step and its attempts, promotion, sync and leadership marks, the serving
+// StatefulSet, the version and whether an upgrade runs.
+func intentOf(c *baov1.OpenBaoCluster) string {
+	st := c.Status
+	key := fmt.Sprintf("%s|%s|%t|%t", st.StatefulSet, st.CurrentVersion, st.Upgrade == nil, st.OperationLock == nil)
+	if up := st.Upgrade; up != nil && up.Failure != nil {
+		key += "|failed " + up.Failure.Reason
+	}
+	if bg := st.BlueGreen; bg != nil {
+		key += fmt.Sprintf("|%s|%s|%d|%t|%t", bg.Phase, bg.Promotion, bg.JobFailures, bg.SyncedSince != nil, bg.LeaderMovedAt != nil)
+		if s := bg.CurrentStep; s != nil {
+			key += fmt.Sprintf("|%s %s %d/%d", s.Action, s.Pod, s.Attempts, s.MaxAttempts)
+		}
+	}
+	return key
+}
 
 // blueGreenWorld simulates everything around the adminops reconciler during a
 // blue-green upgrade:
 //
-//   - the StatefulSet controller: blue's pods exist; green's, once its StatefulSet
-//     exists, are all created at once (Parallel) with a volume claim each; the pods
-//     of a deleted StatefulSet go one step later (the garbage collector);
+//   - the StatefulSet controller (OrderedReady): the lowest missing pod of each
+//     StatefulSet is created, with a volume claim, once every lower one is Ready;
+//     the pods of a deleted StatefulSet go one step later (the garbage collector);
 //   - the kubelet: a new pod is Ready one step after its creation;
 //   - OpenBao: a Ready pod that is not in the Raft configuration joins as a
 //     non-voter, healthy and caught up one step later; each member reports the
@@ -163,11 +190,17 @@ func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt in
 			break
 		}
 		w.writes[w.pass] = nil
+		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+		before := intentOf(c)
 		_, err := w.reconciler(w.bgClient(k)).Reconcile(ctx, req)
 		if w.pass == w.crashAt {
 			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
 		} else {
 			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+		}
+		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+		if intentOf(c) != before {
+			w.note(noteIntent)
 		}
 		w.bgStep(ctx)
 	}
@@ -375,7 +408,10 @@ func (w *blueGreenWorld) bgStatefulSets(ctx context.Context) {
 		exists[sts.Name] = true
 		for o := range *sts.Spec.Replicas {
 			name := fmt.Sprintf("%s-%d", sts.Name, o)
-			if w.pods[name] != nil || (w.removed[name] && w.checked()) {
+			if p := w.pods[name]; p != nil || (w.removed[name] && w.checked()) {
+				if p != nil && !podReady(p) {
+					break // OrderedReady: the next pod waits for this one
+				}
 				continue
 			}
 			if _, err := w.volumeOf(ctx, name); apierrors.IsNotFound(err) {
@@ -383,6 +419,7 @@ func (w *blueGreenWorld) bgStatefulSets(ctx context.Context) {
 			}
 			w.pods[name] = w.createPodOf(ctx, sts, name)
 			w.createdAt[name] = w.stepN
+			break
 		}
 		if sts.Status.ObservedGeneration != sts.Generation {
 			sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: *sts.Spec.Replicas, CurrentRevision: sts.Name + "-rev1"}

@@ -114,6 +114,12 @@ func TestRequestRefusal(t *testing.T) {
 	rolling := &baov1.OpenBaoCluster{Status: baov1.OpenBaoClusterStatus{Upgrade: &baov1.UpgradeStatus{
 		Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}}}
 	idle := &baov1.OpenBaoCluster{}
+	blueGreen := func(phase baov1.BlueGreenPhase, promotion baov1.PromotionState) *baov1.OpenBaoCluster {
+		return &baov1.OpenBaoCluster{Status: baov1.OpenBaoClusterStatus{
+			Upgrade:   &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"},
+			BlueGreen: &baov1.BlueGreenStatus{Phase: phase, Promotion: promotion, Green: baov1.MemberSet{StatefulSet: "bao-1a2b3c4d"}},
+		}}
+	}
 	cases := []struct {
 		name, reason string
 		req          Request
@@ -126,6 +132,13 @@ func TestRequestRefusal(t *testing.T) {
 		{"promote when idle", "nothing runs", Request{RequestPromote, "1"}, idle, "none runs"},
 		{"retry while running", "nothing failed", Request{RequestRetry, "1"}, rolling, "nothing has failed"},
 		{"retry when idle", "nothing runs", Request{RequestRetry, "1"}, idle, "nothing to retry"},
+		{"promote before the blue-green hold", "a token set before the hold releases nothing, and says when a new one will",
+			Request{RequestPromote, "early"}, blueGreen(baov1.BlueGreenSync, baov1.PromotionPending),
+			"the blue-green upgrade is in phase Sync and does not wait for promotion yet; a value set before the hold, or left from an earlier upgrade, releases nothing"},
+		{"promote after the release", "a second value does nothing more", Request{RequestPromote, "again"},
+			blueGreen(baov1.BlueGreenPromoteGreen, baov1.PromotionRequested), "green bao-1a2b3c4d is already released for promotion (Requested)"},
+		{"rollback during blue-green", "not carried out yet, and says where the way back is", Request{RequestRollback, "1"},
+			blueGreen(baov1.BlueGreenSync, baov1.PromotionPending), "does not roll back blue-green upgrades yet"},
 		{"ack without break-glass", "nothing to acknowledge", Request{RequestBreakGlassAck, "n"}, idle, "break-glass is not active"},
 	}
 	for _, tc := range cases {

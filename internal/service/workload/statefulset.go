@@ -51,16 +51,16 @@ type StatefulSetParams struct {
 	// (NamesFor(c).StatefulSet()). A blue-green upgrade builds green's under
 	// Names.GreenStatefulSet.
 	Name string
-	// Parallel starts every pod at once instead of one after the other: green's
-	// members join a cluster that is already initialized, so none has to wait.
-	Parallel bool
 }
 
 // StatefulSet builds the member StatefulSet. Its OnDelete update strategy means
 // Kubernetes never replaces a member on its own: a template change takes effect only
 // when the upgrade manager deletes a pod, in the order its plan chose (leader last),
 // which a partitioned RollingUpdate cannot express. OrderedReady start means ordinal 0
-// initializes alone before any other member starts.
+// initializes alone before any other member starts, and that members join one at a
+// time: OpenBao loses a member from its permanent non-voter list when two join as
+// non-voters at once (docs/design/bluegreen.md), so green's StatefulSet starts its
+// members this way too.
 func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.StatefulSet, error) {
 	n := NamesFor(c)
 	if p.Name != "" {
@@ -144,7 +144,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptrTo(c.GetReplicas()),
 			ServiceName:         n.HeadlessService(),
-			PodManagementPolicy: podManagement(p.Parallel),
+			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
 			Selector:            &metav1.LabelSelector{MatchLabels: SetSelectorLabels(c, n.StatefulSet())},
 			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
@@ -184,13 +184,6 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		}
 	}
 	return sts, nil
-}
-
-func podManagement(parallel bool) appsv1.PodManagementPolicyType {
-	if parallel {
-		return appsv1.ParallelPodManagement
-	}
-	return appsv1.OrderedReadyPodManagement
 }
 
 func volumeClaim(c *baov1.OpenBaoCluster) corev1.PersistentVolumeClaim {

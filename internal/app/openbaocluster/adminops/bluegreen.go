@@ -208,7 +208,7 @@ func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoC
 	switch obj {
 	case core.ObjectGreenStatefulSet:
 		sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
-			Image: st.Green.Image, TLSSecretName: caSecretName(c), Name: st.Green.StatefulSet, Parallel: true})
+			Image: st.Green.Image, TLSSecretName: caSecretName(c), Name: st.Green.StatefulSet})
 		if err != nil {
 			return err
 		}

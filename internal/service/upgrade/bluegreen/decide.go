@@ -198,19 +198,52 @@ func deployGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 		return Decision{Action: core.Action{Kind: core.KindApply, Object: core.ObjectGreenStatefulSet,
 			WaitingFor: fmt.Sprintf("creating green's StatefulSet %s", next.Green.StatefulSet)}}
 	}
+	if d, ok := demoteEarlyVoter(in, next); ok {
+		return d
+	}
 	if len(c.Green) < int(next.Green.Replicas) {
 		return wait(fmt.Sprintf("waiting for green's %d members to be observed", next.Green.Replicas))
 	}
 	for _, m := range c.Green {
-		if m.InRaft && m.Voter {
-			return failAt(next, ReasonGreenVotedEarly, m.Name, fmt.Sprintf("%s became a voter before it was synced and promoted: "+
-				"it did not join as a non-voter (retry_join_as_non_voter missing from its config.hcl?); blue still leads, nothing else changed", m.Name))
-		}
 		if w := joinGate(c, m, next.Green); w != "" {
 			return waitOn(m.Name, w)
 		}
 	}
 	return enter(next, baov1.BlueGreenSync, c.Now, "green's members joined as non-voters; waiting for them to sync", "")
+}
+
+// demoteEarlyVoter handles a green member that votes before green was promoted.
+// baokeeper never promotes one then; autopilot does when OpenBao lost the member from
+// its permanent non-voter list (members that join at the same moment race on it:
+// raft_autopilot_delegate.go writes the whole list on each join, and rereads it on
+// every autopilot round). Such a member is demoted back by an executor Job, within
+// the quorum budget, and the sync counts anew. A green member that leads cannot be
+// demoted without an election: the upgrade fails, saying so.
+func demoteEarlyVoter(in Input, next *baov1.BlueGreenStatus) (Decision, bool) {
+	c := in.Cluster
+	if st := next.CurrentStep; st != nil && st.Action == StepDemote {
+		m := c.Member(st.Pod)
+		done := c.AutopilotKnown && (m == nil || !m.InRaft || !m.Voter)
+		return jobStep(in, next, core.JobDemote, ReasonDemoteFailed, done,
+			fmt.Sprintf("green member %s is a non-voter again", st.Pod), fmt.Sprintf("demoting green member %s, which autopilot promoted on its own", st.Pod)), true
+	}
+	for _, m := range c.Green {
+		if !m.InRaft || !m.Voter {
+			continue
+		}
+		if m.Name == c.Leader {
+			return failAt(next, ReasonGreenVotedEarly, m.Name, fmt.Sprintf("green member %s leads before green was promoted (autopilot promoted it on its own and an election followed): "+
+				"blue no longer leads; check the cluster, then set baokeeper.dev/retry", m.Name)), true
+		}
+		next.SyncedSince = nil
+		if w := quorumGate(c, core.Change{Remove: m.Name}); w != "" {
+			return waitOn(m.Name, w), true
+		}
+		d := begin(in, next, StepDemote, m.Name, fmt.Sprintf("demoting green member %s, which autopilot promoted on its own", m.Name))
+		d.Event = fmt.Sprintf("Autopilot promoted green member %s on its own (OpenBao lost it from its permanent non-voter list); demoting it back before green is synced", m.Name)
+		return d, true
+	}
+	return Decision{}, false
 }
 
 // joinGate says what a green member still lacks to have joined: "" once it has.
@@ -255,11 +288,10 @@ func lagOf(c *upgrade.Cluster, m upgrade.Member) uint64 {
 
 func syncGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	c := in.Cluster
+	if d, ok := demoteEarlyVoter(in, next); ok {
+		return d
+	}
 	for _, m := range c.Green {
-		if m.InRaft && m.Voter {
-			return failAt(next, ReasonGreenVotedEarly, m.Name, fmt.Sprintf("%s became a voter before it was promoted: "+
-				"autopilot promoted it on its own; blue still leads", m.Name))
-		}
 		if w := synced(c, m, next.Green, in.MaxLag); w != "" {
 			if next.SyncedSince != nil {
 				// A break: minSyncDuration counts again from the next time all are in sync.

@@ -64,9 +64,24 @@ func TestDecide(t *testing.T) {
 			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectGreenStatefulSet)) },
 		},
 		{
-			name:  "a green member that votes before promotion fails the upgrade",
+			name:  "a green member that autopilot promoted before green was synced is demoted back, and the sync counts anew",
 			phase: baov1.BlueGreenSync,
-			setup: func(w *world, in *Input) { in.Cluster.Green[1].Voter = true },
+			setup: func(w *world, in *Input) {
+				in.Cluster.Green[1].Voter = true
+				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-time.Second)}
+			},
+			want: core.KindPersist,
+			check: func(g Gomega, d Decision) {
+				g.Expect(d.Status.CurrentStep).To(HaveField("Action", StepDemote))
+				g.Expect(d.Status.CurrentStep).To(HaveField("Pod", "bao-1a2b3c4d-1"))
+				g.Expect(d.Status.SyncedSince).To(BeNil())
+				g.Expect(d.Event).To(ContainSubstring("permanent non-voter list"))
+			},
+		},
+		{
+			name:  "a green member that leads before green was promoted fails the upgrade",
+			phase: baov1.BlueGreenSync,
+			setup: func(w *world, in *Input) { in.Cluster.Green[1].Voter = true; in.Cluster.Leader = "bao-1a2b3c4d-1" },
 			want:  core.KindFail,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Reason).To(Equal(ReasonGreenVotedEarly))

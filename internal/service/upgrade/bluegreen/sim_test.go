@@ -43,11 +43,14 @@ type world struct {
 	blueVols  int
 	jobs      map[string]upgrade.Job
 	failJobs  map[string]int // job key prefix -> failures left
-	status    *baov1.BlueGreenStatus
-	serving   string
-	up        *baov1.UpgradeStatus
-	completed bool
-	trace     []string
+	// earlyVoter is a green member autopilot promotes on its own as it joins (OpenBao
+	// lost it from its permanent non-voter list).
+	earlyVoter string
+	status     *baov1.BlueGreenStatus
+	serving    string
+	up         *baov1.UpgradeStatus
+	completed  bool
+	trace      []string
 }
 
 func newWorld(t *testing.T, replicas, leader int) *world {
@@ -120,8 +123,9 @@ func (w *world) act(d Decision) {
 		case core.ObjectGreenStatefulSet:
 			w.greenSts = true
 			for i := range len(w.blue) {
-				w.green = append(w.green, &server{name: fmt.Sprintf("bao-1a2b3c4d-%d", i), ordinal: i, pod: true, ready: true,
-					inRaft: true, healthy: true, version: "2.4.1", image: "openbao/openbao:2.4.1"})
+				name := fmt.Sprintf("bao-1a2b3c4d-%d", i)
+				w.green = append(w.green, &server{name: name, ordinal: i, pod: true, ready: true,
+					inRaft: true, voter: name == w.earlyVoter, healthy: true, version: "2.4.1", image: "openbao/openbao:2.4.1"})
 			}
 		case core.ObjectClientService:
 			if w.serving != "bao-1a2b3c4d" {
@@ -216,9 +220,12 @@ func (w *world) pass(lose bool) Decision {
 			w.serving = d.Serving
 		}
 	}
-	// Invariant 6: no green vote before promotion was released.
+	// Invariant 6: no green vote before promotion was released (but the one autopilot
+	// handed out, until it is taken back).
 	for _, s := range w.green {
-		if s.voter && (w.status == nil || slices.Index(Phases(), w.status.Phase) < slices.Index(Phases(), baov1.BlueGreenPromoteGreen)) {
+		early := s.name == w.earlyVoter && w.status != nil &&
+			(w.status.Phase == baov1.BlueGreenDeployGreen || w.status.Phase == baov1.BlueGreenSync)
+		if s.voter && !early && (w.status == nil || slices.Index(Phases(), w.status.Phase) < slices.Index(Phases(), baov1.BlueGreenPromoteGreen)) {
 			w.t.Fatalf("green member %s votes in phase %v", s.name, w.status)
 		}
 	}
@@ -355,6 +362,19 @@ func TestCrashAfterEveryPass(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestEarlyVoterIsDemotedBack: a green member that autopilot promoted on its own as it
+// joined is demoted back before green is synced; the upgrade then goes on as usual,
+// with one election.
+func TestEarlyVoterIsDemotedBack(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, 3, 0)
+	w.earlyVoter = "bao-1a2b3c4d-1"
+	w.run(0)
+	g.Expect(w.disruptive()[:3]).To(Equal([]string{"Apply GreenStatefulSet", "Job Demote bao-1a2b3c4d-1", "Job Promote bao-1a2b3c4d-0"}))
+	g.Expect(w.elections).To(Equal(1))
+	g.Expect(w.leader).To(HavePrefix("bao-1a2b3c4d-"))
 }
 
 // TestJobFailuresAreRetried: a promote Job that fails twice is tried a third time;
