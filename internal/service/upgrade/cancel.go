@@ -15,6 +15,12 @@ const (
 	StepTransferLeadership = "TransferLeadership"
 	// StepReplaceMember is the replacement of a member's pod.
 	StepReplaceMember = "ReplaceMember"
+	// StepPromoteMember makes a member that is in Raft as a non-voter a voter.
+	StepPromoteMember = "PromoteMember"
+	// StepDemoteMember makes a voter a non-voter.
+	StepDemoteMember = "DemoteMember"
+	// StepRemoveMember takes a member out of the Raft configuration.
+	StepRemoveMember = "RemoveMember"
 )
 
 // Retarget is what to do when spec.version no longer matches the running upgrade's

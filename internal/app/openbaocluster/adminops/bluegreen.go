@@ -132,20 +132,7 @@ func blueGreenJobName(c *baov1.OpenBaoCluster, opID string, s *baov1.UpgradeStep
 	if s.Action == bluegreen.StepValidate {
 		return bluegreen.ValidationJobName(c, opID, s.Attempts)
 	}
-	return raftops.JobName(c, blueGreenStepLabel(s.Action), opID, s.Pod, s.Attempts)
-}
-
-func blueGreenStepLabel(action string) string {
-	switch action {
-	case bluegreen.StepDemote:
-		return raftops.StepDemote
-	case bluegreen.StepStepDown:
-		return raftops.StepStepDown
-	case bluegreen.StepRemovePeer:
-		return raftops.StepRemovePeer
-	default:
-		return raftops.StepPromote
-	}
+	return raftops.JobName(c, raftops.StepLabelOf(s.Action), opID, s.Pod, s.Attempts)
 }
 
 // blueGreenJob builds the Job of the current step: an executor Job that knows the

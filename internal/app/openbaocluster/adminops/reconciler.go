@@ -142,7 +142,7 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 	for _, req := range reqs {
 		bg := c.Status.BlueGreen
 		switch {
-		case req.Kind == upgrade.RequestPromote && bg != nil && bg.Phase == baov1.BlueGreenAwaitPromotion && bg.Promotion == baov1.PromotionWaiting:
+		case req.Kind == upgrade.RequestPromote && bluegreen.AcceptsPromote(bg):
 			r.event(c, corev1.EventTypeNormal, eventPromoteAccepted, fmt.Sprintf("Promoting green %s (baokeeper.dev/promote=%s)", bg.Green.StatefulSet, req.Value))
 			bg.Promotion = baov1.PromotionRequested
 			if r.Metrics != nil {
@@ -152,7 +152,7 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
 			retry(c.Status.Upgrade, now)
 			if bg != nil {
-				retryBlueGreen(bg, now)
+				bluegreen.Retry(bg, now)
 			}
 		case req.Kind == upgrade.RequestRetry && c.Status.Scaling != nil && c.Status.Scaling.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
@@ -384,22 +384,6 @@ func podReady(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 	})
-}
-
-// retryBlueGreen restarts the failed phase's clock and grants its step more Job
-// attempts: one more run of a validation hook, DefaultMaxJobAttempts more of an
-// executor Job.
-func retryBlueGreen(bg *baov1.BlueGreenStatus, now time.Time) {
-	t := metav1.NewTime(now)
-	bg.PhaseStartedAt = &t
-	if st := bg.CurrentStep; st != nil {
-		st.StartedAt = &t
-		if st.Action == bluegreen.StepValidate {
-			st.MaxAttempts = st.Attempts + 1
-		} else {
-			upgrade.GrantAttempts(st)
-		}
-	}
 }
 
 // retryScaling clears a scaling failure and restarts the step's clock and budget of

@@ -143,20 +143,7 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 // scalingJobName is the name of the current step's executor Job.
 func scalingJobName(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus) string {
 	st := s.CurrentStep
-	return raftops.JobName(c, jobStepLabel(st.Action), s.ID, st.Pod, st.Attempts)
-}
-
-func jobStepLabel(stepAction string) string {
-	switch scaling.JobStep(stepAction) {
-	case scaling.ActionStepDown:
-		return raftops.StepStepDown
-	case scaling.ActionRemovePeer:
-		return raftops.StepRemovePeer
-	case scaling.ActionDemote:
-		return raftops.StepDemote
-	default:
-		return raftops.StepPromote
-	}
+	return raftops.JobName(c, raftops.StepLabelOf(st.Action), s.ID, st.Pod, st.Attempts)
 }
 
 // scalingJob builds the current step's executor Job; members lists every ordinal

@@ -15,10 +15,10 @@ import (
 
 // Step actions stored in status.blueGreen.currentStep.action.
 const (
-	StepPromote    = "PromoteMember"
-	StepDemote     = "DemoteMember"
-	StepStepDown   = "TransferLeadership"
-	StepRemovePeer = "RemoveMember"
+	StepPromote    = upgrade.StepPromoteMember
+	StepDemote     = upgrade.StepDemoteMember
+	StepStepDown   = upgrade.StepTransferLeadership
+	StepRemovePeer = upgrade.StepRemoveMember
 	StepValidate   = "Validate"
 )
 
@@ -32,7 +32,32 @@ const (
 	ReasonStepDownFailed   = "StepDownFailed"
 	ReasonRemovePeerFailed = "RemovePeerFailed"
 	ReasonWrongLeader      = "LeaderNotOnTarget"
+	ReasonUnknownPhase     = "UnknownPhase"
 )
+
+// AcceptsPromote reports whether a baokeeper.dev/promote request releases the
+// upgrade: only while it holds for one. A value set before the hold, or left from an
+// earlier upgrade, was handled (refused) already and releases nothing.
+func AcceptsPromote(st *baov1.BlueGreenStatus) bool {
+	return st != nil && st.Phase == baov1.BlueGreenAwaitPromotion && st.Promotion == baov1.PromotionWaiting
+}
+
+// Retry prepares a failed blue-green upgrade for baokeeper.dev/retry: the phase's
+// clock starts again, and its step gets more Job attempts: one more run of a
+// validation hook (a hook that fails again holds again), DefaultMaxJobAttempts more
+// of an executor Job.
+func Retry(st *baov1.BlueGreenStatus, now time.Time) {
+	t := metav1.NewTime(now)
+	st.PhaseStartedAt = &t
+	if s := st.CurrentStep; s != nil {
+		s.StartedAt = &t
+		if s.Action == StepValidate {
+			s.MaxAttempts = s.Attempts + 1
+		} else {
+			upgrade.GrantAttempts(s)
+		}
+	}
+}
 
 // Phases returns the phases in order; progress counts in it.
 func Phases() []baov1.BlueGreenPhase {
@@ -144,7 +169,9 @@ func decide(in Input, next *baov1.BlueGreenStatus) Decision {
 	case baov1.BlueGreenCleanup:
 		d = cleanup(in, next)
 	default:
-		return fail(next, ReasonPhaseTimeout, fmt.Sprintf("unknown blue-green phase %q in status.blueGreen.phase", next.Phase))
+		return fail(next, ReasonUnknownPhase, fmt.Sprintf("status.blueGreen.phase is %q, which this release does not know (was the upgrade started by another baokeeper release?): "+
+			"run the release that started it until it completes, or, if green never got a vote, delete green's StatefulSet %s and clear status.blueGreen and status.upgrade to start over",
+			next.Phase, next.Green.StatefulSet))
 	}
 	// A phase that waits on the cluster is bounded; the hold for a person and the
 	// validation hook (bounded by its own timeout) are not.

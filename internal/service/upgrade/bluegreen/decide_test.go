@@ -292,3 +292,61 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestAcceptsPromote(t *testing.T) {
+	cases := []struct {
+		name string
+		st   *baov1.BlueGreenStatus
+		want bool
+	}{
+		{"no blue-green upgrade", nil, false},
+		{"before the hold", &baov1.BlueGreenStatus{Phase: baov1.BlueGreenSync, Promotion: baov1.PromotionPending}, false},
+		{"hold reached, not yet announced", &baov1.BlueGreenStatus{Phase: baov1.BlueGreenAwaitPromotion, Promotion: baov1.PromotionPending}, false},
+		{"waiting", &baov1.BlueGreenStatus{Phase: baov1.BlueGreenAwaitPromotion, Promotion: baov1.PromotionWaiting}, true},
+		{"already released", &baov1.BlueGreenStatus{Phase: baov1.BlueGreenAwaitPromotion, Promotion: baov1.PromotionRequested}, false},
+		{"released automatically", &baov1.BlueGreenStatus{Phase: baov1.BlueGreenPromoteGreen, Promotion: baov1.PromotionAutomatic}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { NewWithT(t).Expect(AcceptsPromote(tc.st)).To(Equal(tc.want)) })
+	}
+}
+
+func TestRetry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name            string
+		step            *baov1.UpgradeStep
+		wantMaxAttempts int32
+	}{
+		{"a failed validation hook runs once more", &baov1.UpgradeStep{Action: StepValidate, Attempts: 2, MaxAttempts: 2}, 3},
+		{"a failed executor step gets the default attempts more", &baov1.UpgradeStep{Action: StepPromote, Pod: "g-0", Attempts: 3, MaxAttempts: 3}, 3 + upgrade.DefaultMaxJobAttempts},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			st := &baov1.BlueGreenStatus{Phase: baov1.BlueGreenPromoteGreen, CurrentStep: tc.step,
+				PhaseStartedAt: &metav1.Time{Time: now.Add(-time.Hour)}}
+			Retry(st, now)
+			g.Expect(st.CurrentStep.MaxAttempts).To(Equal(tc.wantMaxAttempts))
+			g.Expect(st.CurrentStep.Attempts).To(Equal(tc.step.Attempts), "attempts go on counting: Job names carry them")
+			g.Expect(st.CurrentStep.StartedAt.Time).To(Equal(now))
+			g.Expect(st.PhaseStartedAt.Time).To(Equal(now), "phaseTimeout counts from the retry")
+		})
+	}
+	g := NewWithT(t)
+	st := &baov1.BlueGreenStatus{Phase: baov1.BlueGreenSync}
+	Retry(st, now)
+	g.Expect(st.PhaseStartedAt.Time).To(Equal(now), "a phase without a step restarts its clock too")
+}
+
+func TestUnknownPhaseSaysWhatToDo(t *testing.T) {
+	g := NewWithT(t)
+	w := newWorld(t, 3, 0)
+	advance(t, w, baov1.BlueGreenSync)
+	in := w.input()
+	in.Status.Phase = "Teleport"
+	d := Decide(in)
+	g.Expect(d.Kind).To(Equal(core.KindFail))
+	g.Expect(d.Reason).To(Equal(ReasonUnknownPhase))
+	g.Expect(d.Message).To(ContainSubstring("run the release that started it"))
+}

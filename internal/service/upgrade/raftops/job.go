@@ -42,6 +42,23 @@ const (
 	StepDemote = "demote"
 )
 
+// StepLabelOf is the LabelStep value (and the step in the Job's name) of the Job
+// that carries out a step action of status.*.currentStep (the upgrade root's Step
+// constants): a leadership transfer steps down, a removal removes the peer, a
+// demotion demotes, and every other membership step (adding, promoting) promotes.
+func StepLabelOf(stepAction string) string {
+	switch stepAction {
+	case upgrade.StepTransferLeadership:
+		return StepStepDown
+	case upgrade.StepRemoveMember:
+		return StepRemovePeer
+	case upgrade.StepDemoteMember:
+		return StepDemote
+	default:
+		return StepPromote
+	}
+}
+
 // Executor actions the Jobs run ("baokeeper executor <action>").
 const (
 	// ActionStepDown moves leadership off a member (TransferLeadership).

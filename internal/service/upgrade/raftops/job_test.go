@@ -530,3 +530,19 @@ func TestValidateOperationID(t *testing.T) {
 		})
 	}
 }
+
+// TestStepLabelOf: every step action of scaling and blue-green names the executor
+// Job that carries it out; the two strategies share the mapping.
+func TestStepLabelOf(t *testing.T) {
+	for action, want := range map[string]string{
+		upgrade.StepTransferLeadership: StepStepDown,
+		upgrade.StepRemoveMember:       StepRemovePeer,
+		upgrade.StepDemoteMember:       StepDemote,
+		upgrade.StepPromoteMember:      StepPromote,
+		"AddMember":                    StepPromote,
+	} {
+		if got := StepLabelOf(action); got != want {
+			t.Errorf("StepLabelOf(%q) = %q, want %q", action, got, want)
+		}
+	}
+}

@@ -54,13 +54,13 @@ const (
 	// is promoted.
 	StepAddMember = "AddMember"
 	// StepPromoteMember promotes a member that is in Raft as a non-voter.
-	StepPromoteMember = "PromoteMember"
+	StepPromoteMember = upgrade.StepPromoteMember
 	// StepDemoteMember demotes a voter that leaves later, before the leader (which
 	// leaves first) hands leadership off: the step-down's successor, which Raft
 	// picks, can then only be a voter that stays.
-	StepDemoteMember = "DemoteMember"
+	StepDemoteMember = upgrade.StepDemoteMember
 	// StepRemoveMember takes a member out of Raft, then removes its pod.
-	StepRemoveMember = "RemoveMember"
+	StepRemoveMember = upgrade.StepRemoveMember
 	// StepTransferLeadership steps a member that is about to leave down as leader
 	// first; once another member leads, the step goes on as StepRemoveMember.
 	StepTransferLeadership = upgrade.StepTransferLeadership
