@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -43,7 +44,7 @@ const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
-const actionGrace = raftops.ExecutorGrace
+const actionGrace = executorjob.ExecutorGrace
 
 // executorEnv is what the executor mode needs from its process.
 type executorEnv struct {
@@ -79,13 +80,13 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return exitRetryable
 	}
 	switch action, rest := args[0], args[1:]; action {
-	case raftops.ActionStepDown:
+	case executorjob.ActionStepDown:
 		return runMemberAction(ctx, stepDownAction, rest, env)
-	case raftops.ActionPromote:
+	case executorjob.ActionPromote:
 		return runMemberAction(ctx, promoteAction, rest, env)
-	case raftops.ActionDemote:
+	case executorjob.ActionDemote:
 		return runMemberAction(ctx, demoteAction, rest, env)
-	case raftops.ActionRemovePeer:
+	case executorjob.ActionRemovePeer:
 		return runMemberAction(ctx, removePeerAction, rest, env)
 	case "snapshot":
 		return runSnapshot(ctx, rest, env)
@@ -154,29 +155,29 @@ type memberAction struct {
 
 var (
 	stepDownAction = memberAction{
-		name:           raftops.ActionStepDown,
+		name:           executorjob.ActionStepDown,
 		memberUsage:    "Pod name (= Raft node ID) of the member that must give up leadership.",
-		defaultTimeout: raftops.StepDownTimeout,
+		defaultTimeout: executorjob.StepDownTimeout,
 		// Leadership can only be on a member the executor can ask.
 		memberListed: true,
 		do:           stepDown,
 	}
 	promoteAction = memberAction{
-		name:           raftops.ActionPromote,
+		name:           executorjob.ActionPromote,
 		memberUsage:    "Raft node ID of the member to make a voter (it must have joined).",
-		defaultTimeout: raftops.MembershipTimeout,
+		defaultTimeout: executorjob.MembershipTimeout,
 		do:             promote,
 	}
 	demoteAction = memberAction{
-		name:           raftops.ActionDemote,
+		name:           executorjob.ActionDemote,
 		memberUsage:    "Raft node ID of the member to make a non-voter, left in the configuration (it must not be the leader).",
-		defaultTimeout: raftops.MembershipTimeout,
+		defaultTimeout: executorjob.MembershipTimeout,
 		do:             demote,
 	}
 	removePeerAction = memberAction{
-		name:           raftops.ActionRemovePeer,
+		name:           executorjob.ActionRemovePeer,
 		memberUsage:    "Raft node ID of the member to demote and remove (its pod may be gone; it must not be the leader).",
-		defaultTimeout: raftops.MembershipTimeout,
+		defaultTimeout: executorjob.MembershipTimeout,
 		do:             removePeer,
 	}
 )
@@ -285,7 +286,7 @@ type stepDownOutput struct {
 func stepDown(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.TransferLeadership(ctx, c, f.members, f.member, raftops.Options{RetryFor: f.timeout, Clock: env.clock})
 	return stepDownOutput{
-		Action: raftops.ActionStepDown, Member: f.member, NewLeader: res.NewLeader,
+		Action: executorjob.ActionStepDown, Member: f.member, NewLeader: res.NewLeader,
 		Benign: res.Benign || raftops.Classify(err) == raftops.ClassBenign,
 	}, err
 }
@@ -313,19 +314,19 @@ func newMembershipOutput(action string, res raftops.MembershipResult, err error,
 // promote makes --member a voter and verifies it in the Raft configuration.
 func promote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.PromoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
-	return newMembershipOutput(raftops.ActionPromote, res, err, f.member), err
+	return newMembershipOutput(executorjob.ActionPromote, res, err, f.member), err
 }
 
 // demote makes --member a non-voter and verifies it in the Raft configuration;
 // it refuses the leader.
 func demote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.DemoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
-	return newMembershipOutput(raftops.ActionDemote, res, err, f.member), err
+	return newMembershipOutput(executorjob.ActionDemote, res, err, f.member), err
 }
 
 // removePeer demotes --member if it votes, removes it, and verifies both in the
 // Raft configuration; it refuses the leader.
 func removePeer(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.RemoveMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
-	return newMembershipOutput(raftops.ActionRemovePeer, res, err, f.member), err
+	return newMembershipOutput(executorjob.ActionRemovePeer, res, err, f.member), err
 }

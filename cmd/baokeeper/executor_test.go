@@ -20,6 +20,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 )
 
@@ -545,7 +546,7 @@ func TestJobArgumentsParse(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao"},
 		Spec:       baov1.OpenBaoClusterSpec{Version: "2.4.0"},
 	}
-	scaled := raftops.MemberAddressesN(c, 4)
+	scaled := executorjob.MemberAddressesN(c, 4)
 	tests := []struct {
 		reason      string
 		job         *batchv1.Job
@@ -554,15 +555,15 @@ func TestJobArgumentsParse(t *testing.T) {
 		wantMembers []string
 		wantTimeout time.Duration
 	}{
-		{reason: "the deprecated step-down Job", job: raftops.StepDownJob(c, "bao-1", 1, "baokeeper:test"),
+		{reason: "the deprecated step-down Job", job: executorjob.StepDownJob(c, "bao-1", 1, "baokeeper:test"),
 			action: stepDownAction, wantMember: "bao-1", wantMembers: testMembers, wantTimeout: 60 * time.Second},
-		{reason: "a step-down Job of an operation", job: raftops.StepDownJobFor(c, "1f2e3d4c", "bao-1", 1, "baokeeper:test", testMembers),
+		{reason: "a step-down Job of an operation", job: executorjob.StepDownJobFor(c, "1f2e3d4c", "bao-1", 1, "baokeeper:test", testMembers),
 			action: stepDownAction, wantMember: "bao-1", wantMembers: testMembers, wantTimeout: 60 * time.Second},
-		{reason: "a promote Job during a scale-up", job: raftops.PromoteJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
+		{reason: "a promote Job during a scale-up", job: executorjob.PromoteJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
 			action: promoteAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
-		{reason: "a remove-peer Job during a scale-down", job: raftops.RemovePeerJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
+		{reason: "a remove-peer Job during a scale-down", job: executorjob.RemovePeerJob(c, "1f2e3d4c", "bao-3", 1, "baokeeper:test", scaled),
 			action: removePeerAction, wantMember: "bao-3", wantMembers: scaled, wantTimeout: 90 * time.Second},
-		{reason: "a demote Job", job: raftops.DemoteJob(c, "1f2e3d4c", "bao-2", 1, "baokeeper:test", testMembers),
+		{reason: "a demote Job", job: executorjob.DemoteJob(c, "1f2e3d4c", "bao-2", 1, "baokeeper:test", testMembers),
 			action: demoteAction, wantMember: "bao-2", wantMembers: testMembers, wantTimeout: 90 * time.Second},
 	}
 	for _, tt := range tests {
@@ -574,8 +575,8 @@ func TestJobArgumentsParse(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(f.member).To(Equal(tt.wantMember))
 			g.Expect(f.members).To(Equal(tt.wantMembers))
-			g.Expect(f.caFile).To(Equal(raftops.CAFile))
-			g.Expect(f.tokenFile).To(Equal(raftops.TokenFile))
+			g.Expect(f.caFile).To(Equal(executorjob.CAFile))
+			g.Expect(f.tokenFile).To(Equal(executorjob.TokenFile))
 			g.Expect(f.timeout).To(Equal(tt.wantTimeout))
 			deadline := time.Duration(*tt.job.Spec.ActiveDeadlineSeconds) * time.Second
 			g.Expect(deadline).To(BeNumerically(">=", f.timeout+actionGrace+20*time.Second),

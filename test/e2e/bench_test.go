@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -387,12 +387,12 @@ func (tc *testCluster) activeMember(ctx context.Context) string {
 // returns the Job's name.
 func (tc *testCluster) stepDown(ctx context.Context, member string, attempt int32, image string) string {
 	GinkgoHelper()
-	job := raftops.StepDownJob(tc.get(ctx, Default), member, attempt, image)
+	job := executorjob.StepDownJob(tc.get(ctx, Default), member, attempt, image)
 	Expect(k8s.Create(ctx, job)).To(Succeed())
 	Eventually(func(g Gomega) {
 		got := &batchv1.Job{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(job), got)).To(Succeed())
-		phase, _, msg := raftops.JobPhaseOf(got)
+		phase, _, msg := executorjob.JobPhaseOf(got)
 		if phase == upgrade.JobFailed {
 			StopTrying(fmt.Sprintf("step-down Job %s failed: %s", job.Name, msg)).Now()
 		}
@@ -473,7 +473,7 @@ func (tc *testCluster) waitPodsReady(ctx context.Context) {
 func (tc *testCluster) stepDownJobs(ctx context.Context) int {
 	GinkgoHelper()
 	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{raftops.LabelStep: raftops.StepStepDown})).To(Succeed())
+	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: executorjob.StepStepDown})).To(Succeed())
 	return len(jobs.Items)
 }
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -47,7 +47,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		tc.expectRaftMembers(ctx, memberNames(5))
-		tc.expectJobsOf(ctx, raftops.StepPromote, "bao-3", "bao-4")
+		tc.expectJobsOf(ctx, executorjob.StepPromote, "bao-3", "bao-4")
 	})
 
 	It("shrinks 5 → 3 with the leader kept: no lost write, no election, the removed members' volumes kept", func() {
@@ -57,7 +57,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		tc.expectRaftMembers(ctx, memberNames(3))
-		tc.expectJobsOf(ctx, raftops.StepRemovePeer, "bao-4", "bao-3")
+		tc.expectJobsOf(ctx, executorjob.StepRemovePeer, "bao-4", "bao-3")
 		for _, m := range []string{"bao-3", "bao-4"} {
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-" + m}, &corev1.PersistentVolumeClaim{})).
 				To(Succeed(), "the volume of %s is kept", m)
@@ -122,7 +122,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		// The previous spec's upgrade left its step-down Job (succeeded, kept for its
 		// TTL of 600 s): the bug took it for this upgrade's step-down and waited 9
 		// minutes for the TTL.
-		earlier := tc.jobNames(ctx, raftops.StepStepDown)
+		earlier := tc.jobNames(ctx, executorjob.StepStepDown)
 		Expect(earlier).NotTo(BeEmpty(), "the earlier upgrade's step-down Job is still there")
 		leader := tc.settledLeader(ctx)
 		obs := tc.observe(ctx)
@@ -152,7 +152,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		Expect(res.elections).To(BeNumerically("<=", 2), "the unplanned election and at most one planned one, terms: %s", res.termsString())
 		Expect(took).To(BeNumerically("<", 4*time.Minute), "no wait on a stale Job")
 		Expect(res.uids[leader]).To(HaveLen(2), "the old leader, re-created on the target by the StatefulSet, is not replaced again: %v", res.uids[leader])
-		now := tc.jobNames(ctx, raftops.StepStepDown)
+		now := tc.jobNames(ctx, executorjob.StepStepDown)
 		var fresh []string
 		for _, j := range now {
 			if !slices.Contains(earlier, j) {
@@ -164,7 +164,7 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		for _, j := range fresh {
 			job := &batchv1.Job{}
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: j}, job)).To(Succeed())
-			id = job.Labels[raftops.LabelOperation]
+			id = job.Labels[executorjob.LabelOperation]
 			Expect(id).NotTo(BeEmpty())
 			Expect(j).To(ContainSubstring(id), "the Job's name carries its upgrade")
 		}
@@ -229,7 +229,7 @@ func (tc *testCluster) expectRaftMembers(ctx context.Context, members []string) 
 func (tc *testCluster) jobNames(ctx context.Context, step string) []string {
 	GinkgoHelper()
 	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{raftops.LabelStep: step})).To(Succeed())
+	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: step})).To(Succeed())
 	var out []string
 	for _, j := range jobs.Items {
 		out = append(out, j.Name)
@@ -243,10 +243,10 @@ func (tc *testCluster) jobNames(ctx context.Context, step string) []string {
 func (tc *testCluster) expectJobsOf(ctx context.Context, step string, members ...string) {
 	GinkgoHelper()
 	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{raftops.LabelStep: step})).To(Succeed())
+	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: step})).To(Succeed())
 	seen := map[string]bool{}
 	for _, j := range jobs.Items {
-		seen[j.Labels[raftops.LabelMember]] = true
+		seen[j.Labels[executorjob.LabelMember]] = true
 	}
 	for _, m := range members {
 		Expect(seen).To(HaveKey(m), "a %s Job for %s", step, m)

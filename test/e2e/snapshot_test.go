@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/test/rig/s3server"
 )
@@ -97,7 +97,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			g.Expect(c.Status.Message).To(ContainSubstring("baokeeper.dev/retry"))
 		}, 3*time.Minute, pollEvery).Should(Succeed())
 		jobs := &batchv1.JobList{}
-		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepSnapshot})).To(Succeed())
 		Expect(jobs.Items).To(HaveLen(int(upgrade.DefaultMaxJobAttempts)), "a bounded number of attempts")
 		for _, j := range jobs.Items {
 			Expect(j.Status.Failed).To(BeEquivalentTo(1), j.Name)
@@ -169,7 +169,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 
 		By("attempt 4 succeeded, with the least privilege")
 		jobs := &batchv1.JobList{}
-		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepSnapshot})).To(Succeed())
 		var succeeded []string
 		for _, j := range jobs.Items {
 			if j.Status.Succeeded == 1 {
@@ -209,7 +209,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		res.expectClean(tc, 1, "2.5.0")
 		tc.expectAllOn(ctx, "2.5.0")
 		jobs := &batchv1.JobList{}
-		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{raftops.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepSnapshot})).To(Succeed())
 		Expect(jobs.Items).To(HaveLen(4), "no new snapshot Job")
 		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("SnapshotReused"))
 	}, SpecTimeout(10*time.Minute))

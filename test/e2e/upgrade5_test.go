@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -137,7 +137,7 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 		obs.endWindow()
 		res := obs.finish(ctx)
 		jobs := &batchv1.JobList{}
-		Expect(k8s.List(ctx, jobs, client.InNamespace(killNS), client.MatchingLabels{raftops.LabelStep: raftops.StepStepDown})).To(Succeed())
+		Expect(k8s.List(ctx, jobs, client.InNamespace(killNS), client.MatchingLabels{executorjob.LabelStep: executorjob.StepStepDown})).To(Succeed())
 		res.report("rolling upgrade, operator killed twice",
 			fmt.Sprintf("takeovers %s and %s, step-down Jobs %d", killA.Round(100*time.Millisecond), killB.Round(100*time.Millisecond), len(jobs.Items)))
 
@@ -378,12 +378,12 @@ func (tc *testCluster) moveLeaderToMiddle(ctx context.Context) (string, int) {
 			return leader, n
 		}
 		Expect(n).To(BeNumerically("<", 5), "leadership kept landing on an edge ordinal")
-		job := raftops.StepDownJob(tc.get(ctx, Default), leader, int32(101+n), image)
+		job := executorjob.StepDownJob(tc.get(ctx, Default), leader, int32(101+n), image)
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		Eventually(func(g Gomega) {
 			got := &batchv1.Job{}
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(job), got)).To(Succeed())
-			phase, _, msg := raftops.JobPhaseOf(got)
+			phase, _, msg := executorjob.JobPhaseOf(got)
 			if phase == upgrade.JobFailed {
 				StopTrying(fmt.Sprintf("step-down Job %s failed: %s", job.Name, msg)).Now()
 			}

@@ -27,8 +27,8 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -295,26 +295,26 @@ func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
 // visible yet, a promotion is of a green member, and a demotion or removal is never
 // of the leader.
 func (w *blueGreenWorld) bgJobCreated(job *batchv1.Job) {
-	step, member := job.Labels[raftops.LabelStep], job.Labels[raftops.LabelMember]
+	step, member := job.Labels[executorjob.LabelStep], job.Labels[executorjob.LabelMember]
 	voter, in := w.raft[member]
 	green := w.green != "" && strings.HasPrefix(member, w.green+"-")
 	switch step {
-	case raftops.StepPromote:
+	case executorjob.StepPromote:
 		if !green {
 			w.violate("pass %d created the promote Job %s for blue member %s", w.pass, job.Name, member)
 		}
 		if in && voter {
 			w.violate("pass %d created the promote Job %s for %s, already a voter", w.pass, job.Name, member)
 		}
-	case raftops.StepDemote:
+	case executorjob.StepDemote:
 		if !in || !voter || member == w.leader {
 			w.violate("pass %d created the demote Job %s for %s (voter %t, leader %s)", w.pass, job.Name, member, voter, w.leader)
 		}
-	case raftops.StepRemovePeer:
+	case executorjob.StepRemovePeer:
 		if !in || member == w.leader {
 			w.violate("pass %d created the removepeer Job %s for %s (in Raft %t, leader %s)", w.pass, job.Name, member, in, w.leader)
 		}
-	case raftops.StepStepDown:
+	case executorjob.StepStepDown:
 		if w.leader != member {
 			w.violate("pass %d created the stepdown Job %s for %s, which does not lead (%s does)", w.pass, job.Name, member, w.leader)
 		}
@@ -351,7 +351,7 @@ func (w *blueGreenWorld) bgRunJobs(ctx context.Context) {
 			continue
 		}
 		j.finished = true
-		if j.step == raftops.StepStepDown && j.member == w.leader {
+		if j.step == executorjob.StepStepDown && j.member == w.leader {
 			next := ""
 			for _, name := range w.sortedRaft() {
 				if name != w.leader && w.raft[name] && w.ready(name) {
@@ -362,7 +362,7 @@ func (w *blueGreenWorld) bgRunJobs(ctx context.Context) {
 			Expect(next).NotTo(BeEmpty(), "no voter can take over from %s", w.leader)
 			w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: w.leader, to: next})
 			w.leader, w.election = next, true
-		} else if j.step != raftops.StepStepDown {
+		} else if j.step != executorjob.StepStepDown {
 			Expect(w.execute(j)).To(BeEmpty(), "executor Job %s", j.name)
 		}
 		job := &batchv1.Job{}

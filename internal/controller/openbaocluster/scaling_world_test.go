@@ -25,7 +25,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -227,22 +227,22 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 // jobCreated records a new executor Job, and checks that its outcome is not visible
 // yet: a Job for what is already done is an action a crash added.
 func (w *scalingWorld) jobCreated(job *batchv1.Job) {
-	step, member := job.Labels[raftops.LabelStep], job.Labels[raftops.LabelMember]
+	step, member := job.Labels[executorjob.LabelStep], job.Labels[executorjob.LabelMember]
 	voter, in := w.raft[member]
 	switch step {
-	case raftops.StepPromote:
+	case executorjob.StepPromote:
 		if in && voter {
 			w.violate("pass %d created the promote Job %s for %s, already a voter", w.pass, job.Name, member)
 		}
-	case raftops.StepDemote:
+	case executorjob.StepDemote:
 		if !in || !voter {
 			w.violate("pass %d created the demote Job %s for %s, which is no voter", w.pass, job.Name, member)
 		}
-	case raftops.StepRemovePeer:
+	case executorjob.StepRemovePeer:
 		if !in {
 			w.violate("pass %d created the removepeer Job %s for %s, already out of Raft", w.pass, job.Name, member)
 		}
-	case raftops.StepStepDown:
+	case executorjob.StepStepDown:
 		if w.leader != member {
 			w.violate("pass %d created the stepdown Job %s for %s, which does not lead (%s does)", w.pass, job.Name, member, w.leader)
 		}
@@ -354,7 +354,7 @@ func (w *scalingWorld) runExecJobs(ctx context.Context) {
 func (w *scalingWorld) execute(j *execJob) string {
 	voter, in := w.raft[j.member]
 	switch j.step {
-	case raftops.StepPromote:
+	case executorjob.StepPromote:
 		if !in {
 			return j.member + " is not in the Raft configuration"
 		}
@@ -362,7 +362,7 @@ func (w *scalingWorld) execute(j *execJob) string {
 			w.raft[j.member] = true
 			w.checkMajority("promote " + j.member)
 		}
-	case raftops.StepDemote:
+	case executorjob.StepDemote:
 		if j.member == w.leader {
 			w.violate("the demote Job %s ran while %s led", j.name, j.member)
 			return j.member + " leads"
@@ -371,7 +371,7 @@ func (w *scalingWorld) execute(j *execJob) string {
 			w.raft[j.member] = false
 			w.checkMajority("demote " + j.member)
 		}
-	case raftops.StepRemovePeer:
+	case executorjob.StepRemovePeer:
 		if j.member == w.leader {
 			w.violate("the removepeer Job %s ran while %s led", j.name, j.member)
 			return j.member + " leads"
@@ -381,7 +381,7 @@ func (w *scalingWorld) execute(j *execJob) string {
 			w.removed[j.member] = true
 			w.checkMajority("remove-peer " + j.member)
 		}
-	case raftops.StepStepDown:
+	case executorjob.StepStepDown:
 		if j.member == w.leader {
 			next := w.successor(j.member)
 			if next == "" {

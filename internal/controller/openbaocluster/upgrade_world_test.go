@@ -26,8 +26,8 @@ import (
 	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -175,7 +175,7 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 				case err == nil:
 					w.note("created Job " + withoutOperation(job))
 					w.actions = append(w.actions, worldAction{pass: w.pass, kind: "create Job", name: job.Name,
-						member: job.Labels[raftops.LabelMember], leader: w.leader})
+						member: job.Labels[executorjob.LabelMember], leader: w.leader})
 				case apierrors.IsAlreadyExists(err):
 					w.note("found Job " + withoutOperation(job))
 				}
@@ -397,7 +397,7 @@ func podReady(p *corev1.Pod) bool {
 // withoutOperation is a Job's name with its operation ID (which differs between runs:
 // it hashes the cluster's UID and start time) replaced by <op>, so that runs compare.
 func withoutOperation(job *batchv1.Job) string {
-	if id := job.Labels[raftops.LabelOperation]; id != "" {
+	if id := job.Labels[executorjob.LabelOperation]; id != "" {
 		return strings.ReplaceAll(job.Name, id, "<op>")
 	}
 	return job.Name

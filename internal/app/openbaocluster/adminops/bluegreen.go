@@ -17,10 +17,10 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -132,7 +132,7 @@ func blueGreenJobName(c *baov1.OpenBaoCluster, opID string, s *baov1.UpgradeStep
 	if s.Action == bluegreen.StepValidate {
 		return bluegreen.ValidationJobName(c, opID, s.Attempts)
 	}
-	return raftops.JobName(c, raftops.StepLabelOf(s.Action), opID, s.Pod, s.Attempts)
+	return executorjob.JobName(c, executorjob.StepLabelOf(s.Action), opID, s.Pod, s.Attempts)
 }
 
 // blueGreenJob builds the Job of the current step: an executor Job that knows the
@@ -151,13 +151,13 @@ func (r *Reconciler) blueGreenJob(c *baov1.OpenBaoCluster, d bluegreen.Decision)
 		}
 		return bluegreen.ValidationJob(c, up.ID, s.Attempts, hook, c.GetValidationHookTimeout(), setAddresses(c, st.Green), caSecretName(c)), nil
 	case core.JobPromote:
-		return raftops.PromoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+		return executorjob.PromoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	case core.JobDemote:
-		return raftops.DemoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+		return executorjob.DemoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	case core.JobStepDown:
-		return raftops.StepDownJobFor(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+		return executorjob.StepDownJobFor(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	case core.JobRemovePeer:
-		return raftops.RemovePeerJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
+		return executorjob.RemovePeerJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	}
 	return nil, fmt.Errorf("unknown executor Job kind %q", d.Job)
 }

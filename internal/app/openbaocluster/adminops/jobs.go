@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 )
 
 // observeJob reads the executor Job of the current attempt, by its deterministic
@@ -23,7 +23,7 @@ import (
 //     is reported as a failed attempt, so the next attempt gets a name of its own;
 //   - a running Job whose pod cannot start (an image that cannot be pulled or run, a
 //     Secret that is gone) is deleted and reported failed with the pod's reason,
-//     after raftops.PodStartGrace instead of the Job's whole deadline.
+//     after executorjob.PodStartGrace instead of the Job's whole deadline.
 //
 // It returns the Job itself too (nil when there is none).
 func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, name, opID string, now time.Time) (upgrade.Job, *batchv1.Job, error) {
@@ -34,11 +34,11 @@ func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, na
 		}
 		return upgrade.Job{}, nil, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
 	}
-	if opID != "" && !raftops.JobOfOperation(job, opID) {
+	if opID != "" && !executorjob.JobOfOperation(job, opID) {
 		return upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now,
-			Message: fmt.Sprintf("Job %s belongs to another operation (%s=%q), not to this one (%s)", name, raftops.LabelOperation, job.Labels[raftops.LabelOperation], opID)}, nil, nil
+			Message: fmt.Sprintf("Job %s belongs to another operation (%s=%q), not to this one (%s)", name, executorjob.LabelOperation, job.Labels[executorjob.LabelOperation], opID)}, nil, nil
 	}
-	phase, finished, msg := raftops.JobPhaseOf(job)
+	phase, finished, msg := executorjob.JobPhaseOf(job)
 	obs := upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
 	if phase != upgrade.JobRunning || job.DeletionTimestamp != nil {
 		return obs, job, nil
@@ -48,7 +48,7 @@ func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, na
 		return upgrade.Job{}, nil, fmt.Errorf("failed to list the pods of Job %s/%s: %w", c.Namespace, job.Name, err)
 	}
 	for i := range pods.Items {
-		stuck := raftops.StuckPod(&pods.Items[i], now, raftops.PodStartGrace)
+		stuck := executorjob.StuckPod(&pods.Items[i], now, executorjob.PodStartGrace)
 		if stuck == "" {
 			continue
 		}
@@ -66,7 +66,7 @@ func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, na
 // error: a pass that read the cluster before our own status write reached the cache
 // finds the Job of this attempt, which its deterministic name makes the same Job.
 func (r *Reconciler) createJob(ctx context.Context, job *batchv1.Job) (created bool, err error) {
-	log := ctrl.LoggerFrom(ctx).WithValues("Job", job.Name, "step", job.Labels[raftops.LabelStep])
+	log := ctrl.LoggerFrom(ctx).WithValues("Job", job.Name, "step", job.Labels[executorjob.LabelStep])
 	err = r.Client.Create(ctx, job)
 	switch {
 	case apierrors.IsAlreadyExists(err):

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 )
 
 func TestObserveJob(t *testing.T) {
@@ -33,12 +33,12 @@ func TestObserveJob(t *testing.T) {
 		return j
 	}
 	foreign := succeeded(mine)
-	foreign.Labels[raftops.LabelOperation] = "ffffffff"
+	foreign.Labels[executorjob.LabelOperation] = "ffffffff"
 	pod := func(reason string, age time.Duration) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: mine.Name + "-x", CreationTimestamp: metav1.NewTime(now.Add(-age)),
 				Labels: map[string]string{batchv1.JobNameLabel: mine.Name}},
-			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: raftops.ExecutorContainerName,
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: executorjob.ExecutorContainerName,
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pull access denied"}}}}},
 		}
 	}
@@ -87,7 +87,7 @@ func TestStepDownJobNamesCarryTheUpgrade(t *testing.T) {
 	b := &baov1.UpgradeStatus{ID: operationID(c, "upgrade-to-2.5.1", t1.Add(10*time.Minute)), CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
 	g.Expect(stepDownJobName(c, a)).NotTo(Equal(stepDownJobName(c, b)), "two upgrades never share a Job name")
 	g.Expect(stepDownJobName(c, a)).NotTo(Equal("bao-stepdown-1-1"), "the name of the old scheme is never reused")
-	g.Expect(raftops.JobOfOperation(stepDownJob(c, a, "img"), a.ID)).To(BeTrue())
-	g.Expect(raftops.JobOfOperation(stepDownJob(c, a, "img"), b.ID)).To(BeFalse())
+	g.Expect(executorjob.JobOfOperation(stepDownJob(c, a, "img"), a.ID)).To(BeTrue())
+	g.Expect(executorjob.JobOfOperation(stepDownJob(c, a, "img"), b.ID)).To(BeFalse())
 	g.Expect(operationID(c, "upgrade-to-2.5.1", t1)).To(Equal(a.ID), "the ID is a pure function of what status keeps")
 }

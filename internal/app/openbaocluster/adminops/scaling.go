@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -143,23 +143,23 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 // scalingJobName is the name of the current step's executor Job.
 func scalingJobName(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus) string {
 	st := s.CurrentStep
-	return raftops.JobName(c, raftops.StepLabelOf(st.Action), s.ID, st.Pod, st.Attempts)
+	return executorjob.JobName(c, executorjob.StepLabelOf(st.Action), s.ID, st.Pod, st.Attempts)
 }
 
 // scalingJob builds the current step's executor Job; members lists every ordinal
 // that may hold the leader.
 func scalingJob(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus, members int32, image string) *batchv1.Job {
 	st := s.CurrentStep
-	addrs := raftops.MemberAddressesN(c, members)
+	addrs := executorjob.MemberAddressesN(c, members)
 	switch scaling.JobStep(st.Action) {
 	case scaling.ActionStepDown:
-		return raftops.StepDownJobFor(c, s.ID, st.Pod, st.Attempts, image, addrs)
+		return executorjob.StepDownJobFor(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	case scaling.ActionRemovePeer:
-		return raftops.RemovePeerJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
+		return executorjob.RemovePeerJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	case scaling.ActionDemote:
-		return raftops.DemoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
+		return executorjob.DemoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	default:
-		return raftops.PromoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
+		return executorjob.PromoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 )
 
@@ -103,7 +103,7 @@ func (r *Reconciler) observeSnapshotJob(ctx context.Context, c *baov1.OpenBaoClu
 	}
 	var term string
 	for i := range pods.Items {
-		if m := raftops.TerminationMessage(&pods.Items[i]); m != "" {
+		if m := executorjob.TerminationMessage(&pods.Items[i]); m != "" {
 			term = m
 		}
 	}

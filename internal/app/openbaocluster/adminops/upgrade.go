@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -153,7 +153,7 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	in.CanPromote = up.ID != ""
 	if st := up.CurrentStep; st != nil && st.Action == rolling.StepReplaceMember && st.Attempts > 0 && up.ID != "" {
-		job, _, err := r.observeJob(ctx, c, raftops.JobName(c, raftops.StepPromote, up.ID, st.Pod, st.Attempts), up.ID, obs.Now)
+		job, _, err := r.observeJob(ctx, c, executorjob.JobName(c, executorjob.StepPromote, up.ID, st.Pod, st.Attempts), up.ID, obs.Now)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -175,7 +175,7 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 			case core.JobStepDown:
 				return stepDownJob(c, up, r.executorImage(c)), nil
 			case core.JobPromote:
-				return raftops.PromoteJob(c, up.ID, a.Member, up.CurrentStep.Attempts, r.executorImage(c), raftops.MemberAddresses(c)), nil
+				return executorjob.PromoteJob(c, up.ID, a.Member, up.CurrentStep.Attempts, r.executorImage(c), executorjob.MemberAddresses(c)), nil
 			}
 			return nil, fmt.Errorf("a rolling upgrade has no executor Job %q", a.Job)
 		},
@@ -376,17 +376,17 @@ func ptr[T any](v T) *T { return &v }
 func stepDownJobName(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) string {
 	st := up.CurrentStep
 	if up.ID == "" {
-		return raftops.StepDownJobName(c, st.Pod, st.Attempts) //nolint:staticcheck // an upgrade started before IDs existed
+		return executorjob.StepDownJobName(c, st.Pod, st.Attempts) //nolint:staticcheck // an upgrade started before IDs existed
 	}
-	return raftops.JobName(c, raftops.StepStepDown, up.ID, st.Pod, st.Attempts)
+	return executorjob.JobName(c, executorjob.StepStepDown, up.ID, st.Pod, st.Attempts)
 }
 
 func stepDownJob(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, image string) *batchv1.Job {
 	st := up.CurrentStep
 	if up.ID == "" {
-		return raftops.StepDownJob(c, st.Pod, st.Attempts, image) //nolint:staticcheck // an upgrade started before IDs existed
+		return executorjob.StepDownJob(c, st.Pod, st.Attempts, image) //nolint:staticcheck // an upgrade started before IDs existed
 	}
-	return raftops.StepDownJobFor(c, up.ID, st.Pod, st.Attempts, image, raftops.MemberAddresses(c))
+	return executorjob.StepDownJobFor(c, up.ID, st.Pod, st.Attempts, image, executorjob.MemberAddresses(c))
 }
 
 // operationID is a short identity of one operation for the names and labels of its

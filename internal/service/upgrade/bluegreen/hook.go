@@ -11,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
-// StepLabelValidate is the raftops.LabelStep value of validation hook Jobs.
+// StepLabelValidate is the executorjob.LabelStep value of validation hook Jobs.
 const StepLabelValidate = "validate"
 
 // Environment of the validation hook's container, beside the user's env.
@@ -30,7 +30,7 @@ const (
 
 // ValidationJobName is the name of one attempt of the validation hook Job.
 func ValidationJobName(c *baov1.OpenBaoCluster, opID string, attempt int32) string {
-	return raftops.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepLabelValidate, opID, attempt))
+	return executorjob.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepLabelValidate, opID, attempt))
 }
 
 // ValidationJob builds the validation hook Job of one attempt: the user's image,
@@ -39,9 +39,9 @@ func ValidationJobName(c *baov1.OpenBaoCluster, opID string, attempt int32) stri
 // API like any client's. activeDeadlineSeconds is the hook's timeout, so a hook
 // that hangs fails like one that exits non-zero.
 func ValidationJob(c *baov1.OpenBaoCluster, opID string, attempt int32, hook *baov1.ValidationHookSpec, timeout time.Duration, greenAddrs []string, caSecret string) *batchv1.Job {
-	labels := raftops.ExecutorLabels(c, StepLabelValidate, "")
-	labels[raftops.LabelOperation] = opID
-	caFile := raftops.CAMountPath + "/" + workload.CACertKey
+	labels := executorjob.ExecutorLabels(c, StepLabelValidate, "")
+	labels[executorjob.LabelOperation] = opID
+	caFile := executorjob.CAMountPath + "/" + workload.CACertKey
 	env := []corev1.EnvVar{
 		{Name: EnvAddr, Value: first(greenAddrs)},
 		{Name: EnvGreenAddrs, Value: strings.Join(greenAddrs, ",")},
@@ -62,7 +62,7 @@ func ValidationJob(c *baov1.OpenBaoCluster, opID string, attempt int32, hook *ba
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptrTo(int32(0)),
-			TTLSecondsAfterFinished: ptrTo(raftops.JobTTLSecondsAfterFinished),
+			TTLSecondsAfterFinished: ptrTo(executorjob.JobTTLSecondsAfterFinished),
 			ActiveDeadlineSeconds:   &deadline,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
@@ -79,7 +79,7 @@ func ValidationJob(c *baov1.OpenBaoCluster, opID string, attempt int32, hook *ba
 						Args:    hook.Args,
 						Env:     env,
 						VolumeMounts: []corev1.VolumeMount{
-							{Name: "ca", MountPath: raftops.CAMountPath, ReadOnly: true},
+							{Name: "ca", MountPath: executorjob.CAMountPath, ReadOnly: true},
 						},
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptrTo(false),

@@ -1,9 +1,8 @@
 // Package raftops is the executor side of Raft operations: the small Client
 // over the OpenBao API that executor Jobs use with the mutating executor role,
 // the leadership transfer and the membership changes (promote, demote and
-// remove, each verified) built on it, and the pure builders of the Jobs that
-// run them. The strategies decide when a Job runs; this package does what the
-// Job does.
+// remove, each verified) built on it. The strategies decide when a Job runs,
+// package executorjob builds the Job; this package does what the Job does.
 //
 // A leadership transfer (TransferLeadership), in order:
 //
@@ -76,13 +75,4 @@
 // The Client verifies TLS against the cluster CA alone (optionally for a
 // fixed server name, so that a member can be addressed by IP), ignores BAO_*
 // environment variables, and never puts a token into a log line or an error.
-//
-// The Job builders are pure. StepDownJobFor, PromoteJob, DemoteJob and
-// RemovePeerJob return the executor Job of one step, operation, member and
-// attempt under a deterministic name (JobName:
-// <cluster>-<step>-<opID>-<ordinal>-<attempt>) with the label
-// LabelOperation=opID, so that a Job left by another
-// operation is never read as this one's outcome (JobOfOperation). The older
-// StepDownJob and StepDownJobName carry no operation and are deprecated.
-// JobPhaseOf reads a Job's terminal conditions back as a upgrade.JobPhase.
 package raftops

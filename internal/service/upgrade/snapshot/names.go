@@ -10,12 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 )
 
 // Labels and settings of snapshot Jobs.
 const (
-	// StepSnapshot is the raftops.LabelStep value of snapshot Jobs.
+	// StepSnapshot is the executorjob.LabelStep value of snapshot Jobs.
 	StepSnapshot = "snapshot"
 	// ActiveDeadlineSeconds bounds one snapshot Job: streaming and reading back a
 	// large Raft snapshot takes a while, a stuck one must not hold the upgrade
@@ -42,7 +42,7 @@ func JobName(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32) st
 	if up.StartedAt != nil {
 		id = up.StartedAt.Unix()
 	}
-	return raftops.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepSnapshot, strconv.FormatInt(id, 36), attempt))
+	return executorjob.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepSnapshot, strconv.FormatInt(id, 36), attempt))
 }
 
 // ObjectKey is where attempt N of the upgrade's snapshot goes:
@@ -70,9 +70,9 @@ func Job(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32, image 
 	s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
 	args := []string{
 		"executor", "snapshot",
-		"--members", strings.Join(raftops.MemberAddresses(c), ","),
-		"--ca-file", raftops.CAFile,
-		"--token-file", raftops.TokenFile,
+		"--members", strings.Join(executorjob.MemberAddresses(c), ","),
+		"--ca-file", executorjob.CAFile,
+		"--token-file", executorjob.TokenFile,
 		"--s3-endpoint", s3.Endpoint,
 		"--s3-bucket", s3.Bucket,
 		"--s3-key", ObjectKey(c, up, attempt),
@@ -86,7 +86,7 @@ func Job(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32, image 
 	secret := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: s3.CredentialsSecretRef, Key: key}}
 	}
-	return raftops.ExecutorJob(c, raftops.ExecutorJobSpec{
+	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
 		Name: JobName(c, up, attempt), Step: StepSnapshot, Image: image, Args: args,
 		Env: []corev1.EnvVar{
 			{Name: EnvAccessKeyID, ValueFrom: secret(EnvAccessKeyID)},

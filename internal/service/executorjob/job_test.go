@@ -1,4 +1,4 @@
-package raftops
+package executorjob
 
 import (
 	"strconv"
@@ -17,12 +17,14 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 const (
-	testUID   = types.UID("3f1c2a8e-0b7d-4e55-9a61-2c4f5d6e7a8b")
-	testImage = "ghcr.io/baokeeper/baokeeper:v0.1.0"
+	testUID       = types.UID("3f1c2a8e-0b7d-4e55-9a61-2c4f5d6e7a8b")
+	testNamespace = "ns"
+	testImage     = "ghcr.io/baokeeper/baokeeper:v0.1.0"
 )
 
 // newCluster returns an OpenBaoCluster ns/bao with 3 replicas, changed by opts.
@@ -110,7 +112,7 @@ func TestMemberAddresses(t *testing.T) {
 	}))
 	g.Expect(MemberAddresses(newCluster(withReplicas(5)))).To(HaveLen(5))
 	for i, addr := range MemberAddresses(newCluster(withReplicas(5))) {
-		g.Expect(NodeID(addr)).To(Equal(workload.NamesFor(newCluster()).Member(int32(i))), "node IDs come back from addresses")
+		g.Expect(raftops.NodeID(addr)).To(Equal(workload.NamesFor(newCluster()).Member(int32(i))), "node IDs come back from addresses")
 	}
 }
 

@@ -1,4 +1,4 @@
-package raftops
+package executorjob
 
 import (
 	"crypto/sha256"
