@@ -734,11 +734,33 @@ type Precheck struct {
 	Message string `json:"message,omitempty"`
 }
 
+// StepAction is what an upgrade or scaling step does.
+// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;PromoteMember;DemoteMember;RemoveMember;Validate
+type StepAction string
+
+// Step actions.
+const (
+	// StepTakeSnapshot is the pre-upgrade snapshot.
+	StepTakeSnapshot StepAction = "TakeSnapshot"
+	// StepTransferLeadership moves leadership off a member (a step-down).
+	StepTransferLeadership StepAction = "TransferLeadership"
+	// StepReplaceMember replaces a member's pod (rolling).
+	StepReplaceMember StepAction = "ReplaceMember"
+	// StepPromoteMember makes a member that is in Raft as a non-voter a voter.
+	StepPromoteMember StepAction = "PromoteMember"
+	// StepDemoteMember makes a voter a non-voter.
+	StepDemoteMember StepAction = "DemoteMember"
+	// StepRemoveMember takes a member out of the Raft configuration.
+	StepRemoveMember StepAction = "RemoveMember"
+	// StepValidate runs the blue-green validation hook Job.
+	StepValidate StepAction = "Validate"
+)
+
 // UpgradeStep is the step in progress.
 type UpgradeStep struct {
 	// action is what the step does, for example ReplaceMember or TransferLeadership.
 	// +optional
-	Action string `json:"action,omitempty"`
+	Action StepAction `json:"action,omitempty"`
 	// pod the step acts on.
 	// +optional
 	Pod string `json:"pod,omitempty"`
@@ -802,11 +824,46 @@ type SnapshotReceipt struct {
 	Version string `json:"version,omitempty"`
 }
 
+// FailureReason says, in one CamelCase word, why an upgrade or a scaling stopped.
+// +kubebuilder:validation:Enum=StepTimeout;StepDownFailed;PromoteFailed;DemoteFailed;RemovePeerFailed;SnapshotFailed;ScalingStepTimeout;ScalingJobFailed;PhaseTimeout;GreenVotedEarly;ValidationFailed;LeaderNotOnTarget;UnknownPhase
+type FailureReason string
+
+// Failure reasons.
+const (
+	// FailureStepTimeout means a member did not pass its gates within stepTimeout.
+	FailureStepTimeout FailureReason = "StepTimeout"
+	// FailureStepDownFailed means leadership could not be moved off the leader.
+	FailureStepDownFailed FailureReason = "StepDownFailed"
+	// FailurePromoteFailed means a member could not be made a voter.
+	FailurePromoteFailed FailureReason = "PromoteFailed"
+	// FailureDemoteFailed means a voter could not be made a non-voter.
+	FailureDemoteFailed FailureReason = "DemoteFailed"
+	// FailureRemovePeerFailed means a member could not be removed from Raft.
+	FailureRemovePeerFailed FailureReason = "RemovePeerFailed"
+	// FailureSnapshotFailed means the pre-upgrade snapshot could not be taken.
+	FailureSnapshotFailed FailureReason = "SnapshotFailed"
+	// FailureScalingStepTimeout means a scaling step did not finish within stepTimeout.
+	FailureScalingStepTimeout FailureReason = "ScalingStepTimeout"
+	// FailureScalingJobFailed means a scaling step's executor Job kept failing.
+	FailureScalingJobFailed FailureReason = "ScalingJobFailed"
+	// FailurePhaseTimeout means a blue-green phase waited longer than phaseTimeout.
+	FailurePhaseTimeout FailureReason = "PhaseTimeout"
+	// FailureGreenVotedEarly means a green member led before green was promoted.
+	FailureGreenVotedEarly FailureReason = "GreenVotedEarly"
+	// FailureValidationFailed means the blue-green validation hook Job failed.
+	FailureValidationFailed FailureReason = "ValidationFailed"
+	// FailureLeaderNotOnTarget means the new leader after the step-down is not a
+	// member on the target version.
+	FailureLeaderNotOnTarget FailureReason = "LeaderNotOnTarget"
+	// FailureUnknownPhase means status.blueGreen.phase is one this release does not know.
+	FailureUnknownPhase FailureReason = "UnknownPhase"
+)
+
 // UpgradeFailure says why an upgrade stopped.
 type UpgradeFailure struct {
 	// reason is a CamelCase word.
 	// +optional
-	Reason string `json:"reason,omitempty"`
+	Reason FailureReason `json:"reason,omitempty"`
 	// message names the pod, the cause and the pods not yet started.
 	// +optional
 	Message string `json:"message,omitempty"`

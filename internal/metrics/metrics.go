@@ -3,7 +3,8 @@
 // registry by the manager and injected; nothing here is package-level mutable state.
 //
 //  1. New builds the collectors; Register puts them on a registry.
-//  2. Reconcilers call the Recorder's methods at step transitions.
+//  2. core.RecordUpgrade reports what one upgrade pass changed, from the status
+//     before and after it; the adminops reconciler reports the Raft view.
 //  3. Labels are the cluster's namespace and name, plus the upgrade's strategy and a
 //     reason where they apply.
 package metrics
@@ -12,27 +13,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 )
 
-// Recorder records upgrade progress. Implementations must be safe for concurrent use.
+// Recorder is what the adminops reconciler reports: the upgrade's bookkeeping
+// (core.Recorder, fed by core.RecordUpgrade once per pass), the Raft view, and the
+// leader transfers of a scaling. Implementations must be safe for concurrent use.
 type Recorder interface {
-	// UpgradeState reports whether an upgrade of strategy runs and how many of its
-	// steps are done (members for RollingUpdate, phases for BlueGreen).
-	UpgradeState(namespace, name, strategy string, inProgress bool, completed, total int)
-	// StepCompleted observes how long one member took, from intent to settled.
-	StepCompleted(namespace, name string, d time.Duration)
-	// UpgradeCompleted observes a whole upgrade's duration.
-	UpgradeCompleted(namespace, name, strategy string, d time.Duration)
-	// LeaderTransfer counts a planned leadership change.
-	LeaderTransfer(namespace, name string)
-	// UpgradeFailed counts a failure by strategy and reason.
-	UpgradeFailed(namespace, name, strategy, reason string)
+	core.Recorder
 	// Raft reports the failure tolerance and voter count last observed.
 	Raft(namespace, name string, failureTolerance, voters int)
-	// BlueGreenPhase reports the phase of the blue-green upgrade; "" when none runs.
-	BlueGreenPhase(namespace, name, phase string)
-	// Promotion counts a release of a blue-green hold, by how (Requested, Automatic).
-	Promotion(namespace, name, how string)
 }
 
 // blueGreenPhases are the values of the phase label of baokeeper_bluegreen_phase,
@@ -70,8 +61,8 @@ func New() *Metrics {
 		podsTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_upgrade_pods_total",
 			Help: "Steps of the running upgrade: members it replaces for RollingUpdate, phases for BlueGreen."}, cl),
 		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_step_duration_seconds",
-			Help:    "Time to replace one member, from the persisted intent to the end of the settle time.",
-			Buckets: []float64{5, 10, 20, 30, 60, 120, 300, 600}}, cl),
+			Help:    "Time of one upgrade step, by strategy: a member of RollingUpdate from the persisted intent to the end of the settle time, one executor step of BlueGreen.",
+			Buckets: []float64{5, 10, 20, 30, 60, 120, 300, 600}}, append(cl, "strategy")),
 		upgradeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_upgrade_duration_seconds",
 			Help: "Time of a whole upgrade, from planning to completion, by strategy.", Buckets: []float64{30, 60, 120, 300, 600, 1200, 3600}}, append(cl, "strategy")),
 		leaderTransfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_leader_transfers_total",
@@ -112,8 +103,8 @@ func (m *Metrics) UpgradeState(namespace, name, strategy string, inProgress bool
 }
 
 // StepCompleted implements Recorder.
-func (m *Metrics) StepCompleted(namespace, name string, d time.Duration) {
-	m.stepDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+func (m *Metrics) StepCompleted(namespace, name, strategy string, d time.Duration) {
+	m.stepDuration.WithLabelValues(namespace, name, strategy).Observe(d.Seconds())
 }
 
 // UpgradeCompleted implements Recorder.

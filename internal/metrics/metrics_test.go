@@ -17,7 +17,7 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	g.Expect(m.Register(reg)).To(Succeed())
 
 	m.UpgradeState("ns", "bao", "RollingUpdate", true, 2, 3)
-	m.StepCompleted("ns", "bao", 12*time.Second)
+	m.StepCompleted("ns", "bao", "RollingUpdate", 12*time.Second)
 	m.LeaderTransfer("ns", "bao")
 	m.UpgradeFailed("ns", "bao", "RollingUpdate", "StepTimeout")
 	m.Raft("ns", "bao", 1, 3)
@@ -27,6 +27,7 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 
 	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao", "RollingUpdate"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.podsCompleted.WithLabelValues("ns", "bao"))).To(Equal(2.0))
+	g.Expect(testutil.CollectAndCount(m.stepDuration)).To(Equal(1), "one step-duration series, labelled with the strategy")
 	g.Expect(testutil.ToFloat64(m.leaderTransfers.WithLabelValues("ns", "bao"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.failures.WithLabelValues("ns", "bao", "RollingUpdate", "StepTimeout"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.voters.WithLabelValues("ns", "bao"))).To(Equal(3.0))

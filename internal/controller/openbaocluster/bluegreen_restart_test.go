@@ -97,7 +97,7 @@ func intentOf(c *baov1.OpenBaoCluster) string {
 	st := c.Status
 	key := fmt.Sprintf("%s|%s|%t|%t", st.StatefulSet, st.CurrentVersion, st.Upgrade == nil, st.OperationLock == nil)
 	if up := st.Upgrade; up != nil && up.Failure != nil {
-		key += "|failed " + up.Failure.Reason
+		key += "|failed " + string(up.Failure.Reason)
 	}
 	if bg := st.BlueGreen; bg != nil {
 		key += fmt.Sprintf("|%s|%s|%d|%t|%t", bg.Phase, bg.Promotion, bg.JobFailures, bg.SyncedSince != nil, bg.LeaderMovedAt != nil)

@@ -46,7 +46,7 @@ const (
 // that carries out a step action of status.*.currentStep (the upgrade root's Step
 // constants): a leadership transfer steps down, a removal removes the peer, a
 // demotion demotes, and every other membership step (adding, promoting) promotes.
-func StepLabelOf(stepAction string) string {
+func StepLabelOf(stepAction baov1.StepAction) string {
 	switch stepAction {
 	case upgrade.StepTransferLeadership:
 		return StepStepDown

@@ -536,7 +536,7 @@ func TestValidateOperationID(t *testing.T) {
 // TestStepLabelOf: every step action of scaling and blue-green names the executor
 // Job that carries it out; the two strategies share the mapping.
 func TestStepLabelOf(t *testing.T) {
-	for action, want := range map[string]string{
+	for action, want := range map[baov1.StepAction]string{
 		upgrade.StepTransferLeadership: StepStepDown,
 		upgrade.StepRemoveMember:       StepRemovePeer,
 		upgrade.StepDemoteMember:       StepDemote,

@@ -6,21 +6,21 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
-// Step actions stored in status.upgrade.currentStep.action; the strategy packages
-// name them from here.
+// Step actions stored in status.*.currentStep.action; the strategy packages name
+// them from here. They are the API's StepAction values.
 const (
 	// StepTakeSnapshot is the pre-upgrade snapshot.
-	StepTakeSnapshot = "TakeSnapshot"
+	StepTakeSnapshot = baov1.StepTakeSnapshot
 	// StepTransferLeadership is the step of the leader before its replacement.
-	StepTransferLeadership = "TransferLeadership"
+	StepTransferLeadership = baov1.StepTransferLeadership
 	// StepReplaceMember is the replacement of a member's pod.
-	StepReplaceMember = "ReplaceMember"
+	StepReplaceMember = baov1.StepReplaceMember
 	// StepPromoteMember makes a member that is in Raft as a non-voter a voter.
-	StepPromoteMember = "PromoteMember"
+	StepPromoteMember = baov1.StepPromoteMember
 	// StepDemoteMember makes a voter a non-voter.
-	StepDemoteMember = "DemoteMember"
+	StepDemoteMember = baov1.StepDemoteMember
 	// StepRemoveMember takes a member out of the Raft configuration.
-	StepRemoveMember = "RemoveMember"
+	StepRemoveMember = baov1.StepRemoveMember
 )
 
 // Retarget is what to do when spec.version no longer matches the running upgrade's

@@ -57,24 +57,12 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 		r.event(c, corev1.EventTypeNormal, eventBlueGreenPhase, d.Event)
 		d.Event = ""
 	}
-	if r.Metrics != nil && d.Status != nil {
-		r.Metrics.BlueGreenPhase(c.Namespace, c.Name, string(d.Status.Phase))
-		if in.Status != nil && in.Status.Phase == baov1.BlueGreenTransferLeadership && d.Status.Phase == baov1.BlueGreenCutover {
-			r.Metrics.LeaderTransfer(c.Namespace, c.Name)
-		}
-		if in.Status != nil && in.Status.Promotion != d.Status.Promotion && d.Status.Promotion == baov1.PromotionAutomatic {
-			r.Metrics.Promotion(c.Namespace, c.Name, string(baov1.PromotionAutomatic))
-		}
-	}
 	return r.execute(ctx, c, obs, d.Action, strategyHooks{
 		poll: blueGreenPoll,
 		job:  func(core.Action) (*batchv1.Job, error) { return r.blueGreenJob(c, d) },
 		complete: func() {
 			c.Status.StatefulSet = d.Status.Green.StatefulSet
 			c.Status.BlueGreen = nil
-			if r.Metrics != nil {
-				r.Metrics.BlueGreenPhase(c.Namespace, c.Name, "")
-			}
 		},
 	})
 }

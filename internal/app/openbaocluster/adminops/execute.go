@@ -82,9 +82,6 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 			up.Failure = &baov1.UpgradeFailure{Reason: a.Reason, Message: a.Message, Pod: a.Member, At: &t}
 		}
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, a.Message)
-		if r.Metrics != nil {
-			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(up.Strategy), a.Reason)
-		}
 		return ctrl.Result{}, nil
 	case core.KindComplete:
 		// Invariant 8: the version and the cleared upgrade go out in one status write.
@@ -93,9 +90,6 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 			msg = fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion)
 		}
 		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, msg)
-		if r.Metrics != nil && up.StartedAt != nil {
-			r.Metrics.UpgradeCompleted(c.Namespace, c.Name, string(up.Strategy), obs.Now.Sub(up.StartedAt.Time))
-		}
 		c.Status.CurrentVersion = up.TargetVersion
 		c.Status.Upgrade = nil
 		if h.complete != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -77,8 +78,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	defer func() {
 		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
 			reterr = errors.Join(reterr, err)
+			return
 		}
-		r.recordState(c, obs)
+		r.recordState(c, obs, before)
 	}()
 
 	r.handleRequests(c, obs.Now)
@@ -103,22 +105,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return r.reconcileUpgrade(ctx, c, obs)
 }
 
-// recordState exports the upgrade's progress and the Raft view of this pass.
-func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+// recordState exports what this pass changed, once its status is written: the
+// upgrade's transitions (core.RecordUpgrade) and the Raft view.
+func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, before *baov1.OpenBaoClusterStatus) {
 	if r.Metrics == nil {
 		return
 	}
-	completed, total := 0, 0
-	strategy := string(c.GetStrategy())
-	if up := c.Status.Upgrade; up != nil {
-		strategy = string(up.Strategy)
-		if p := up.Progress; p != nil {
-			completed, total = int(p.Completed), int(p.Total)
-		} else if up.Plan != nil {
-			completed, total = len(up.CompletedPods), len(up.Plan.Pods)
-		}
-	}
-	r.Metrics.UpgradeState(c.Namespace, c.Name, strategy, c.Status.Upgrade != nil, completed, total)
+	core.RecordUpgrade(r.Metrics, c.Namespace, c.Name, string(c.GetStrategy()), before, &c.Status, obs.Now)
 	if obs.AutopilotKnown {
 		voters := 0
 		for _, m := range obs.Members {
@@ -145,9 +138,6 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 		case req.Kind == upgrade.RequestPromote && bluegreen.AcceptsPromote(bg):
 			r.event(c, corev1.EventTypeNormal, eventPromoteAccepted, fmt.Sprintf("Promoting green %s (baokeeper.dev/promote=%s)", bg.Green.StatefulSet, req.Value))
 			bg.Promotion = baov1.PromotionRequested
-			if r.Metrics != nil {
-				r.Metrics.Promotion(c.Namespace, c.Name, string(baov1.PromotionRequested))
-			}
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
 			retry(c.Status.Upgrade, now)

@@ -69,9 +69,6 @@ func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoClus
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case snapshot.ActionFail:
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, d.Message)
-		if r.Metrics != nil {
-			r.Metrics.UpgradeFailed(c.Namespace, c.Name, string(c.Status.Upgrade.Strategy), d.Reason)
-		}
 		return ctrl.Result{}, nil
 	default:
 		if up.Failure != nil {

@@ -161,13 +161,8 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	}
 
 	d := rolling.Decide(in)
-	var stepStart time.Time
-	if up.CurrentStep != nil && up.CurrentStep.StartedAt != nil {
-		stepStart = up.CurrentStep.StartedAt.Time
-	}
 	rolling.Record(up, d, obs, up.TargetImage)
 	up.Progress = rollingProgress(up)
-	r.recordDecision(c, d, stepStart, obs.Now)
 	return r.execute(ctx, c, obs, rolling.ToAction(d, up.TargetImage, up.TargetVersion), strategyHooks{
 		poll: openbaoPollInterval,
 		job: func(a core.Action) (*batchv1.Job, error) {
@@ -190,7 +185,7 @@ func rollingProgress(up *baov1.UpgradeStatus) *baov1.UpgradeProgress {
 		p.Total = int32(len(up.Plan.Pods))
 	}
 	if st := up.CurrentStep; st != nil && st.Action != "" {
-		p.Stage = st.Action
+		p.Stage = string(st.Action)
 	}
 	return p
 }
@@ -217,22 +212,6 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	core.Release(&c.Status, core.OperationRollingUpgrade)
 	core.Release(&c.Status, core.OperationBlueGreenUpgrade)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
-}
-
-// recordDecision exports the metrics of a rolling step transition; failures and
-// completions are the executor's.
-func (r *Reconciler) recordDecision(c *baov1.OpenBaoCluster, d rolling.Decision, stepStart, now time.Time) {
-	if r.Metrics == nil {
-		return
-	}
-	switch d.Action {
-	case rolling.ActionStepDownVerified:
-		r.Metrics.LeaderTransfer(c.Namespace, c.Name)
-	case rolling.ActionCompleteMember:
-		if !stepStart.IsZero() {
-			r.Metrics.StepCompleted(c.Namespace, c.Name, now.Sub(stepStart))
-		}
-	}
 }
 
 // maybeStart plans a version change when spec.version differs from what runs and the

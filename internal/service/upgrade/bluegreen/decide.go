@@ -19,20 +19,20 @@ const (
 	StepDemote     = upgrade.StepDemoteMember
 	StepStepDown   = upgrade.StepTransferLeadership
 	StepRemovePeer = upgrade.StepRemoveMember
-	StepValidate   = "Validate"
+	StepValidate   = baov1.StepValidate
 )
 
 // Failure reasons.
 const (
-	ReasonPhaseTimeout     = "PhaseTimeout"
-	ReasonGreenVotedEarly  = "GreenVotedEarly"
-	ReasonValidationFailed = "ValidationFailed"
-	ReasonPromoteFailed    = "PromoteFailed"
-	ReasonDemoteFailed     = "DemoteFailed"
-	ReasonStepDownFailed   = "StepDownFailed"
-	ReasonRemovePeerFailed = "RemovePeerFailed"
-	ReasonWrongLeader      = "LeaderNotOnTarget"
-	ReasonUnknownPhase     = "UnknownPhase"
+	ReasonPhaseTimeout     = baov1.FailurePhaseTimeout
+	ReasonGreenVotedEarly  = baov1.FailureGreenVotedEarly
+	ReasonValidationFailed = baov1.FailureValidationFailed
+	ReasonPromoteFailed    = baov1.FailurePromoteFailed
+	ReasonDemoteFailed     = baov1.FailureDemoteFailed
+	ReasonStepDownFailed   = baov1.FailureStepDownFailed
+	ReasonRemovePeerFailed = baov1.FailureRemovePeerFailed
+	ReasonWrongLeader      = baov1.FailureLeaderNotOnTarget
+	ReasonUnknownPhase     = baov1.FailureUnknownPhase
 )
 
 // AcceptsPromote reports whether a baokeeper.dev/promote request releases the
@@ -583,7 +583,7 @@ func cleanup(in Input, next *baov1.BlueGreenStatus) Decision {
 // (the outcome is visible in the Raft view) ends it; otherwise the Job of the
 // current attempt is created, awaited, or, when it failed, followed by another
 // attempt until the step's attempts are spent.
-func jobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, reason string, done bool, doneEvent, what string) Decision {
+func jobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, reason baov1.FailureReason, done bool, doneEvent, what string) Decision {
 	st := next.CurrentStep
 	if done {
 		next.CurrentStep = nil
@@ -609,7 +609,7 @@ func jobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, reason st
 
 // begin records the intent of an executor-Job step. spec.upgrade.paused holds
 // here, between two steps.
-func begin(in Input, next *baov1.BlueGreenStatus, action, member, what string) Decision {
+func begin(in Input, next *baov1.BlueGreenStatus, action baov1.StepAction, member, what string) Decision {
 	if in.Paused {
 		return hold(fmt.Sprintf("spec.upgrade.paused is true: holding before %s", what))
 	}
@@ -661,11 +661,11 @@ func hold(msg string) Decision {
 	return Decision{Action: core.Action{Kind: core.KindHold, WaitingFor: msg, Message: msg}}
 }
 
-func fail(next *baov1.BlueGreenStatus, reason, msg string) Decision {
+func fail(next *baov1.BlueGreenStatus, reason baov1.FailureReason, msg string) Decision {
 	return failAt(next, reason, "", msg)
 }
 
-func failAt(next *baov1.BlueGreenStatus, reason, member, msg string) Decision {
+func failAt(next *baov1.BlueGreenStatus, reason baov1.FailureReason, member, msg string) Decision {
 	return Decision{Action: core.Action{Kind: core.KindFail, Reason: reason, Member: member, Message: msg, WaitingFor: msg}, Status: next}
 }
 

@@ -2,6 +2,8 @@ package core
 
 import (
 	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
 // OperationBlueGreenUpgrade is a blue-green version change.
@@ -86,7 +88,7 @@ type Action struct {
 	// worth telling (a phase entered, a member promoted).
 	Event string
 	// Reason and Message describe a failure (KindFail) or a hold.
-	Reason  string
+	Reason  baov1.FailureReason
 	Message string
 	// RequeueAfter is set when the next event is a timer.
 	RequeueAfter time.Duration

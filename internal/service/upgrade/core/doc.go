@@ -1,5 +1,7 @@
-// Package core holds what every upgrade strategy shares: the per-cluster operation
-// lock. It is pure: functions change a status in memory; the caller writes it once
+// Package core holds what every upgrade strategy shares: the closed set of actions
+// a strategy returns (Action), the quorum projection, the upgrade's metrics
+// bookkeeping (RecordUpgrade, from the status before and after a pass) and the
+// per-cluster operation lock. It is pure: functions change a status in memory; the caller writes it once
 // per pass through statusapply.
 //
 //  1. An operation (a rolling upgrade, later a blue-green upgrade or a restore) takes

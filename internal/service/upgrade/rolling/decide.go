@@ -55,12 +55,12 @@ const (
 // Failure reasons.
 const (
 	// ReasonStepTimeout means a member did not pass its gates within stepTimeout.
-	ReasonStepTimeout = "StepTimeout"
+	ReasonStepTimeout = baov1.FailureStepTimeout
 	// ReasonStepDownFailed means leadership could not be moved off the leader.
-	ReasonStepDownFailed = "StepDownFailed"
+	ReasonStepDownFailed = baov1.FailureStepDownFailed
 	// ReasonPromoteFailed means a replaced member that came back as a non-voter could
 	// not be promoted.
-	ReasonPromoteFailed = "PromoteFailed"
+	ReasonPromoteFailed = baov1.FailurePromoteFailed
 )
 
 // MaxStepDownAttempts bounds step-down Jobs per upgrade step until a retry.
@@ -101,7 +101,7 @@ type Decision struct {
 	// WaitingFor is the status message: what the upgrade waits for, in words.
 	WaitingFor string
 	// Reason and Message describe a failure (ActionFail).
-	Reason  string
+	Reason  baov1.FailureReason
 	Message string
 	// RequeueAfter is set when the next event is a timer (settle time, cooldown, timeout).
 	RequeueAfter time.Duration
@@ -198,7 +198,7 @@ func decideNext(in Input) Decision {
 // StepActionFor is the first step action of a member, planned on what is observed
 // at that moment: the leader first hands off leadership, unless it already runs the
 // target image (then there is nothing to replace).
-func StepActionFor(c *upgrade.Cluster, pod, targetImage string) string {
+func StepActionFor(c *upgrade.Cluster, pod, targetImage string) baov1.StepAction {
 	if c.Leader == pod {
 		if m := c.Member(pod); m != nil && m.PodExists && !m.PodTerminating && m.Image == targetImage {
 			return StepReplaceMember
@@ -304,7 +304,7 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 	return Decision{Action: ActionCompleteMember, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s runs %s", step.Pod, in.TargetVersion)}
 }
 
-func failStep(in Input, reason, msg string) Decision {
+func failStep(in Input, reason baov1.FailureReason, msg string) Decision {
 	return Decision{Action: ActionFail, Pod: in.Upgrade.CurrentStep.Pod, Reason: reason,
 		Message:    fmt.Sprintf("%s; %s", msg, remaining(in.Upgrade)),
 		WaitingFor: fmt.Sprintf("upgrade failed: %s", msg)}

@@ -79,7 +79,7 @@ func TestPlanPutsTheLeaderLast(t *testing.T) {
 	}
 }
 
-func step(action, pod string, started time.Time) *baov1.UpgradeStep {
+func step(action baov1.StepAction, pod string, started time.Time) *baov1.UpgradeStep {
 	st := metav1.NewTime(started)
 	return &baov1.UpgradeStep{Action: action, Pod: pod, StartedAt: &st}
 }

@@ -69,9 +69,9 @@ const (
 // Failure reasons.
 const (
 	// ReasonStepTimeout means a member did not finish its step within the timeout.
-	ReasonStepTimeout = "ScalingStepTimeout"
+	ReasonStepTimeout = baov1.FailureScalingStepTimeout
 	// ReasonJobFailed means an executor Job kept failing.
-	ReasonJobFailed = "ScalingJobFailed"
+	ReasonJobFailed = baov1.FailureScalingJobFailed
 )
 
 // PromoteAfter is how long a member must have been a healthy non-voter before a
@@ -115,7 +115,7 @@ type Input struct {
 type Decision struct {
 	Action Action
 	// Step is the step action of a BeginStep.
-	Step string
+	Step baov1.StepAction
 	// Pod is the member the action is about.
 	Pod string
 	// Replicas is the StatefulSet replicas of a SetReplicas.
@@ -123,7 +123,8 @@ type Decision struct {
 	// WaitingFor is the status message.
 	WaitingFor string
 	// Reason and Message describe a failure.
-	Reason, Message string
+	Reason  baov1.FailureReason
+	Message string
 	// RequeueAfter is set when the next event is a timer.
 	RequeueAfter time.Duration
 }
@@ -203,7 +204,7 @@ func next(in Input) Decision {
 
 // StepFor is the step action a member's removal begins with, planned on what is
 // observed: a leader hands leadership off first.
-func StepFor(c *upgrade.Cluster, step, pod string) string {
+func StepFor(c *upgrade.Cluster, step baov1.StepAction, pod string) baov1.StepAction {
 	if step == StepRemoveMember && c.Leader == pod {
 		return StepTransferLeadership
 	}
@@ -211,7 +212,7 @@ func StepFor(c *upgrade.Cluster, step, pod string) string {
 }
 
 // JobStep names the executor Job kind of a step action, for the Job's name.
-func JobStep(stepAction string) Action {
+func JobStep(stepAction baov1.StepAction) Action {
 	switch stepAction {
 	case StepTransferLeadership:
 		return ActionStepDown
@@ -224,7 +225,7 @@ func JobStep(stepAction string) Action {
 	}
 }
 
-func begin(step, pod, why string) Decision {
+func begin(step baov1.StepAction, pod, why string) Decision {
 	return Decision{Action: ActionBeginStep, Step: step, Pod: pod, WaitingFor: why}
 }
 
@@ -397,7 +398,7 @@ func wait(st *baov1.UpgradeStep, why string) Decision {
 	return Decision{Action: ActionWait, Pod: st.Pod, WaitingFor: why}
 }
 
-func fail(in Input, reason, msg string) Decision {
+func fail(in Input, reason baov1.FailureReason, msg string) Decision {
 	s := in.Scaling
 	done := "none"
 	if len(s.Completed) > 0 {

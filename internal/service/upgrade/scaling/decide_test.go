@@ -18,7 +18,7 @@ func TestDecide(t *testing.T) {
 		return Input{Scaling: Start("op", n, target, t0), Cluster: w.observe(target), Target: target, Replicas: n, ReplicasCurrent: true,
 			MaxLag: 10, StepTimeout: 10 * time.Minute, Names: name}
 	}
-	withStep := func(in Input, action, pod string) Input {
+	withStep := func(in Input, action baov1.StepAction, pod string) Input {
 		in.Scaling.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: pod, StartedAt: &started}
 		return in
 	}

@@ -16,7 +16,7 @@ const StepTakeSnapshot = upgrade.StepTakeSnapshot
 
 // ReasonSnapshotFailed is the failure reason when no attempt produced a verified
 // snapshot.
-const ReasonSnapshotFailed = "SnapshotFailed"
+const ReasonSnapshotFailed = baov1.FailureSnapshotFailed
 
 // RetryDelay is the pause between a failed attempt and the next.
 const RetryDelay = 10 * time.Second
@@ -70,7 +70,8 @@ type Decision struct {
 	// Receipt is what ActionRecord and ActionReuse record.
 	Receipt *baov1.SnapshotReceipt
 	// Reason and Message describe a failure (ActionFail).
-	Reason, Message string
+	Reason  baov1.FailureReason
+	Message string
 	// RequeueAfter is set when the next event is a timer.
 	RequeueAfter time.Duration
 }

@@ -42,7 +42,7 @@ func TestDecide(t *testing.T) {
 		want       Action
 		wantWait   string
 		wantAfter  time.Duration
-		wantReason string
+		wantReason baov1.FailureReason
 	}{
 		{reason: "policy Never: nothing to do", in: Input{Spec: spec(baov1.SnapshotNever), Upgrade: &baov1.UpgradeStatus{}}, want: ActionDone},
 		{reason: "a receipt is recorded: go on", in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{Snapshot: &baov1.SnapshotReceipt{}}}, want: ActionDone},
