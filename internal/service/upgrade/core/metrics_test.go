@@ -85,13 +85,17 @@ func TestRecordUpgrade(t *testing.T) {
 			})},
 			want: calls{"state RollingUpdate true 2/3", "step RollingUpdate 30s"}},
 		{name: "a verified step-down of the rolling leader is one leader transfer",
-			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepTransferLeadership, "bao-2", 60*time.Second) })},
-			after:  baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepReplaceMember, "bao-2", 60*time.Second) })},
-			want:   calls{"state RollingUpdate true 1/3", "transfer"}},
+			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) {
+				up.CurrentStep = step(baov1.StepTransferLeadership, "bao-2", 60*time.Second)
+			})},
+			after: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepReplaceMember, "bao-2", 60*time.Second) })},
+			want:  calls{"state RollingUpdate true 1/3", "transfer"}},
 		{name: "leadership that came back to a member is no transfer",
 			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepReplaceMember, "bao-2", 60*time.Second) })},
-			after:  baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepTransferLeadership, "bao-2", 60*time.Second) })},
-			want:   calls{"state RollingUpdate true 1/3"}},
+			after: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) {
+				up.CurrentStep = step(baov1.StepTransferLeadership, "bao-2", 60*time.Second)
+			})},
+			want: calls{"state RollingUpdate true 1/3"}},
 		{name: "a new failure counts once, by reason",
 			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(nil)},
 			after:  baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.Failure = failure(baov1.FailureStepTimeout, 80*time.Second) })},
@@ -117,11 +121,17 @@ func TestRecordUpgrade(t *testing.T) {
 			after:  baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(nil)},
 			want:   calls{"state BlueGreen true 1/3", `phase "PromoteGreen"`}},
 		{name: "blue-green: a finished executor step is timed",
-			before: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-0", 80*time.Second) })},
-			after:  baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-1", 90*time.Second) })},
-			want:   calls{"state BlueGreen true 1/3", `phase "PromoteGreen"`, "step BlueGreen 10s"}},
+			before: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) {
+				s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-0", 80*time.Second)
+			})},
+			after: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) {
+				s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-1", 90*time.Second)
+			})},
+			want: calls{"state BlueGreen true 1/3", `phase "PromoteGreen"`, "step BlueGreen 10s"}},
 		{name: "blue-green: a step that failed is not a finished step",
-			before: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-0", 80*time.Second) })},
+			before: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) {
+				s.CurrentStep = step(baov1.StepPromoteMember, "bao-x-0", 80*time.Second)
+			})},
 			after: baov1.OpenBaoClusterStatus{Upgrade: blueGreen(func(up *baov1.UpgradeStatus) { up.Failure = failure(baov1.FailurePromoteFailed, 90*time.Second) }),
 				BlueGreen: bg(nil)},
 			want: calls{"state BlueGreen true 1/3", "failed BlueGreen PromoteFailed", `phase "PromoteGreen"`}},
