@@ -735,7 +735,7 @@ type Precheck struct {
 }
 
 // StepAction is what an upgrade or scaling step does.
-// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;PromoteMember;DemoteMember;RemoveMember;Validate
+// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;AddMember;PromoteMember;DemoteMember;RemoveMember;Validate
 type StepAction string
 
 // Step actions.
@@ -746,6 +746,9 @@ const (
 	StepTransferLeadership StepAction = "TransferLeadership"
 	// StepReplaceMember replaces a member's pod (rolling).
 	StepReplaceMember StepAction = "ReplaceMember"
+	// StepAddMember starts a new member (scaling), which joins as a non-voter,
+	// catches up and is promoted.
+	StepAddMember StepAction = "AddMember"
 	// StepPromoteMember makes a member that is in Raft as a non-voter a voter.
 	StepPromoteMember StepAction = "PromoteMember"
 	// StepDemoteMember makes a voter a non-voter.

@@ -57,6 +57,9 @@ func runManager(args []string) error {
 	metricsAddr := fs.String("metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	leaderElect := fs.Bool("leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	leaseDuration := fs.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby replica waits before it takes over a lease that is no longer renewed: the takeover time after the leading replica dies.")
+	renewDeadline := fs.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leading replica retries renewing its lease before it gives up leadership and exits; less than --leader-elect-lease-duration.")
+	retryPeriod := fs.Duration("leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the lease.")
 	controllerSA := fs.String("controller-service-account", "", "namespace/name of the operator's service account, bound to the read-only OpenBao role. Defaults to $POD_NAMESPACE/$SERVICE_ACCOUNT_NAME.")
 	tokenPath := fs.String("openbao-token-path", "/var/run/secrets/baokeeper/token", "Projected service-account token (audience "+workload.TokenAudience+") used to log in to OpenBao.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
@@ -82,6 +85,10 @@ func runManager(args []string) error {
 		return fmt.Errorf("failed to register OpenBaoCluster types: %w", err)
 	}
 
+	if *leaderElect && (*renewDeadline <= 0 || *retryPeriod <= 0 || *leaseDuration <= *renewDeadline) {
+		return fmt.Errorf("leader election needs 0 < --leader-elect-retry-period, 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration; got %s, %s and %s: set them so",
+			*retryPeriod, *renewDeadline, *leaseDuration)
+	}
 	cfg := ctrl.GetConfigOrDie()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -89,6 +96,9 @@ func runManager(args []string) error {
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
 		LeaderElectionID:       "baokeeper.openbao.baokeeper.dev",
+		LeaseDuration:          leaseDuration,
+		RenewDeadline:          renewDeadline,
+		RetryPeriod:            retryPeriod,
 		Cache:                  controller.CacheOptions(),
 	})
 	if err != nil {

@@ -1,8 +1,9 @@
 //go:build e2e
 
 // Package e2e runs baokeeper end to end on the local rig: a real control plane and
-// real OpenBao processes, with the operator installed from config/default and running
-// as a Deployment, exactly as on a real cluster. The suite runs inside the rig's
+// real OpenBao processes, with the operator installed from config/default (through
+// test/e2e/manager, which only shortens its leader election) and running as a
+// Deployment, exactly as on a real cluster. The suite runs inside the rig's
 // network namespace (make test-e2e arranges that).
 package e2e
 
@@ -90,8 +91,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	cs, err = kubernetes.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
 
-	By("installing baokeeper from config/default")
-	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "config", "default"))
+	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election)")
+	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "test", "e2e", "manager"))
 	kubectl(ctx, "-n", "baokeeper-system", "rollout", "status", "deployment/baokeeper", "--timeout=120s")
 }, NodeTimeout(6*time.Minute))
 

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -108,62 +107,3 @@ func podUIDs(ctx context.Context) map[string]types.UID {
 	}
 	return out
 }
-
-var _ = Describe("A member that never becomes ready", Ordered, func() {
-	const failNS = "e2e-fail"
-	var tc *testCluster
-
-	BeforeAll(func(ctx SpecContext) {
-		tc = newTestCluster(ctx, failNS, 3)
-	}, NodeTimeout(bringUp+time.Minute))
-	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, failNS) }, NodeTimeout(3*time.Minute))
-
-	It("fails after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {
-		obs := tc.observe(ctx)
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
-			c.Spec.Version = "2.4.1"
-			c.Spec.Image = flakyImage
-			c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(60 * time.Second)
-		})
-
-		var failure *baov1.UpgradeFailure
-		var plan []string
-		Eventually(func(g Gomega) {
-			c := tc.get(ctx, g)
-			g.Expect(c.Status.Upgrade).NotTo(BeNil())
-			g.Expect(c.Status.Upgrade.Failure).NotTo(BeNil(), "%s", c.Status.Message)
-			failure, plan = c.Status.Upgrade.Failure, c.Status.Upgrade.Plan.Pods
-			g.Expect(c.Status.Message).To(ContainSubstring("baokeeper.dev/retry"))
-		}, 3*time.Minute, pollEvery).Should(Succeed())
-		Expect(failure.Reason).To(Equal("StepTimeout"))
-		Expect(failure.Pod).To(Equal(plan[0]), "the first member of the plan is the one that never became ready")
-		Expect(failure.Message).To(ContainSubstring(plan[0] + " did not finish within 1m0s"))
-		Expect(failure.Message).To(ContainSubstring("not started: " + plan[1] + ", " + plan[2]))
-		Consistently(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade.Failure).NotTo(BeNil()) }, 5*time.Second, pollEvery).
-			Should(Succeed(), "a failed upgrade waits for a person")
-
-		By("fixing the cause, restarting the crash-looping pod instead of waiting out its back-off, and retrying")
-		Expect(os.WriteFile(fixMarker(), []byte("fixed"), 0o600)).To(Succeed())
-		Expect(cs.CoreV1().Pods(failNS).Delete(ctx, failure.Pod, metav1.DeleteOptions{})).To(Succeed())
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-			if c.Annotations == nil {
-				c.Annotations = map[string]string{}
-			}
-			c.Annotations[baov1.AnnotationRetry] = "1"
-		})
-		Eventually(func(g Gomega) {
-			c := tc.get(ctx, g)
-			g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
-			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.1"))
-			g.Expect(c.Status.Requests.Retry).To(Equal("1"))
-		}, 5*time.Minute, pollEvery).Should(Succeed())
-		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("upgrade through a member that never became ready, failed, fixed and retried")
-		// The failed member's pod is replaced twice (the broken image, then the test's
-		// restart), so not expectClean's once per member.
-		res.expectNoLoss()
-		res.expectElections(1, "2.4.1")
-		tc.expectAllOn(ctx, "2.4.1")
-	}, SpecTimeout(10*time.Minute))
-})

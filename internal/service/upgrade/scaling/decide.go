@@ -52,7 +52,7 @@ const (
 const (
 	// StepAddMember starts a new member, which joins as a non-voter, catches up and
 	// is promoted.
-	StepAddMember = "AddMember"
+	StepAddMember = baov1.StepAddMember
 	// StepPromoteMember promotes a member that is in Raft as a non-voter.
 	StepPromoteMember = upgrade.StepPromoteMember
 	// StepDemoteMember demotes a voter that leaves later, before the leader (which
