@@ -61,7 +61,7 @@ func TestNewDefaultsTimeout(t *testing.T) {
 	g := NewWithT(t)
 	b := newFakeBao(t)
 	c, _, _ := newTestClient(t, b, func(c *Config) { c.Timeout = 0 })
-	g.Expect(c.timeout).To(Equal(DefaultTimeout))
+	g.Expect(c.c.s.timeout).To(Equal(DefaultTimeout))
 }
 
 func TestHealthTargetsTheMemberAndReportsEveryState(t *testing.T) {
@@ -238,13 +238,13 @@ func TestNotFound(t *testing.T) {
 	tests := []struct {
 		name string
 		path string
-		call func(context.Context, Client) error
+		call func(context.Context, Reader) error
 	}{
-		{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Client) error {
+		{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Reader) error {
 			_, err := c.RaftConfiguration(ctx)
 			return err
 		}},
-		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Client) error {
+		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Reader) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},
@@ -268,17 +268,17 @@ func TestNotFound(t *testing.T) {
 func TestUnknownCAFailsVerification(t *testing.T) {
 	tests := []struct {
 		name string
-		call func(context.Context, Client, string) error
+		call func(context.Context, Reader, string) error
 	}{
-		{name: "health", call: func(ctx context.Context, c Client, addr string) error {
+		{name: "health", call: func(ctx context.Context, c Reader, addr string) error {
 			_, err := c.Health(ctx, addr)
 			return err
 		}},
-		{name: "leader", call: func(ctx context.Context, c Client, _ string) error {
+		{name: "leader", call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.Leader(ctx)
 			return err
 		}},
-		{name: "autopilot state (login)", call: func(ctx context.Context, c Client, _ string) error {
+		{name: "autopilot state (login)", call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},
@@ -306,17 +306,17 @@ func TestDeadlineIsHonoured(t *testing.T) {
 	calls := []struct {
 		name string
 		path string
-		call func(context.Context, Client, string) error
+		call func(context.Context, Reader, string) error
 	}{
-		{name: "health", path: pathHealth, call: func(ctx context.Context, c Client, addr string) error {
+		{name: "health", path: pathHealth, call: func(ctx context.Context, c Reader, addr string) error {
 			_, err := c.Health(ctx, addr)
 			return err
 		}},
-		{name: "leader", path: pathLeader, call: func(ctx context.Context, c Client, _ string) error {
+		{name: "leader", path: pathLeader, call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.Leader(ctx)
 			return err
 		}},
-		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Client, _ string) error {
+		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},

@@ -38,7 +38,7 @@ type healthState struct {
 }
 
 // fakeBao is an httptest TLS server that answers like OpenBao 2.4.0 for the
-// endpoints the Client uses.
+// endpoints the Reader uses.
 type fakeBao struct {
 	srv *httptest.Server
 
@@ -362,7 +362,7 @@ func writeJWT(t *testing.T, path, jwt string) {
 
 // newTestClient returns a client for b that logs in with jwtA from a fresh
 // token file, the path of that file, and the clock the client uses.
-func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*client, string, *fakeClock) {
+func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*reader, string, *fakeClock) {
 	t.Helper()
 	tokenPath := filepath.Join(t.TempDir(), "token")
 	writeJWT(t, tokenPath, jwtA)
@@ -378,9 +378,9 @@ func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*client, str
 		mutate(&cfg)
 	}
 	clock := &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
-	c, err := newClient(cfg, clock.Now)
+	c, err := newReader(cfg, clock.Now)
 	if err != nil {
-		t.Fatalf("newClient: %v", err)
+		t.Fatalf("newReader: %v", err)
 	}
 	return c, tokenPath, clock
 }
