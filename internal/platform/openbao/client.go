@@ -229,7 +229,11 @@ var _ MemberClient = (*client)(nil)
 // New validates cfg and returns the Reader for the cluster it describes. It
 // does not contact OpenBao; the first authenticated call logs in.
 func New(cfg Config) (Reader, error) {
-	return newReader(cfg, time.Now)
+	r, err := newReader(cfg, time.Now)
+	if err != nil {
+		return nil, err // not a nil *reader in a non-nil Reader
+	}
+	return r, nil
 }
 
 func newReader(cfg Config, now func() time.Time) (*reader, error) {
@@ -262,7 +266,11 @@ func newReader(cfg Config, now func() time.Time) (*reader, error) {
 // MemberClient it describes. It does not contact OpenBao; the first call
 // that needs a token logs in.
 func NewMemberClient(cfg MemberConfig) (MemberClient, error) {
-	return newMemberClient(cfg, time.Now)
+	c, err := newMemberClient(cfg, time.Now)
+	if err != nil {
+		return nil, err // not a nil *client in a non-nil MemberClient
+	}
+	return c, nil
 }
 
 func newMemberClient(cfg MemberConfig, now func() time.Time) (*client, error) {

@@ -42,19 +42,26 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
 			cfg := valid
 			tt.mutate(&cfg)
 			c, err := New(cfg)
-			if tt.wantErr != "" {
-				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
-				g.Expect(c).To(BeNil())
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(c).NotTo(BeNil())
+			expectNew(t, c == nil, err, tt.wantErr)
 		})
 	}
+}
+
+// expectNew checks what a constructor returned: an error with wantErr in it
+// and no client, or a client and no error when wantErr is empty.
+func expectNew(t *testing.T, isNil bool, err error, wantErr string) {
+	t.Helper()
+	g := NewWithT(t)
+	if wantErr != "" {
+		g.Expect(err).To(MatchError(ContainSubstring(wantErr)))
+		g.Expect(isNil).To(BeTrue(), "no client comes with an error")
+		return
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(isNil).To(BeFalse())
 }
 
 func TestNewDefaultsTimeout(t *testing.T) {

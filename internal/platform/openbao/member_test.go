@@ -12,16 +12,13 @@ import (
 // from a fresh token file, and the clock it uses.
 func newMemberTestClient(t *testing.T, b *fakeBao, mutate func(*MemberConfig)) (*client, *fakeClock) {
 	t.Helper()
-	dir := t.TempDir()
-	caFile := filepath.Join(dir, "ca.crt")
+	tokenFile, clock := newTokenAndClock(t)
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
 	writeJWT(t, caFile, string(b.caPEM()))
-	tokenFile := filepath.Join(dir, "token")
-	writeJWT(t, tokenFile, jwtA)
 	cfg := MemberConfig{CAFile: caFile, AuthMount: testMount, Role: testRole, TokenFile: tokenFile, Timeout: 5 * time.Second}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	clock := &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
 	c, err := newMemberClient(cfg, clock.Now)
 	if err != nil {
 		t.Fatalf("newMemberClient: %v", err)
@@ -54,16 +51,10 @@ func TestNewMemberClientValidatesConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
-			g := NewWithT(t)
 			cfg := valid
 			tt.mutate(&cfg)
 			c, err := NewMemberClient(cfg)
-			if tt.wantErr == "" {
-				g.Expect(err).NotTo(HaveOccurred(), tt.reason)
-				g.Expect(c).NotTo(BeNil())
-				return
-			}
-			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)), tt.reason)
+			expectNew(t, c == nil, err, tt.wantErr)
 		})
 	}
 }

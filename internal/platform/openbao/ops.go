@@ -16,49 +16,65 @@ import (
 // standby, sealed and uninitialized status codes (429, 503, 501) with a 2xx
 // code, so every state arrives as a parsed body rather than as an error.
 func (c *client) Health(ctx context.Context, addr string) (*Health, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.s.timeout)
-	defer cancel()
-
-	var out *Health
-	err := c.withoutToken(fmt.Sprintf("failed to read health from %s", addr), addr, pathHealth, func(cl *baoapi.Client) error {
-		resp, err := cl.Sys().HealthWithContext(ctx)
-		if err != nil {
-			return err
-		}
-		out = &Health{
-			Initialized: resp.Initialized,
-			Sealed:      resp.Sealed,
-			Standby:     resp.Standby,
-			Version:     resp.Version,
-			ClusterID:   resp.ClusterID,
-			ClusterName: resp.ClusterName,
-		}
-		return nil
-	})
-	return out, err
+	return read(ctx, c, fmt.Sprintf("failed to read health from %s", addr), addr, pathHealth, false,
+		func(ctx context.Context, cl *baoapi.Client) (*Health, error) {
+			resp, err := cl.Sys().HealthWithContext(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &Health{
+				Initialized: resp.Initialized,
+				Sealed:      resp.Sealed,
+				Standby:     resp.Standby,
+				Version:     resp.Version,
+				ClusterID:   resp.ClusterID,
+				ClusterName: resp.ClusterName,
+			}, nil
+		})
 }
 
 // Leader implements MemberReader.
 func (c *client) Leader(ctx context.Context, addr string) (*Leader, error) {
+	return read(ctx, c, fmt.Sprintf("failed to read the leader from %s", addr), addr, pathLeader, false,
+		func(ctx context.Context, cl *baoapi.Client) (*Leader, error) {
+			resp, err := cl.Sys().LeaderWithContext(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &Leader{
+				IsSelf:               resp.IsSelf,
+				LeaderAddress:        resp.LeaderAddress,
+				LeaderClusterAddress: resp.LeaderClusterAddress,
+				RaftCommittedIndex:   resp.RaftCommittedIndex,
+				RaftAppliedIndex:     resp.RaftAppliedIndex,
+			}, nil
+		})
+}
+
+// read runs get against addr within the per-call timeout, with the client
+// token when authed, and returns what it read.
+func read[T any](ctx context.Context, c *client, action, addr, path string, authed bool,
+	get func(context.Context, *baoapi.Client) (*T, error),
+) (*T, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.s.timeout)
 	defer cancel()
 
-	var out *Leader
-	err := c.withoutToken(fmt.Sprintf("failed to read the leader from %s", addr), addr, pathLeader, func(cl *baoapi.Client) error {
-		resp, err := cl.Sys().LeaderWithContext(ctx)
-		if err != nil {
-			return err
-		}
-		out = &Leader{
-			IsSelf:               resp.IsSelf,
-			LeaderAddress:        resp.LeaderAddress,
-			LeaderClusterAddress: resp.LeaderClusterAddress,
-			RaftCommittedIndex:   resp.RaftCommittedIndex,
-			RaftAppliedIndex:     resp.RaftAppliedIndex,
-		}
-		return nil
-	})
-	return out, err
+	var out *T
+	call := func(cl *baoapi.Client) error {
+		var err error
+		out, err = get(ctx, cl)
+		return err
+	}
+	var err error
+	if authed {
+		err = c.withToken(ctx, action, addr, path, "read", call)
+	} else {
+		err = c.withoutToken(action, addr, path, call)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // StepDown implements Leadership.
@@ -74,23 +90,17 @@ func (c *client) StepDown(ctx context.Context, addr string) error {
 
 // AutopilotState implements Leadership.
 func (c *client) AutopilotState(ctx context.Context, addr string) (*AutopilotState, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.s.timeout)
-	defer cancel()
-
-	action := fmt.Sprintf("failed to read autopilot state from %s", addr)
-	var out *AutopilotState
-	err := c.withToken(ctx, action, addr, pathAutopilotState, "read", func(cl *baoapi.Client) error {
-		state, err := cl.Sys().RaftAutopilotStateWithContext(ctx)
-		if err != nil {
-			return err
-		}
-		if state == nil { // the api client turns 404 into (nil, nil)
-			return ErrNotFound
-		}
-		out, err = mapAutopilotState(state)
-		return err
-	})
-	return out, err
+	return read(ctx, c, fmt.Sprintf("failed to read autopilot state from %s", addr), addr, pathAutopilotState, true,
+		func(ctx context.Context, cl *baoapi.Client) (*AutopilotState, error) {
+			state, err := cl.Sys().RaftAutopilotStateWithContext(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if state == nil { // the api client turns 404 into (nil, nil)
+				return nil, ErrNotFound
+			}
+			return mapAutopilotState(state)
+		})
 }
 
 // raftConfigurationData is the data of a sys/storage/raft/configuration
@@ -108,38 +118,33 @@ type raftConfigurationData struct {
 
 // RaftConfiguration implements Membership.
 func (c *client) RaftConfiguration(ctx context.Context, addr string) (*RaftConfiguration, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.s.timeout)
-	defer cancel()
-
 	action := fmt.Sprintf("failed to read the Raft configuration from %s", addr)
-	var out *RaftConfiguration
-	err := c.withToken(ctx, action, addr, pathRaftConfiguration, "read", func(cl *baoapi.Client) error {
+	return read(ctx, c, action, addr, pathRaftConfiguration, true, func(ctx context.Context, cl *baoapi.Client) (*RaftConfiguration, error) {
 		secret, err := cl.Logical().ReadWithContext(ctx, pathRaftConfiguration)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if secret == nil || secret.Data == nil { // the api client turns 404 into (nil, nil)
-			return ErrNotFound
+			return nil, ErrNotFound
 		}
 		// Data holds generic JSON; a round trip decodes it into typed fields.
 		raw, err := json.Marshal(secret.Data)
 		if err != nil {
-			return fmt.Errorf("failed to re-encode the answer: %w", err)
+			return nil, fmt.Errorf("failed to re-encode the answer: %w", err)
 		}
 		var data raftConfigurationData
 		if err := json.Unmarshal(raw, &data); err != nil {
-			return fmt.Errorf("failed to decode the answer: %w", err)
+			return nil, fmt.Errorf("failed to decode the answer: %w", err)
 		}
 		if data.Config == nil {
-			return errors.New("the answer has no config")
+			return nil, errors.New("the answer has no config")
 		}
-		out = &RaftConfiguration{Servers: make([]RaftServer, 0, len(data.Config.Servers))}
+		out := &RaftConfiguration{Servers: make([]RaftServer, 0, len(data.Config.Servers))}
 		for _, s := range data.Config.Servers {
 			out.Servers = append(out.Servers, RaftServer{NodeID: s.NodeID, Address: s.Address, Leader: s.Leader, Voter: s.Voter})
 		}
-		return nil
+		return out, nil
 	})
-	return out, err
 }
 
 // Promote implements Membership.

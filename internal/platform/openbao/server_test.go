@@ -360,12 +360,20 @@ func writeJWT(t *testing.T, path, jwt string) {
 	}
 }
 
+// newTokenAndClock writes jwtA to a fresh token file and returns its path
+// and a settable clock for a test client.
+func newTokenAndClock(t *testing.T) (string, *fakeClock) {
+	t.Helper()
+	tokenPath := filepath.Join(t.TempDir(), "token")
+	writeJWT(t, tokenPath, jwtA)
+	return tokenPath, &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
+}
+
 // newTestClient returns a client for b that logs in with jwtA from a fresh
 // token file, the path of that file, and the clock the client uses.
 func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*reader, string, *fakeClock) {
 	t.Helper()
-	tokenPath := filepath.Join(t.TempDir(), "token")
-	writeJWT(t, tokenPath, jwtA)
+	tokenPath, clock := newTokenAndClock(t)
 	cfg := Config{
 		Address:   b.srv.URL,
 		CACertPEM: b.caPEM(),
@@ -377,7 +385,6 @@ func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*reader, str
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	clock := &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
 	c, err := newReader(cfg, clock.Now)
 	if err != nil {
 		t.Fatalf("newReader: %v", err)
