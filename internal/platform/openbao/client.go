@@ -358,7 +358,8 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 func ValidateAddress(addr string) error {
 	u, err := url.Parse(addr)
 	if err != nil {
-		return fmt.Errorf("it is not a URL: %v", err) //nolint:errorlint // see the doc comment
+		// Not wrapped: a *url.Error would read as a transport failure.
+		return fmt.Errorf("it is not a URL: %v", err)
 	}
 	if u.Scheme != "https" {
 		return errors.New("the scheme must be https")
