@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
@@ -49,8 +50,9 @@ const actionGrace = executorjob.ExecutorGrace
 // executorEnv is what the executor mode needs from its process.
 type executorEnv struct {
 	stdout, stderr io.Writer
-	// newClient builds the OpenBao client; raftops.New in production.
-	newClient func(raftops.Config) (raftops.Client, error)
+	// newClient builds the OpenBao client; openbao.NewMemberClient in
+	// production.
+	newClient func(openbao.MemberConfig) (openbao.MemberClient, error)
 	// newStore builds the object store client; snapshot.NewStore in production.
 	newStore func(snapshot.S3Config) (snapshotStore, error)
 	getenv   func(string) string
@@ -66,7 +68,7 @@ func executorMain(args []string) int {
 	return runExecutor(ctx, args, executorEnv{
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
-		newClient: raftops.New,
+		newClient: openbao.NewMemberClient,
 		newStore:  func(c snapshot.S3Config) (snapshotStore, error) { return snapshot.NewStore(c) },
 		getenv:    os.Getenv,
 		clock:     clock.RealClock{},
@@ -126,9 +128,18 @@ func (c *connFlags) parsed() map[string]bool {
 	return map[string]bool{"--members": len(c.members) == 0, "--ca-file": c.caFile == "", "--token-file": c.tokenFile == ""}
 }
 
-// config is the raftops configuration the flags describe.
-func (c connFlags) config() raftops.Config {
-	return raftops.Config{CAFile: c.caFile, TLSServerName: c.tlsServerName, AuthMount: c.authMount, Role: c.role, TokenFile: c.tokenFile}
+// config is the OpenBao member client configuration the flags describe. The
+// executor logs in as itself (workload.AuthMount, workload.ExecutorRole)
+// unless the flags name another mount or role; empty flags count as unset.
+func (c connFlags) config() openbao.MemberConfig {
+	cfg := openbao.MemberConfig{CAFile: c.caFile, TLSServerName: c.tlsServerName, AuthMount: c.authMount, Role: c.role, TokenFile: c.tokenFile}
+	if cfg.AuthMount == "" {
+		cfg.AuthMount = workload.AuthMount
+	}
+	if cfg.Role == "" {
+		cfg.Role = workload.ExecutorRole
+	}
+	return cfg
 }
 
 // memberFlags are the flags of the actions on one member: step-down, promote,
@@ -150,7 +161,7 @@ type memberAction struct {
 	memberListed bool
 	// do runs the action and returns the result to print, also with a benign
 	// error.
-	do func(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error)
+	do func(ctx context.Context, c openbao.MemberClient, f memberFlags, env executorEnv) (any, error)
 }
 
 var (
@@ -283,7 +294,7 @@ type stepDownOutput struct {
 
 // stepDown moves leadership off --member, never stepping one node down twice
 // within OpenBao's 10 s cooldown.
-func stepDown(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+func stepDown(ctx context.Context, c openbao.MemberClient, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.TransferLeadership(ctx, c, f.members, f.member, raftops.Options{RetryFor: f.timeout, Clock: env.clock})
 	return stepDownOutput{
 		Action: executorjob.ActionStepDown, Member: f.member, NewLeader: res.NewLeader,
@@ -312,21 +323,21 @@ func newMembershipOutput(action string, res raftops.MembershipResult, err error,
 }
 
 // promote makes --member a voter and verifies it in the Raft configuration.
-func promote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+func promote(ctx context.Context, c openbao.MemberClient, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.PromoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
 	return newMembershipOutput(executorjob.ActionPromote, res, err, f.member), err
 }
 
 // demote makes --member a non-voter and verifies it in the Raft configuration;
 // it refuses the leader.
-func demote(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+func demote(ctx context.Context, c openbao.MemberClient, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.DemoteMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
 	return newMembershipOutput(executorjob.ActionDemote, res, err, f.member), err
 }
 
 // removePeer demotes --member if it votes, removes it, and verifies both in the
 // Raft configuration; it refuses the leader.
-func removePeer(ctx context.Context, c raftops.Client, f memberFlags, env executorEnv) (any, error) {
+func removePeer(ctx context.Context, c openbao.MemberClient, f memberFlags, env executorEnv) (any, error) {
 	res, err := raftops.RemoveMember(ctx, c, f.members, f.member, raftops.MembershipOptions{RetryFor: f.timeout, Clock: env.clock})
 	return newMembershipOutput(executorjob.ActionRemovePeer, res, err, f.member), err
 }

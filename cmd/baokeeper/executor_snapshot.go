@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 )
@@ -122,12 +123,12 @@ func runSnapshot(ctx context.Context, args []string, env executorEnv) int {
 }
 
 // takeSnapshot finds the leader and streams its snapshot into the store.
-func takeSnapshot(ctx context.Context, bao raftops.Client, store snapshotStore, f snapshotFlags, env executorEnv) (snapshot.Receipt, error) {
+func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotStore, f snapshotFlags, env executorEnv) (snapshot.Receipt, error) {
 	leader, addr, err := raftops.FindActive(ctx, bao, f.members)
 	if err != nil {
 		return snapshot.Receipt{}, err
 	}
-	var info raftops.SnapshotInfo
+	var info openbao.SnapshotInfo
 	up, err := store.Upload(ctx, f.key, func(w io.Writer) error {
 		var serr error
 		info, serr = bao.Snapshot(ctx, addr, w)

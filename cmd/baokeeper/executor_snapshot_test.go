@@ -19,6 +19,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 )
@@ -70,12 +71,12 @@ func TestRunSnapshot(t *testing.T) {
 		},
 		{
 			reason: "leadership moved between discovery and snapshot: found again and retried",
-			args:   flags, env: creds, bao: &fakeBao{active: 0, snapData: archive, snapErrs: []error{raftops.ErrNotActive}},
+			args:   flags, env: creds, bao: &fakeBao{active: 0, snapData: archive, snapErrs: []error{openbao.ErrNotActive}},
 			wantCode: exitOK, wantSnapshots: []string{testMembers[0], testMembers[0]},
 		},
 		{
 			reason: "an incomplete archive is retried",
-			args:   flags, env: creds, bao: &fakeBao{active: 2, snapData: archive, snapErrs: []error{raftops.ErrIncompleteSnapshot}},
+			args:   flags, env: creds, bao: &fakeBao{active: 2, snapData: archive, snapErrs: []error{openbao.ErrIncompleteSnapshot}},
 			wantCode: exitOK, wantSnapshots: []string{testMembers[2], testMembers[2]},
 		},
 		{
@@ -90,7 +91,7 @@ func TestRunSnapshot(t *testing.T) {
 		},
 		{
 			reason: "the executor may not take snapshots: fatal, not retried",
-			args:   flags, env: creds, bao: &fakeBao{snapErrs: []error{raftops.ErrPermissionDenied}},
+			args:   flags, env: creds, bao: &fakeBao{snapErrs: []error{openbao.ErrPermissionDenied}},
 			wantCode: exitFatal, wantSnapshots: []string{testMembers[0]}, wantStderr: "permission denied",
 		},
 		{
@@ -119,7 +120,7 @@ func TestRunSnapshot(t *testing.T) {
 			}()
 			env := executorEnv{
 				stdout: &stdout, stderr: &stderr,
-				newClient: func(raftops.Config) (raftops.Client, error) { return tt.bao, nil },
+				newClient: func(openbao.MemberConfig) (openbao.MemberClient, error) { return tt.bao, nil },
 				newStore:  func(snapshot.S3Config) (snapshotStore, error) { return store, nil },
 				getenv:    func(k string) string { return tt.env[k] },
 				clock:     clk,

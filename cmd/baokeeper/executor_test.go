@@ -22,6 +22,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 var testMembers = []string{
@@ -30,7 +31,7 @@ var testMembers = []string{
 	"https://bao-2.bao-internal.ns.svc:8200",
 }
 
-// fakeBao is an in-memory raftops.Client: one active node that moves to the
+// fakeBao is an in-memory openbao.MemberClient: one active node that moves to the
 // next member on an accepted step-down, and a Raft configuration in which
 // promotions, demotions and removals take effect at once (unless stalled).
 type fakeBao struct {
@@ -107,7 +108,7 @@ func (f *fakeBao) change(op, addr, id string, apply func(peers map[string]bool))
 	case f.memberErr != nil:
 		return f.memberErr
 	case addr != testMembers[f.active]:
-		return raftops.ErrNotActive
+		return openbao.ErrNotActive
 	}
 	apply(f.peers())
 	return nil
@@ -135,20 +136,20 @@ func (f *fakeBao) RemovePeer(_ context.Context, addr, id string) error {
 
 // Snapshot serves snapData from the active node; a standby is ErrNotActive.
 // Each entry of snapErrs fails one call, in order.
-func (f *fakeBao) Snapshot(_ context.Context, addr string, w io.Writer) (raftops.SnapshotInfo, error) {
+func (f *fakeBao) Snapshot(_ context.Context, addr string, w io.Writer) (openbao.SnapshotInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.snapshots = append(f.snapshots, addr)
 	if len(f.snapErrs) > 0 {
 		err := f.snapErrs[0]
 		f.snapErrs = f.snapErrs[1:]
-		return raftops.SnapshotInfo{}, err
+		return openbao.SnapshotInfo{}, err
 	}
 	if addr != testMembers[f.active] {
-		return raftops.SnapshotInfo{}, raftops.ErrNotActive
+		return openbao.SnapshotInfo{}, openbao.ErrNotActive
 	}
 	n, err := w.Write(f.snapData)
-	return raftops.SnapshotInfo{Bytes: int64(n), Index: 812, Term: 3}, err
+	return openbao.SnapshotInfo{Bytes: int64(n), Index: 812, Term: 3}, err
 }
 
 func TestRunExecutor(t *testing.T) {
@@ -167,7 +168,7 @@ func TestRunExecutor(t *testing.T) {
 		wantStdout    string
 		wantStderr    string
 		wantStepDowns int
-		wantConfig    *raftops.Config
+		wantConfig    *openbao.MemberConfig
 	}{
 		{
 			reason:        "the leader steps down: one JSON line, exit 0",
@@ -176,7 +177,7 @@ func TestRunExecutor(t *testing.T) {
 			wantCode:      exitOK,
 			wantStdout:    `{"action":"step-down","member":"bao-0","newLeader":"bao-1","benign":false}` + "\n",
 			wantStepDowns: 1,
-			wantConfig:    &raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig:    &openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
 			reason:     "leadership already moved: benign, exit 0, no step-down",
@@ -188,15 +189,15 @@ func TestRunExecutor(t *testing.T) {
 		{
 			reason:        "a fatal error: a clear message, exit 1",
 			args:          append([]string{"step-down"}, validFlags...),
-			bao:           &fakeBao{stepErr: raftops.ErrPermissionDenied},
+			bao:           &fakeBao{stepErr: openbao.ErrPermissionDenied},
 			wantCode:      exitFatal,
-			wantStderr:    "fatal: raftops: permission denied",
+			wantStderr:    "fatal: openbao: permission denied",
 			wantStepDowns: 1,
 		},
 		{
 			reason:        "a retryable error that outlasts --timeout: exit 2",
 			args:          append([]string{"step-down", "--timeout", "300ms"}, validFlags...),
-			bao:           &fakeBao{stepErr: raftops.ErrNotActive},
+			bao:           &fakeBao{stepErr: openbao.ErrNotActive},
 			wantCode:      exitRetryable,
 			wantStderr:    "retryable failure",
 			wantStepDowns: 1,
@@ -215,7 +216,7 @@ func TestRunExecutor(t *testing.T) {
 			bao:        &fakeBao{active: 0},
 			wantCode:   exitOK,
 			wantStdout: `{"action":"step-down","member":"bao-0","newLeader":"bao-1","benign":false}` + "\n", wantStepDowns: 1,
-			wantConfig: &raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", TLSServerName: "bao.ns.svc", AuthMount: "jwt2", Role: "r2"},
+			wantConfig: &openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", TLSServerName: "bao.ns.svc", AuthMount: "jwt2", Role: "r2"},
 		},
 		{
 			reason:     "missing flags are named: fatal",
@@ -257,11 +258,11 @@ func TestRunExecutor(t *testing.T) {
 		t.Run(tt.reason, func(t *testing.T) {
 			g := NewWithT(t)
 			var stdout, stderr bytes.Buffer
-			var gotConfig raftops.Config
+			var gotConfig openbao.MemberConfig
 			env := executorEnv{
 				stdout: &stdout,
 				stderr: &stderr,
-				newClient: func(cfg raftops.Config) (raftops.Client, error) {
+				newClient: func(cfg openbao.MemberConfig) (openbao.MemberClient, error) {
 					gotConfig = cfg
 					if tt.clientErr != nil {
 						return nil, tt.clientErr
@@ -340,9 +341,9 @@ func TestRunMembershipActions(t *testing.T) {
 		{
 			reason:         "the executor may not promote: fatal, not retried",
 			args:           args("promote", "bao-3"),
-			bao:            &fakeBao{voters: withNonVoter(), memberErr: raftops.ErrPermissionDenied},
+			bao:            &fakeBao{voters: withNonVoter(), memberErr: openbao.ErrPermissionDenied},
 			wantCode:       exitFatal,
-			wantStderr:     "fatal: raftops: permission denied",
+			wantStderr:     "fatal: openbao: permission denied",
 			wantMembership: []string{"promote bao-3 via bao-0"},
 		},
 		{
@@ -409,9 +410,9 @@ func TestRunMembershipActions(t *testing.T) {
 		{
 			reason:         "the executor may not demote: fatal, not retried",
 			args:           args("demote", "bao-2"),
-			bao:            &fakeBao{memberErr: raftops.ErrPermissionDenied},
+			bao:            &fakeBao{memberErr: openbao.ErrPermissionDenied},
 			wantCode:       exitFatal,
-			wantStderr:     "fatal: raftops: permission denied",
+			wantStderr:     "fatal: openbao: permission denied",
 			wantMembership: []string{"demote bao-2 via bao-0"},
 		},
 		{
@@ -440,7 +441,7 @@ func TestRunMembershipActions(t *testing.T) {
 			}()
 			env := executorEnv{
 				stdout: &stdout, stderr: &stderr,
-				newClient: func(raftops.Config) (raftops.Client, error) { return tt.bao, nil },
+				newClient: func(openbao.MemberConfig) (openbao.MemberClient, error) { return tt.bao, nil },
 				clock:     clk,
 			}
 			start := time.Now()
@@ -468,44 +469,44 @@ func TestParseMemberFlags(t *testing.T) {
 		wantErr     string
 		wantMember  string
 		wantTimeout time.Duration
-		wantConfig  raftops.Config
+		wantConfig  openbao.MemberConfig
 	}{
 		{
 			reason: "step-down defaults to a 60 s budget and the executor identity",
 			action: stepDownAction, args: append([]string{"--member", "bao-1"}, conn...),
 			wantMember: "bao-1", wantTimeout: 60 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
 			reason: "promote defaults to 90 s",
 			action: promoteAction, args: append([]string{"--member", "bao-1"}, conn...),
 			wantMember: "bao-1", wantTimeout: 90 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
 			reason:     "remove-peer takes a member outside --members (its pod may be gone), and the connection flags",
 			action:     removePeerAction,
 			args:       append([]string{"--member", "bao-5", "--timeout", "30s", "--tls-server-name", "bao.ns.svc", "--auth-mount", "jwt2", "--role", "r2"}, conn...),
 			wantMember: "bao-5", wantTimeout: 30 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", TLSServerName: "bao.ns.svc", AuthMount: "jwt2", Role: "r2"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", TLSServerName: "bao.ns.svc", AuthMount: "jwt2", Role: "r2"},
 		},
 		{
 			reason: "promote takes a member outside --members (a new ordinal)",
 			action: promoteAction, args: append([]string{"--member", "bao-3"}, conn...),
 			wantMember: "bao-3", wantTimeout: 90 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
 			reason: "demote defaults to 90 s and takes a member outside --members",
 			action: demoteAction, args: append([]string{"--member", "bao-4"}, conn...),
 			wantMember: "bao-4", wantTimeout: 90 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{
 			reason: "demote takes --timeout",
 			action: demoteAction, args: append([]string{"--member", "bao-1", "--timeout", "45s"}, conn...),
 			wantMember: "bao-1", wantTimeout: 45 * time.Second,
-			wantConfig: raftops.Config{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
+			wantConfig: openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: "baokeeper-jwt", Role: "baokeeper-executor"},
 		},
 		{reason: "demote: everything missing is named, sorted", action: demoteAction, args: nil, wantErr: "missing --ca-file, --member, --members, --token-file"},
 		{
@@ -536,6 +537,23 @@ func TestParseMemberFlags(t *testing.T) {
 			g.Expect(f.config()).To(Equal(tt.wantConfig))
 		})
 	}
+}
+
+// TestConfigDefaultsToTheExecutorIdentity checks that the executor logs in as
+// itself when --auth-mount or --role is given empty, as the member client it
+// builds needs both, and leaves the per-call timeout to the client's default.
+func TestConfigDefaultsToTheExecutorIdentity(t *testing.T) {
+	g := NewWithT(t)
+	cfg := connFlags{caFile: "/ca.crt", tokenFile: "/token"}.config()
+	g.Expect(cfg.AuthMount).To(Equal(workload.AuthMount))
+	g.Expect(cfg.Role).To(Equal(workload.ExecutorRole))
+	g.Expect(cfg.Timeout).To(BeZero(), "openbao.DefaultTimeout applies")
+	g.Expect(cfg).To(Equal(openbao.MemberConfig{CAFile: "/ca.crt", TokenFile: "/token", AuthMount: workload.AuthMount, Role: workload.ExecutorRole}))
+
+	f, err := parseMemberFlags(promoteAction, []string{"--member", "bao-1", "--members", testMembers[0],
+		"--ca-file", "/ca.crt", "--token-file", "/token", "--auth-mount", "", "--role", ""}, io.Discard)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.config()).To(Equal(cfg), "empty flags count as unset")
 }
 
 // TestJobArgumentsParse checks that what the raftops Job builders write into

@@ -20,11 +20,11 @@ type CachingClientFactory struct {
 	Timeout time.Duration
 
 	mu      sync.Mutex
-	clients map[string]openbao.Client
+	clients map[string]openbao.Reader
 }
 
 // ForCluster implements ClientFactory.
-func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error) {
+func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Reader, error) {
 	key := fmt.Sprintf("%s/%s/%x", c.Namespace, c.Name, sha256.Sum256(caPEM))
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -43,7 +43,7 @@ func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte)
 		return nil, fmt.Errorf("failed to build the OpenBao client of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	if f.clients == nil {
-		f.clients = map[string]openbao.Client{}
+		f.clients = map[string]openbao.Reader{}
 	}
 	f.clients[key] = cl
 	return cl, nil

@@ -22,7 +22,7 @@ import (
 // ClientFactory returns the controller's read-only OpenBao client for one cluster.
 type ClientFactory interface {
 	// ForCluster returns a client for the cluster, verifying TLS against caPEM.
-	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error)
+	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Reader, error)
 }
 
 // Config is the static configuration of the reconciler.

@@ -50,7 +50,7 @@ var (
 // this suite, OpenBao is not (the real-OpenBao tests live in internal/service/workload).
 type fakeFactory struct{}
 
-func (fakeFactory) ForCluster(*baov1.OpenBaoCluster, []byte) (openbao.Client, error) { return bao, nil }
+func (fakeFactory) ForCluster(*baov1.OpenBaoCluster, []byte) (openbao.Reader, error) { return bao, nil }
 
 func TestOpenBaoClusterEnvtest(t *testing.T) {
 	RegisterFailHandler(Fail)

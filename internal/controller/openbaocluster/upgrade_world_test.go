@@ -136,7 +136,7 @@ func newUpgradeWorld(k client.Client, c *baov1.OpenBaoCluster, leader int32, tar
 }
 
 // ForCluster hands the upgrade reconciler this world's OpenBao.
-func (w *upgradeWorld) ForCluster(*baov1.OpenBaoCluster, []byte) (openbao.Client, error) {
+func (w *upgradeWorld) ForCluster(*baov1.OpenBaoCluster, []byte) (openbao.Reader, error) {
 	return w.bao, nil
 }
 

@@ -4,61 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
-	baoapi "github.com/openbao/openbao/api/v2"
 )
 
-// withToken runs call with a client that carries the controller's token,
-// logging in first when no fresh token is cached. When OpenBao refuses the
-// token with 403, it logs in again and runs call exactly once more; a second
-// 403 yields ErrPermissionDenied. what names the action for error messages
-// ("read autopilot state") and path the API path for hints.
-func (c *client) withToken(ctx context.Context, what, path string, call func(*baoapi.Client) error) error {
-	action := fmt.Sprintf("failed to %s from %s", what, c.cfg.Address)
-
-	token, err := c.clientToken(ctx, "")
-	if err != nil {
-		return wrapOpError(action, err)
-	}
-	err = c.callWithToken(token, call)
-	if err == nil {
-		return nil
-	}
-	if StatusCode(err) != http.StatusForbidden {
-		return newOpError(action, err, c.readHint(err, path), c.kindsFor(err), token)
-	}
-
-	logr.FromContextOrDiscard(ctx).V(1).Info("OpenBao refused the controller's token; logging in again",
-		"address", c.cfg.Address, "path", path)
-	fresh, err := c.clientToken(ctx, token)
-	if err != nil {
-		return wrapOpError(action, err)
-	}
-	err = c.callWithToken(fresh, call)
-	if err == nil {
-		return nil
-	}
-	return newOpError(action, err, c.readHint(err, path), c.kindsFor(err), token, fresh)
-}
-
-func (c *client) callWithToken(token string, call func(*baoapi.Client) error) error {
-	cl, err := c.apiClient("", token)
-	if err != nil {
-		return err
-	}
-	return call(cl)
+// logFrom returns the debug logger of ctx. Tokens never go into it.
+func logFrom(ctx context.Context) logr.Logger {
+	return logr.FromContextOrDiscard(ctx).V(1)
 }
 
 // clientToken returns a cached token that is not within 20% of its TTL of
 // expiring and is not stale (the token a request was just refused with), or
-// logs in for a new one. Only one login runs at a time; callers that wait for
-// it give up when ctx ends.
-func (c *client) clientToken(ctx context.Context, stale string) (string, error) {
+// logs in at addr for a new one. Only one login runs at a time; callers that
+// wait for it give up when ctx ends.
+func (c *client) clientToken(ctx context.Context, addr, stale string) (string, error) {
 	if token, ok := c.cachedToken(stale); ok {
 		return token, nil
 	}
@@ -66,7 +28,7 @@ func (c *client) clientToken(ctx context.Context, stale string) (string, error) 
 	case c.loginSlot <- struct{}{}:
 	case <-ctx.Done():
 		err := ctx.Err()
-		return "", newOpError(c.loginAction(), err, c.loginHint(err), nil)
+		return "", newOpError(c.loginAction(addr), err, c.loginHint(err), []error{ErrLoginFailed})
 	}
 	defer func() { <-c.loginSlot }()
 
@@ -74,7 +36,7 @@ func (c *client) clientToken(ctx context.Context, stale string) (string, error) 
 	if token, ok := c.cachedToken(stale); ok {
 		return token, nil
 	}
-	return c.login(ctx)
+	return c.login(ctx, addr)
 }
 
 func (c *client) cachedToken(stale string) (string, bool) {
@@ -92,42 +54,43 @@ func (c *client) cachedToken(stale string) (string, bool) {
 	return c.token, true
 }
 
-func (c *client) loginAction() string {
-	return fmt.Sprintf("failed to log in with role %q at auth/%s", c.cfg.Role, c.authMount)
+func (c *client) loginAction(addr string) string {
+	return fmt.Sprintf("failed to log in at %s with role %q on auth/%s", addr, c.s.role, c.s.authMount)
 }
 
-// login reads the service-account token file, logs in to the JWT auth
-// method and caches the client token it gets. Neither token is logged or
-// put into an error.
-func (c *client) login(ctx context.Context) (string, error) {
-	action := c.loginAction()
+// login reads the service-account token file, logs in to the JWT auth method
+// at addr and caches the client token it gets. Neither token is logged or put
+// into an error.
+func (c *client) login(ctx context.Context, addr string) (string, error) {
+	// A login is bounded like any call, also when it serves a Snapshot,
+	// which only ctx bounds.
+	ctx, cancel := context.WithTimeout(ctx, c.s.timeout)
+	defer cancel()
+	action := c.loginAction(addr)
 
-	jwt, err := readServiceAccountToken(c.cfg.TokenPath)
+	jwt, err := readServiceAccountToken(c.s.tokenPath)
 	if err != nil {
+		// An unreadable token file is a broken deployment; no retry mends it.
 		return "", newOpError(action, err,
-			fmt.Sprintf("check the projected service-account token volume at %s", c.cfg.TokenPath),
-			[]error{ErrLoginFailed})
+			fmt.Sprintf("check the projected service-account token volume at %s", c.s.tokenPath),
+			[]error{ErrLoginFailed, transienceMarker{Permanent}})
 	}
-	cl, err := c.apiClient("", "")
+	cl, _, err := c.apiClient(addr, "")
 	if err != nil {
 		return "", newOpError(action, err, "", []error{ErrLoginFailed}, jwt)
 	}
 
 	start := c.now()
-	secret, err := cl.Logical().WriteWithContext(ctx, "auth/"+c.authMount+"/login", map[string]any{
-		"role": c.cfg.Role,
+	secret, err := cl.Logical().WriteWithContext(ctx, "auth/"+c.s.authMount+"/login", map[string]any{
+		"role": c.s.role,
 		"jwt":  jwt,
 	})
 	if err != nil {
-		kinds := []error{ErrLoginFailed}
-		if StatusCode(err) == http.StatusForbidden {
-			kinds = append(kinds, ErrPermissionDenied)
-		}
-		return "", newOpError(action, err, c.loginHint(err), kinds, jwt)
+		return "", newOpError(action, err, c.loginHint(err), append([]error{ErrLoginFailed}, kindsFor(err)...), jwt)
 	}
 	if secret == nil || secret.Auth == nil || secret.Auth.ClientToken == "" {
 		return "", newOpError(action, errors.New("the answer carried no client token"),
-			fmt.Sprintf("check that auth/%s is a JWT auth method", c.authMount),
+			fmt.Sprintf("check that auth/%s is a JWT auth method and that %s is the active node or can forward to it", c.s.authMount, addr),
 			[]error{ErrLoginFailed}, jwt)
 	}
 
@@ -143,8 +106,8 @@ func (c *client) login(ctx context.Context) (string, error) {
 	}
 	c.mu.Unlock()
 
-	logr.FromContextOrDiscard(ctx).V(1).Info("Logged in to OpenBao",
-		"address", c.cfg.Address, "authMount", c.authMount, "role", c.cfg.Role, "ttl", ttl)
+	logFrom(ctx).Info("Logged in to OpenBao",
+		"address", addr, "authMount", c.s.authMount, "role", c.s.role, "ttl", ttl)
 	return token, nil
 }
 

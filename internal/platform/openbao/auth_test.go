@@ -14,19 +14,19 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// authedCall is one token-protected Client method.
+// authedCall is one token-protected Reader method.
 type authedCall struct {
 	name string
 	path string
-	call func(context.Context, Client) error
+	call func(context.Context, Reader) error
 }
 
 var authedCalls = []authedCall{
-	{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Client) error {
+	{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Reader) error {
 		_, err := c.RaftConfiguration(ctx)
 		return err
 	}},
-	{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Client) error {
+	{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Reader) error {
 		_, err := c.AutopilotState(ctx)
 		return err
 	}},
@@ -368,8 +368,8 @@ func TestLoginWaitHonoursContext(t *testing.T) {
 	c, _, _ := newTestClient(t, b, nil)
 
 	// Another caller holds the login slot.
-	c.loginSlot <- struct{}{}
-	defer func() { <-c.loginSlot }()
+	c.c.loginSlot <- struct{}{}
+	defer func() { <-c.c.loginSlot }()
 
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,25 +18,33 @@ import (
 	baoapi "github.com/openbao/openbao/api/v2"
 )
 
-// DefaultTimeout bounds each Client call when Config.Timeout is zero.
+// DefaultTimeout bounds each call (all but MemberClient.Snapshot) when the
+// configured timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
-// API paths the Client reads, relative to /v1/.
+// API paths the clients use, relative to /v1/.
 const (
 	pathHealth            = "sys/health"
 	pathLeader            = "sys/leader"
+	pathStepDown          = "sys/step-down"
 	pathRaftConfiguration = "sys/storage/raft/configuration"
 	pathAutopilotState    = "sys/storage/raft/autopilot/state"
+	pathSnapshot          = "sys/storage/raft/snapshot"
+	pathRaftPromote       = "sys/storage/raft/promote"
+	pathRaftDemote        = "sys/storage/raft/demote"
+	pathRaftRemovePeer    = "sys/storage/raft/remove-peer"
 )
 
-// Client is the controller's read-only view of one OpenBao cluster.
+// Reader is the controller's read-only view of one OpenBao cluster: Leader,
+// RaftConfiguration and AutopilotState go through the cluster's client
+// Service (Config.Address), Health to one member.
 //
 // Every method bounds its work by ctx and by Config.Timeout, whichever ends
 // first; that bound covers a login and a retry the call may need. Errors
 // never contain tokens and can be tested with errors.Is against
 // ErrLoginFailed, ErrPermissionDenied, ErrNotFound and
 // context.DeadlineExceeded. Implementations are safe for concurrent use.
-type Client interface {
+type Reader interface {
 	// Health reads sys/health from the one member at addr (for example
 	// https://bao-0.bao-internal.ns.svc:8200) without a token. Standby,
 	// sealed and uninitialized members are reported in Health, not as
@@ -51,7 +60,72 @@ type Client interface {
 	AutopilotState(ctx context.Context) (*AutopilotState, error)
 }
 
-// Config describes how to reach and authenticate to one OpenBao cluster.
+// MemberReader finds the active node: the token-less reads of one member,
+// addressed directly by its API address (for example
+// https://bao-0.bao-internal.ns.svc:8200), never through a Service.
+//
+// The per-member interfaces (MemberReader, Leadership, Membership and
+// MemberClient) bound every method by ctx and, all but Snapshot, also by
+// MemberConfig.Timeout, whichever ends first; that bound covers a login and
+// one retry. Errors never contain tokens; callers sort them with errors.Is
+// and TransienceOf. Implementations are safe for concurrent use.
+type MemberReader interface {
+	// Leader reads sys/leader from addr without a token.
+	Leader(ctx context.Context, addr string) (*Leader, error)
+	// Health reads sys/health from addr without a token. Standby, sealed and
+	// uninitialized members are reported in Health, not as errors.
+	Health(ctx context.Context, addr string) (*Health, error)
+}
+
+// Leadership is what a leadership transfer and a snapshot need from the
+// member at addr, besides finding the active node.
+type Leadership interface {
+	MemberReader
+	// StepDown asks the node at addr to give up the active role. It must be
+	// the active node: OpenBao forwards a standby's request to whichever node
+	// is active, which may not be the intended one.
+	StepDown(ctx context.Context, addr string) error
+	// AutopilotState reads sys/storage/raft/autopilot/state from addr.
+	AutopilotState(ctx context.Context, addr string) (*AutopilotState, error)
+	// Snapshot streams a Raft snapshot from addr, which must be the active
+	// node (a 2.4 standby answers with a redirect and no body; that is
+	// ErrNotActive). It returns the number of bytes written to w and checks
+	// that the archive is complete (ErrIncompleteSnapshot otherwise), and
+	// reports the Raft index and term the snapshot contains. Only ctx bounds
+	// it, since a snapshot may be large.
+	Snapshot(ctx context.Context, addr string, w io.Writer) (SnapshotInfo, error)
+}
+
+// Membership is what changing the Raft voter set needs from the member at
+// addr, besides finding the active node.
+type Membership interface {
+	MemberReader
+	// RaftConfiguration reads sys/storage/raft/configuration from addr: the
+	// Raft peers with their node IDs, voter flags and which one leads.
+	RaftConfiguration(ctx context.Context, addr string) (*RaftConfiguration, error)
+	// Promote asks autopilot, through the active node at addr, to make nodeID
+	// a voter (sys/storage/raft/promote). It only takes the node off the list
+	// of permanent non-voters: autopilot promotes it seconds later, so read
+	// the configuration back. "server is not a non-voter" is ErrNotNonVoter.
+	Promote(ctx context.Context, addr, nodeID string) error
+	// Demote asks autopilot, through the active node at addr, to make nodeID
+	// a non-voter (sys/storage/raft/demote); applied seconds later, like
+	// Promote. "server is already a non-voter" is ErrAlreadyNonVoter.
+	Demote(ctx context.Context, addr, nodeID string) error
+	// RemovePeer removes nodeID from the Raft configuration through the
+	// active node at addr (sys/storage/raft/remove-peer).
+	RemovePeer(ctx context.Context, addr, nodeID string) error
+}
+
+// MemberClient is every per-member operation: what an executor Job holds.
+// NewMemberClient returns one.
+type MemberClient interface {
+	Leadership
+	Membership
+}
+
+// Config describes how the controller reaches and authenticates to one
+// OpenBao cluster through its client Service.
 type Config struct {
 	// Address is the https URL of the cluster's client Service, for example
 	// https://bao.ns.svc:8200. Plain http is refused.
@@ -68,21 +142,76 @@ type Config struct {
 	// TokenPath is the path of the projected service-account token file. It
 	// is read again on every login because kubelet rotates it.
 	TokenPath string
-	// Timeout bounds each Client call; a sooner ctx deadline wins. Zero means
+	// Timeout bounds each call; a sooner ctx deadline wins. Zero means
 	// DefaultTimeout; negative values are rejected.
 	Timeout time.Duration
 }
 
-// client implements Client on top of the OpenBao api client.
+// Dialer opens network connections; *net.Dialer is one.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// MemberConfig describes how an executor reaches and authenticates to the
+// members of one OpenBao cluster, each addressed directly.
+type MemberConfig struct {
+	// CAFile is the PEM file of the cluster CA. Server certificates are
+	// verified against it alone; verification is never skipped.
+	CAFile string
+	// TLSServerName, when set, is the name server certificates are verified
+	// against instead of the host of the address, so that a member can be
+	// addressed by IP.
+	TLSServerName string
+	// AuthMount is the path of the JWT auth method under auth/, for example
+	// "baokeeper-jwt".
+	AuthMount string
+	// Role is the JWT auth role to log in with, for example
+	// "baokeeper-executor".
+	Role string
+	// TokenFile is the projected service-account token. It is read again on
+	// every login because kubelet rotates it.
+	TokenFile string
+	// Timeout bounds each call but Snapshot; a sooner ctx deadline wins. Zero
+	// means DefaultTimeout; negative values are refused.
+	Timeout time.Duration
+	// Dialer opens connections; nil means a net.Dialer with a 30 s timeout.
+	Dialer Dialer
+}
+
+// settings is what both configurations come down to.
+type settings struct {
+	caPEM []byte
+	// caField names the CA setting in configuration errors ("CACertPEM",
+	// "CAFile /ca.crt"); caSource names it in hints ("the CA file").
+	caField, caSource string
+	// serverName is MemberConfig.TLSServerName; serverNameOption says
+	// whether the configuration has that option, for hints.
+	serverName       string
+	serverNameOption bool
+	authMount        string
+	role             string
+	tokenPath        string
+	// tokenField names the token setting in configuration errors.
+	tokenField string
+	timeout    time.Duration
+	dialer     Dialer
+	// proxyFromEnvironment lets HTTPS_PROXY and friends route requests;
+	// members addressed directly inside the cluster never go through one.
+	proxyFromEnvironment bool
+	// followRedirects lets the api client follow one redirect itself. A
+	// member client never does: a redirect means the addressed node is not
+	// the active one, and following it would send the request (and the
+	// token) to a node the caller did not pick.
+	followRedirects bool
+}
+
+// client is the one implementation behind Reader and MemberClient: it
+// addresses each request at the member it is given, logs in there when it
+// needs a token and caches the token for every later request.
 type client struct {
-	cfg       Config
-	authMount string // cfg.AuthMount without surrounding slashes
-	timeout   time.Duration
-	// base is addressed at cfg.Address and never carries a token. It is
-	// never modified after New; each request uses a clone of it, which
-	// shares its http.Client and therefore its TLS configuration.
-	base *baoapi.Client
-	now  func() time.Time
+	s          settings
+	httpClient *http.Client
+	now        func() time.Time
 
 	// loginSlot serializes logins without ignoring ctx while waiting.
 	loginSlot chan struct{}
@@ -95,50 +224,108 @@ type client struct {
 	refreshAt time.Time
 }
 
-var _ Client = (*client)(nil)
+var _ MemberClient = (*client)(nil)
 
-// New validates cfg and returns a Client for the cluster it describes. It
+// New validates cfg and returns the Reader for the cluster it describes. It
 // does not contact OpenBao; the first authenticated call logs in.
-func New(cfg Config) (Client, error) {
-	return newClient(cfg, time.Now)
+func New(cfg Config) (Reader, error) {
+	r, err := newReader(cfg, time.Now)
+	if err != nil {
+		return nil, err // not a nil *reader in a non-nil Reader
+	}
+	return r, nil
 }
 
-func newClient(cfg Config, now func() time.Time) (*client, error) {
-	if err := validateAddress(cfg.Address); err != nil {
+func newReader(cfg Config, now func() time.Time) (*reader, error) {
+	if err := ValidateAddress(cfg.Address); err != nil {
 		return nil, fmt.Errorf("invalid OpenBao Address %q: %w", cfg.Address, err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(cfg.CACertPEM) {
-		return nil, errors.New("invalid OpenBao CACertPEM: it holds no PEM-encoded certificate; " +
-			"check the cluster CA secret")
+	c, err := newClient(settings{
+		caPEM:                append([]byte(nil), cfg.CACertPEM...),
+		caField:              "CACertPEM",
+		caSource:             "CACertPEM",
+		authMount:            cfg.AuthMount,
+		role:                 cfg.Role,
+		tokenPath:            cfg.TokenPath,
+		tokenField:           "TokenPath",
+		timeout:              cfg.Timeout,
+		proxyFromEnvironment: true,
+		followRedirects:      true,
+	}, now)
+	if err != nil {
+		return nil, err
 	}
-	mount := strings.Trim(cfg.AuthMount, "/")
-	if mount == "" {
+	// Fail now, not on every call, when BAO_* variables cannot be read.
+	if _, _, err := c.apiClient(cfg.Address, ""); err != nil {
+		return nil, err
+	}
+	return &reader{c: c, addr: cfg.Address}, nil
+}
+
+// NewMemberClient validates cfg, reads the CA file and returns the
+// MemberClient it describes. It does not contact OpenBao; the first call
+// that needs a token logs in.
+func NewMemberClient(cfg MemberConfig) (MemberClient, error) {
+	c, err := newMemberClient(cfg, time.Now)
+	if err != nil {
+		return nil, err // not a nil *client in a non-nil MemberClient
+	}
+	return c, nil
+}
+
+func newMemberClient(cfg MemberConfig, now func() time.Time) (*client, error) {
+	if cfg.CAFile == "" {
+		return nil, errors.New("invalid OpenBao CAFile: it is empty; set the path of the cluster CA certificate")
+	}
+	caPEM, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the cluster CA: %w", err)
+	}
+	return newClient(settings{
+		caPEM:            caPEM,
+		caField:          "CAFile " + cfg.CAFile,
+		caSource:         "the CA file",
+		serverName:       cfg.TLSServerName,
+		serverNameOption: true,
+		authMount:        cfg.AuthMount,
+		role:             cfg.Role,
+		tokenPath:        cfg.TokenFile,
+		tokenField:       "TokenFile",
+		timeout:          cfg.Timeout,
+		dialer:           cfg.Dialer,
+	}, now)
+}
+
+func newClient(s settings, now func() time.Time) (*client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.caPEM) {
+		return nil, fmt.Errorf("invalid OpenBao %s: it holds no PEM-encoded certificate; check the cluster CA secret", s.caField)
+	}
+	s.authMount = strings.Trim(s.authMount, "/")
+	if s.authMount == "" {
 		return nil, errors.New("invalid OpenBao AuthMount: it is empty; set the path of the JWT auth method under auth/")
 	}
-	if cfg.Role == "" {
+	if s.role == "" {
 		return nil, errors.New("invalid OpenBao Role: it is empty; set the JWT auth role to log in with")
 	}
-	if cfg.TokenPath == "" {
-		return nil, errors.New("invalid OpenBao TokenPath: it is empty; set the path of the projected service-account token")
+	if s.tokenPath == "" {
+		return nil, fmt.Errorf("invalid OpenBao %s: it is empty; set the path of the projected service-account token", s.tokenField)
 	}
-	timeout := cfg.Timeout
 	switch {
-	case timeout < 0:
-		return nil, fmt.Errorf("invalid OpenBao Timeout %s: it must not be negative", timeout)
-	case timeout == 0:
-		timeout = DefaultTimeout
+	case s.timeout < 0:
+		return nil, fmt.Errorf("invalid OpenBao Timeout %s: it must not be negative", s.timeout)
+	case s.timeout == 0:
+		s.timeout = DefaultTimeout
 	}
-	cfg.CACertPEM = append([]byte(nil), cfg.CACertPEM...)
+	if s.dialer == nil {
+		s.dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	}
 
 	transport := &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		DialContext: s.dialer.DialContext,
 		TLSClientConfig: &tls.Config{
 			RootCAs:    pool,
+			ServerName: s.serverName,
 			MinVersion: tls.VersionTLS12,
 		},
 		ForceAttemptHTTP2:     true,
@@ -148,44 +335,31 @@ func newClient(cfg Config, now func() time.Time) (*client, error) {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	httpClient := &http.Client{
-		Transport: transport,
-		// The api client follows a single redirect itself and refuses
-		// protocol downgrades; net/http must not follow on its own.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	if s.proxyFromEnvironment {
+		transport.Proxy = http.ProxyFromEnvironment
 	}
-	base, err := baoapi.NewClient(&baoapi.Config{
-		Address:    cfg.Address,
-		HttpClient: httpClient,
-		// Timeouts come from the per-call context (see Client), which also
-		// covers a login and a retry; no separate per-request timeout.
-		Timeout: 0,
-		// No hidden retries: the reconciler requeues, and retries would eat
-		// the caller's deadline.
-		MaxRetries: 0,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create OpenBao api client for %s: %w; check the BAO_* environment variables", cfg.Address, err)
-	}
-	// NewClient picks up BAO_TOKEN and BAO_NAMESPACE; the controller uses
-	// neither.
-	base.ClearToken()
-	base.ClearNamespace()
-
 	return &client{
-		cfg:       cfg,
-		authMount: mount,
-		timeout:   timeout,
-		base:      base,
+		s: s,
+		httpClient: &http.Client{
+			Transport: transport,
+			// The api client follows a redirect itself when it may (and
+			// refuses protocol downgrades); net/http must never follow one
+			// on its own.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 		now:       now,
 		loginSlot: make(chan struct{}, 1),
 	}, nil
 }
 
-func validateAddress(addr string) error {
+// ValidateAddress checks that addr is an https URL with a host, as every
+// OpenBao address must be. Its errors say what is wrong and are no
+// *url.Error, which would read as a transport failure.
+func ValidateAddress(addr string) error {
 	u, err := url.Parse(addr)
 	if err != nil {
-		return err
+		// Not wrapped: a *url.Error would read as a transport failure.
+		return fmt.Errorf("it is not a URL: %v", err)
 	}
 	if u.Scheme != "https" {
 		return errors.New("the scheme must be https")
@@ -196,17 +370,58 @@ func validateAddress(addr string) error {
 	return nil
 }
 
-// apiClient returns a clone of the base client addressed at addr (the
-// Service when empty) carrying token (none when empty).
-func (c *client) apiClient(addr, token string) (*baoapi.Client, error) {
-	cl, err := c.base.Clone()
-	if err != nil {
-		return nil, fmt.Errorf("failed to clone OpenBao api client: %w", err)
+// lastStatus records the HTTP status of the last answer an api client got,
+// so that a redirect, which the api client reports as success when redirects
+// are disabled, is not mistaken for one.
+type lastStatus struct {
+	mu       sync.Mutex
+	code     int
+	location string
+}
+
+func (s *lastStatus) record(r *baoapi.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.code = r.StatusCode
+	s.location = r.Header.Get("Location")
+}
+
+// redirected returns an ErrNotActive error when the last answer was a
+// redirect.
+func (s *lastStatus) redirected(addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.code < 300 || s.code >= 400 {
+		return nil
 	}
-	if addr != "" {
-		if err := cl.SetAddress(addr); err != nil {
-			return nil, err
+	where := ""
+	if s.location != "" {
+		if u, err := url.Parse(s.location); err == nil {
+			where = " to " + u.Scheme + "://" + u.Host
 		}
+	}
+	return fmt.Errorf("%w: %s answered HTTP %d (redirect%s)", ErrNotActive, addr, s.code, where)
+}
+
+// apiClient returns an api client addressed at addr carrying token (none when
+// empty) that records the status of each answer. A fresh one per call, with
+// the token and namespace cleared, keeps BAO_* environment variables from
+// injecting a token or a namespace; the shared http.Client keeps the TLS
+// configuration and the connections.
+func (c *client) apiClient(addr, token string) (*baoapi.Client, *lastStatus, error) {
+	cl, err := baoapi.NewClient(&baoapi.Config{
+		Address:    addr,
+		HttpClient: c.httpClient,
+		// Timeouts come from the per-call context, which also covers a
+		// login and a retry; no separate per-request timeout.
+		Timeout: 0,
+		// No hidden retries: callers decide what to retry, and retries
+		// would eat their deadline.
+		MaxRetries:       0,
+		DisableRedirects: !c.s.followRedirects,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to create an OpenBao api client for %s: %w; check the BAO_* environment variables", addr, err)
 	}
 	cl.ClearNamespace()
 	if token == "" {
@@ -214,198 +429,79 @@ func (c *client) apiClient(addr, token string) (*baoapi.Client, error) {
 	} else {
 		cl.SetToken(token)
 	}
-	return cl, nil
+	st := &lastStatus{}
+	return cl.WithResponseCallbacks(st.record), st, nil
 }
 
-// Health implements Client.
-//
-// It uses the api client's typed sys/health call, which overrides the
-// standby, sealed and uninitialized status codes (429, 503, 501) with a 2xx
-// code, so every state arrives as a parsed body rather than as an error.
-func (c *client) Health(ctx context.Context, addr string) (*Health, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	action := fmt.Sprintf("failed to read health from %s", addr)
-	if err := validateAddress(addr); err != nil {
-		return nil, fmt.Errorf("%s: invalid member address: %w", action, err)
-	}
-	cl, err := c.apiClient(addr, "")
-	if err != nil {
-		return nil, wrapOpError(action, err)
-	}
-	resp, err := cl.Sys().HealthWithContext(ctx)
-	if err != nil {
-		return nil, newOpError(action, err, c.readHint(err, pathHealth), c.kindsFor(err))
-	}
-	return &Health{
-		Initialized: resp.Initialized,
-		Sealed:      resp.Sealed,
-		Standby:     resp.Standby,
-		Version:     resp.Version,
-		ClusterID:   resp.ClusterID,
-		ClusterName: resp.ClusterName,
-	}, nil
-}
-
-// Leader implements Client.
-func (c *client) Leader(ctx context.Context) (*Leader, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	action := fmt.Sprintf("failed to read the leader from %s", c.cfg.Address)
-	cl, err := c.apiClient("", "")
-	if err != nil {
-		return nil, wrapOpError(action, err)
-	}
-	resp, err := cl.Sys().LeaderWithContext(ctx)
-	if err != nil {
-		return nil, newOpError(action, err, c.readHint(err, pathLeader), c.kindsFor(err))
-	}
-	return &Leader{
-		IsSelf:               resp.IsSelf,
-		LeaderAddress:        resp.LeaderAddress,
-		LeaderClusterAddress: resp.LeaderClusterAddress,
-		RaftCommittedIndex:   resp.RaftCommittedIndex,
-		RaftAppliedIndex:     resp.RaftAppliedIndex,
-	}, nil
-}
-
-// raftConfigurationData is the data of a sys/storage/raft/configuration
-// answer.
-type raftConfigurationData struct {
-	Config struct {
-		Servers []struct {
-			NodeID          string `json:"node_id"`
-			Address         string `json:"address"`
-			Leader          bool   `json:"leader"`
-			ProtocolVersion string `json:"protocol_version"`
-			Voter           bool   `json:"voter"`
-		} `json:"servers"`
-	} `json:"config"`
-}
-
-// RaftConfiguration implements Client.
-func (c *client) RaftConfiguration(ctx context.Context) (*RaftConfiguration, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	var out *RaftConfiguration
-	err := c.withToken(ctx, "read the raft configuration", pathRaftConfiguration, func(cl *baoapi.Client) error {
-		secret, err := cl.Logical().ReadWithContext(ctx, pathRaftConfiguration)
-		if err != nil {
-			return err
-		}
-		if secret == nil || secret.Data == nil {
-			return ErrNotFound
-		}
-		if _, ok := secret.Data["config"]; !ok {
-			return errors.New("the answer has no config")
-		}
-		// Data holds generic JSON; a round trip decodes it into typed
-		// fields.
-		raw, err := json.Marshal(secret.Data)
-		if err != nil {
-			return fmt.Errorf("failed to re-encode the answer: %w", err)
-		}
-		var data raftConfigurationData
-		if err := json.Unmarshal(raw, &data); err != nil {
-			return fmt.Errorf("failed to decode the answer: %w", err)
-		}
-		out = &RaftConfiguration{Servers: make([]RaftServer, 0, len(data.Config.Servers))}
-		for _, s := range data.Config.Servers {
-			out.Servers = append(out.Servers, RaftServer{
-				NodeID:  s.NodeID,
-				Address: s.Address,
-				Leader:  s.Leader,
-				Voter:   s.Voter,
-			})
-		}
+// redirected reports a redirect the api client did not follow.
+func (c *client) redirected(st *lastStatus, addr string) error {
+	if c.s.followRedirects {
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return out, nil
+	return st.redirected(addr)
 }
 
-// AutopilotState implements Client.
-func (c *client) AutopilotState(ctx context.Context) (*AutopilotState, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
+// withoutToken runs call with a token-less client addressed at addr.
+func (c *client) withoutToken(action, addr, path string, call func(*baoapi.Client) error) error {
+	if err := ValidateAddress(addr); err != nil {
+		return fmt.Errorf("%s: invalid member address: %w", action, err)
+	}
+	cl, st, err := c.apiClient(addr, "")
+	if err != nil {
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	err = call(cl)
+	if rerr := c.redirected(st, addr); rerr != nil {
+		return newOpError(action, rerr, "", nil)
+	}
+	if err != nil {
+		return newOpError(action, err, c.hint(err, path, "read"), kindsFor(err))
+	}
+	return nil
+}
 
-	var out *AutopilotState
-	err := c.withToken(ctx, "read autopilot state", pathAutopilotState, func(cl *baoapi.Client) error {
-		state, err := cl.Sys().RaftAutopilotStateWithContext(ctx)
-		if err != nil {
-			return err
-		}
-		if state == nil { // the api client turns 404 into (nil, nil)
-			return ErrNotFound
-		}
-		out, err = mapAutopilotState(state)
+// withToken runs call with a client addressed at addr that carries the
+// client token, logging in first when no fresh token is cached. When OpenBao
+// refuses the token with 403 (it expired or was revoked), it logs in again
+// and runs call exactly once more; a 403 means the request was not carried
+// out, so repeating it (a step-down too) is safe. A second 403 yields
+// ErrPermissionDenied. capability names what the role's policy must grant
+// on path, for the hint.
+func (c *client) withToken(ctx context.Context, action, addr, path, capability string, call func(*baoapi.Client) error) error {
+	if err := ValidateAddress(addr); err != nil {
+		return fmt.Errorf("%s: invalid member address: %w", action, err)
+	}
+	token, err := c.clientToken(ctx, addr, "")
+	if err != nil {
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	err = c.callWithToken(action, addr, path, capability, token, call)
+	if err == nil || !errors.Is(err, ErrPermissionDenied) {
 		return err
-	})
+	}
+	logFrom(ctx).Info("OpenBao refused the client token; logging in again",
+		"address", addr, "path", path, "role", c.s.role)
+	fresh, err := c.clientToken(ctx, addr, token)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("%s: %w", action, err)
 	}
-	return out, nil
+	return c.callWithToken(action, addr, path, capability, fresh, call, token)
 }
 
-func mapAutopilotState(in *baoapi.AutopilotState) (*AutopilotState, error) {
-	out := &AutopilotState{
-		Healthy:          in.Healthy,
-		FailureTolerance: in.FailureTolerance,
-		Leader:           in.Leader,
-		Voters:           append([]string(nil), in.Voters...),
-		NonVoters:        append([]string(nil), in.NonVoters...),
-		Servers:          make(map[string]AutopilotServer, len(in.Servers)),
+// callWithToken runs call once with token; stale names earlier tokens that
+// must not show in an error either.
+func (c *client) callWithToken(action, addr, path, capability, token string, call func(*baoapi.Client) error, stale ...string) error {
+	cl, st, err := c.apiClient(addr, token)
+	if err != nil {
+		return fmt.Errorf("%s: %w", action, err)
 	}
-	for key, s := range in.Servers {
-		if s == nil {
-			continue
-		}
-		var lastContact time.Duration
-		if s.LastContact != "" {
-			d, err := time.ParseDuration(s.LastContact)
-			if err != nil {
-				return nil, fmt.Errorf("server %s has an unreadable last_contact %q: %w", key, s.LastContact, err)
-			}
-			lastContact = d
-		}
-		var stableSince time.Time
-		if s.StableSince != "" {
-			t, err := time.Parse(time.RFC3339Nano, s.StableSince)
-			if err != nil {
-				return nil, fmt.Errorf("server %s has an unreadable stable_since %q: %w", key, s.StableSince, err)
-			}
-			stableSince = t
-		}
-		out.Servers[key] = AutopilotServer{
-			ID:          s.ID,
-			Name:        s.Name,
-			Address:     s.Address,
-			NodeStatus:  s.NodeStatus,
-			Status:      s.Status,
-			NodeType:    s.NodeType,
-			Version:     s.Version,
-			LastIndex:   s.LastIndex,
-			LastTerm:    s.LastTerm,
-			Healthy:     s.Healthy,
-			LastContact: lastContact,
-			StableSince: stableSince,
-		}
+	secrets := append([]string{token}, stale...)
+	err = call(cl)
+	if rerr := c.redirected(st, addr); rerr != nil {
+		return newOpError(action, rerr, "send it to the active node's address from sys/leader", nil, secrets...)
 	}
-	return out, nil
-}
-
-// kindsFor returns the sentinels that apply to a failed read.
-func (c *client) kindsFor(err error) []error {
-	switch StatusCode(err) {
-	case http.StatusForbidden:
-		return []error{ErrPermissionDenied}
-	case http.StatusNotFound:
-		return []error{ErrNotFound}
+	if err != nil {
+		return newOpError(action, err, c.hint(err, path, capability), kindsFor(err), secrets...)
 	}
 	return nil
 }

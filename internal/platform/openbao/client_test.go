@@ -42,26 +42,33 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
 			cfg := valid
 			tt.mutate(&cfg)
 			c, err := New(cfg)
-			if tt.wantErr != "" {
-				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
-				g.Expect(c).To(BeNil())
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(c).NotTo(BeNil())
+			expectNew(t, c == nil, err, tt.wantErr)
 		})
 	}
+}
+
+// expectNew checks what a constructor returned: an error with wantErr in it
+// and no client, or a client and no error when wantErr is empty.
+func expectNew(t *testing.T, isNil bool, err error, wantErr string) {
+	t.Helper()
+	g := NewWithT(t)
+	if wantErr != "" {
+		g.Expect(err).To(MatchError(ContainSubstring(wantErr)))
+		g.Expect(isNil).To(BeTrue(), "no client comes with an error")
+		return
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(isNil).To(BeFalse())
 }
 
 func TestNewDefaultsTimeout(t *testing.T) {
 	g := NewWithT(t)
 	b := newFakeBao(t)
 	c, _, _ := newTestClient(t, b, func(c *Config) { c.Timeout = 0 })
-	g.Expect(c.timeout).To(Equal(DefaultTimeout))
+	g.Expect(c.c.s.timeout).To(Equal(DefaultTimeout))
 }
 
 func TestHealthTargetsTheMemberAndReportsEveryState(t *testing.T) {
@@ -238,13 +245,13 @@ func TestNotFound(t *testing.T) {
 	tests := []struct {
 		name string
 		path string
-		call func(context.Context, Client) error
+		call func(context.Context, Reader) error
 	}{
-		{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Client) error {
+		{name: "raft configuration", path: pathRaftConfiguration, call: func(ctx context.Context, c Reader) error {
 			_, err := c.RaftConfiguration(ctx)
 			return err
 		}},
-		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Client) error {
+		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Reader) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},
@@ -268,17 +275,17 @@ func TestNotFound(t *testing.T) {
 func TestUnknownCAFailsVerification(t *testing.T) {
 	tests := []struct {
 		name string
-		call func(context.Context, Client, string) error
+		call func(context.Context, Reader, string) error
 	}{
-		{name: "health", call: func(ctx context.Context, c Client, addr string) error {
+		{name: "health", call: func(ctx context.Context, c Reader, addr string) error {
 			_, err := c.Health(ctx, addr)
 			return err
 		}},
-		{name: "leader", call: func(ctx context.Context, c Client, _ string) error {
+		{name: "leader", call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.Leader(ctx)
 			return err
 		}},
-		{name: "autopilot state (login)", call: func(ctx context.Context, c Client, _ string) error {
+		{name: "autopilot state (login)", call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},
@@ -306,17 +313,17 @@ func TestDeadlineIsHonoured(t *testing.T) {
 	calls := []struct {
 		name string
 		path string
-		call func(context.Context, Client, string) error
+		call func(context.Context, Reader, string) error
 	}{
-		{name: "health", path: pathHealth, call: func(ctx context.Context, c Client, addr string) error {
+		{name: "health", path: pathHealth, call: func(ctx context.Context, c Reader, addr string) error {
 			_, err := c.Health(ctx, addr)
 			return err
 		}},
-		{name: "leader", path: pathLeader, call: func(ctx context.Context, c Client, _ string) error {
+		{name: "leader", path: pathLeader, call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.Leader(ctx)
 			return err
 		}},
-		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Client, _ string) error {
+		{name: "autopilot state", path: pathAutopilotState, call: func(ctx context.Context, c Reader, _ string) error {
 			_, err := c.AutopilotState(ctx)
 			return err
 		}},

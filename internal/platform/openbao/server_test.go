@@ -38,7 +38,7 @@ type healthState struct {
 }
 
 // fakeBao is an httptest TLS server that answers like OpenBao 2.4.0 for the
-// endpoints the Client uses.
+// endpoints the Reader uses.
 type fakeBao struct {
 	srv *httptest.Server
 
@@ -360,12 +360,20 @@ func writeJWT(t *testing.T, path, jwt string) {
 	}
 }
 
-// newTestClient returns a client for b that logs in with jwtA from a fresh
-// token file, the path of that file, and the clock the client uses.
-func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*client, string, *fakeClock) {
+// newTokenAndClock writes jwtA to a fresh token file and returns its path
+// and a settable clock for a test client.
+func newTokenAndClock(t *testing.T) (string, *fakeClock) {
 	t.Helper()
 	tokenPath := filepath.Join(t.TempDir(), "token")
 	writeJWT(t, tokenPath, jwtA)
+	return tokenPath, &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
+}
+
+// newTestClient returns a client for b that logs in with jwtA from a fresh
+// token file, the path of that file, and the clock the client uses.
+func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*reader, string, *fakeClock) {
+	t.Helper()
+	tokenPath, clock := newTokenAndClock(t)
 	cfg := Config{
 		Address:   b.srv.URL,
 		CACertPEM: b.caPEM(),
@@ -377,10 +385,9 @@ func newTestClient(t *testing.T, b *fakeBao, mutate func(*Config)) (*client, str
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	clock := &fakeClock{now: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)}
-	c, err := newClient(cfg, clock.Now)
+	c, err := newReader(cfg, clock.Now)
 	if err != nil {
-		t.Fatalf("newClient: %v", err)
+		t.Fatalf("newReader: %v", err)
 	}
 	return c, tokenPath, clock
 }

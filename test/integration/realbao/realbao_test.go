@@ -337,7 +337,7 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 	})
 })
 
-func controllerClient() openbao.Client {
+func controllerClient() openbao.Reader {
 	tokFile := filepath.Join(dir, "controller-token")
 	Expect(os.WriteFile(tokFile, []byte(tokenFor(context.Background(), operNS, operSA, workload.TokenAudience)), 0o600)).To(Succeed())
 	c, err := openbao.New(openbao.Config{Address: apiAddr, CACertPEM: caPEM, AuthMount: workload.AuthMount,

@@ -31,7 +31,7 @@ import (
 
 // ClientFactory returns the controller's read-only OpenBao client for one cluster.
 type ClientFactory interface {
-	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Client, error)
+	ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Reader, error)
 }
 
 // Reconciler reconciles operations on OpenBaoClusters.
@@ -270,7 +270,7 @@ func (r *Reconciler) getStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster
 type healthReader struct {
 	r   *Reconciler
 	c   *baov1.OpenBaoCluster
-	bao openbao.Client
+	bao openbao.Reader
 }
 
 // members observes ordinals 0 to n-1 of one StatefulSet.
@@ -309,7 +309,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 // observeAutopilot fills the Raft view of each member from autopilot state. Right
 // after an election autopilot briefly lists other servers as "left" with index 0;
 // such a read is marked untrustworthy (invariant 9) and nothing disruptive follows it.
-func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, obs *upgrade.Cluster) {
+func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, obs *upgrade.Cluster) {
 	actx, cancel := context.WithTimeout(ctx, r.healthTimeout())
 	defer cancel()
 	st, err := bao.AutopilotState(actx)
@@ -348,7 +348,7 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Client, o
 	slices.SortFunc(obs.Extra, func(a, b upgrade.Member) int { return strings.Compare(a.Name, b.Name) })
 }
 
-func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Client, error) {
+func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Reader, error) {
 	name, rd := c.Spec.TLS.SecretName, client.Reader(r.APIReader)
 	if name == "" {
 		name, rd = workload.NamesFor(c).TLSSecret(), r.Client

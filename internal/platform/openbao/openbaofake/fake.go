@@ -1,4 +1,4 @@
-// Package openbaofake provides Fake, an in-memory openbao.Client for unit
+// Package openbaofake provides Fake, an in-memory openbao.Reader for unit
 // tests of packages that read OpenBao cluster state.
 package openbaofake
 
@@ -12,23 +12,23 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
-// Method names one openbao.Client method, for error injection and call
+// Method names one openbao.Reader method, for error injection and call
 // counting.
 type Method string
 
-// The methods of openbao.Client.
+// The methods of openbao.Reader.
 const (
-	// MethodHealth is openbao.Client.Health.
+	// MethodHealth is openbao.Reader.Health.
 	MethodHealth Method = "Health"
-	// MethodLeader is openbao.Client.Leader.
+	// MethodLeader is openbao.Reader.Leader.
 	MethodLeader Method = "Leader"
-	// MethodRaftConfiguration is openbao.Client.RaftConfiguration.
+	// MethodRaftConfiguration is openbao.Reader.RaftConfiguration.
 	MethodRaftConfiguration Method = "RaftConfiguration"
-	// MethodAutopilotState is openbao.Client.AutopilotState.
+	// MethodAutopilotState is openbao.Reader.AutopilotState.
 	MethodAutopilotState Method = "AutopilotState"
 )
 
-// Fake is an in-memory openbao.Client. The zero value is ready to use and
+// Fake is an in-memory openbao.Reader. The zero value is ready to use and
 // answers every call with an error until a result is set. All methods are
 // safe for concurrent use; results are copied in and out, so neither the
 // test nor the code under test can change the other's values.
@@ -51,7 +51,7 @@ type Fake struct {
 	healthAddrs []string
 }
 
-var _ openbao.Client = (*Fake)(nil)
+var _ openbao.Reader = (*Fake)(nil)
 
 // SetHealth sets the Health answer for the member at addr.
 func (f *Fake) SetHealth(addr string, h openbao.Health) {
@@ -149,7 +149,7 @@ func (f *Fake) begin(ctx context.Context, m Method) error {
 	return f.errs[m]
 }
 
-// Health implements openbao.Client.
+// Health implements openbao.Reader.
 func (f *Fake) Health(ctx context.Context, addr string) (*openbao.Health, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -170,7 +170,7 @@ func (f *Fake) Health(ctx context.Context, addr string) (*openbao.Health, error)
 	return nil, fmt.Errorf("openbaofake: no Health set for %s", addr)
 }
 
-// Leader implements openbao.Client.
+// Leader implements openbao.Reader.
 func (f *Fake) Leader(ctx context.Context) (*openbao.Leader, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -184,7 +184,7 @@ func (f *Fake) Leader(ctx context.Context) (*openbao.Leader, error) {
 	return &l, nil
 }
 
-// RaftConfiguration implements openbao.Client.
+// RaftConfiguration implements openbao.Reader.
 func (f *Fake) RaftConfiguration(ctx context.Context) (*openbao.RaftConfiguration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -197,7 +197,7 @@ func (f *Fake) RaftConfiguration(ctx context.Context) (*openbao.RaftConfiguratio
 	return copyRaftConfiguration(f.raftConfig), nil
 }
 
-// AutopilotState implements openbao.Client.
+// AutopilotState implements openbao.Reader.
 func (f *Fake) AutopilotState(ctx context.Context) (*openbao.AutopilotState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

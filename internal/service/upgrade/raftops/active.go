@@ -8,13 +8,6 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
-// leaderReader is what finding the active node needs; Client and
-// MembershipClient are ones.
-type leaderReader interface {
-	Leader(ctx context.Context, addr string) (*openbao.Leader, error)
-	Health(ctx context.Context, addr string) (*openbao.Health, error)
-}
-
 // node is a confirmed active node.
 type node struct {
 	id, addr string
@@ -23,7 +16,7 @@ type node struct {
 // FindActive returns the node ID and member address of the active node (the
 // leader), found by asking the members' sys/leader in order and confirmed on the
 // active node's own address. The error wraps ErrNoLeader when none is confirmed.
-func FindActive(ctx context.Context, c Client, members []string) (id, addr string, err error) {
+func FindActive(ctx context.Context, c openbao.MemberReader, members []string) (id, addr string, err error) {
 	if err := validateMembers(members); err != nil {
 		return "", "", err
 	}
@@ -34,7 +27,7 @@ func FindActive(ctx context.Context, c Client, members []string) (id, addr strin
 // validateMembers checks every member address.
 func validateMembers(members []string) error {
 	for _, m := range members {
-		if err := validateAddress(m); err != nil {
+		if err := openbao.ValidateAddress(m); err != nil {
 			return fmt.Errorf("invalid member address %q: %w", m, err)
 		}
 	}
@@ -45,7 +38,7 @@ func validateMembers(members []string) error {
 // the active node's own address. Why confirm: a member's answer may be stale,
 // and a request meant for the active node that reaches a standby is forwarded
 // by OpenBao to whichever node is active, which may not be the intended one.
-func findActive(ctx context.Context, c leaderReader, members []string) (node, error) {
+func findActive(ctx context.Context, c openbao.MemberReader, members []string) (node, error) {
 	var errs []error
 	for _, m := range members {
 		l, err := c.Leader(ctx, m)
@@ -71,7 +64,7 @@ func findActive(ctx context.Context, c leaderReader, members []string) (node, er
 			errs = append(errs, err)
 		case !h.Initialized || h.Sealed || h.Standby:
 			errs = append(errs, fmt.Errorf("%w: %s, named active by %s, reports initialized=%t sealed=%t standby=%t",
-				ErrNotActive, addr, m, h.Initialized, h.Sealed, h.Standby))
+				openbao.ErrNotActive, addr, m, h.Initialized, h.Sealed, h.Standby))
 		default:
 			return node{id: id, addr: addr}, nil
 		}

@@ -1,8 +1,21 @@
-// Package raftops is the executor side of Raft operations: the small Client
-// over the OpenBao API that executor Jobs use with the mutating executor role,
-// the leadership transfer and the membership changes (promote, demote and
-// remove, each verified) built on it. The strategies decide when a Job runs,
-// package executorjob builds the Job; this package does what the Job does.
+// Package raftops is the executor side of Raft operations: the procedures
+// an executor Job runs with the mutating executor role, that is finding the
+// active node, the leadership transfer and the membership changes (promote,
+// demote and remove, each verified), and Classify, which says what to do
+// about a failure. The strategies decide when a Job runs, package
+// executorjob builds the Job; this package does what the Job does.
+//
+// It has no OpenBao client of its own. The procedures take the role
+// interfaces of package openbao (internal/platform/openbao): FindActive an
+// openbao.MemberReader, TransferLeadership an openbao.Leadership, and
+// PromoteMember, DemoteMember and RemoveMember an openbao.Membership; the
+// executor passes the openbao.MemberClient it builds. That client owns TLS,
+// the login, the token cache, the requests and the errors that describe
+// OpenBao's answers (openbao.ErrNotActive, openbao.ErrNotNonVoter,
+// openbao.ErrAlreadyNonVoter, openbao.ErrIncompleteSnapshot, ...); this
+// package adds the errors of the procedures (ErrAlreadyMoved, ErrNoLeader,
+// ErrLeaderUnchanged, ErrNotJoined, ErrRemovingLeader, ErrDemotingLeader,
+// ErrNotApplied) and sorts both kinds with Classify.
 //
 // A leadership transfer (TransferLeadership), in order:
 //
@@ -13,10 +26,11 @@
 //  2. If the active node is not the expected leader (node ID = pod name = the
 //     first DNS label of its address), stop: the result is benign and nothing
 //     is stepped down.
-//  3. Log in to the JWT auth method (auth/<workload.AuthMount>/login, role
-//     workload.ExecutorRole) with the projected service-account token, read
-//     again from its file on every login; cache the client token until 80% of
-//     its TTL and log in again once if a request is refused with 403.
+//  3. The client logs in to the JWT auth method (auth/<workload.AuthMount>/login,
+//     role workload.ExecutorRole, as the executor configures it) with the
+//     projected service-account token, read again from its file on every
+//     login; it caches the client token until 80% of its TTL and logs in
+//     again once if a request is refused with 403.
 //  4. Send sys/step-down to the active node's own address, never through a
 //     Service and never following a redirect: OpenBao forwards a standby's
 //     step-down to whichever node is active.
@@ -40,9 +54,9 @@
 //     ErrNotJoined (fatal): it has not joined. If it is a voter, stop: the
 //     result is benign and nothing is sent.
 //  3. Send sys/storage/raft/promote {server_id} to the active node. An answer
-//     "server is not a non-voter" (ErrNotNonVoter) is no failure: the node is
-//     not on autopilot's permanent non-voter list, and only the configuration
-//     says whether it votes.
+//     "server is not a non-voter" (openbao.ErrNotNonVoter) is no failure: the
+//     node is not on autopilot's permanent non-voter list, and only the
+//     configuration says whether it votes.
 //  4. Poll the configuration on the active node (every 500 ms, for at most
 //     30 s) until the member is a voter: autopilot applies a promotion 3-5 s
 //     after the request. A read that fails or names another leader sends the
@@ -59,9 +73,9 @@
 //     uncontrolled election; it must step down first. If the member is not in
 //     the configuration, stop: the result is benign.
 //  3. If it is a voter, send sys/storage/raft/demote {server_id} to the
-//     active node ("server is already a non-voter", ErrAlreadyNonVoter, is no
-//     failure) and poll until its voter flag clears (at most 45 s; autopilot
-//     takes 9-10 s).
+//     active node ("server is already a non-voter",
+//     openbao.ErrAlreadyNonVoter, is no failure) and poll until its voter flag
+//     clears (at most 45 s; autopilot takes 9-10 s).
 //  4. Send sys/storage/raft/remove-peer {server_id} to the active node and
 //     poll until the member is gone (at most 15 s).
 //  5. Throughout, follow an election to the new active node; if the member
@@ -72,7 +86,8 @@
 // already is a benign result, and the active node is refused with
 // ErrDemotingLeader (fatal), also when an election makes it the leader.
 //
-// The Client verifies TLS against the cluster CA alone (optionally for a
-// fixed server name, so that a member can be addressed by IP), ignores BAO_*
-// environment variables, and never puts a token into a log line or an error.
+// The openbao client verifies TLS against the cluster CA alone (optionally for
+// a fixed server name, so that a member can be addressed by IP), ignores BAO_*
+// environment variables, never follows a redirect, and never puts a token
+// into a log line or an error; see docs/design/openbao-client.md.
 package raftops

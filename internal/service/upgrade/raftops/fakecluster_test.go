@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -202,7 +203,7 @@ func newFakeCluster(t *testing.T, members int) *fakeCluster {
 }
 
 // dialer routes member host names to the fake servers.
-func (f *fakeCluster) dialer() Dialer { return routeDialer{route: f.route} }
+func (f *fakeCluster) dialer() openbao.Dialer { return routeDialer{route: f.route} }
 
 type routeDialer struct{ route map[string]string }
 
@@ -749,12 +750,15 @@ func tokenFile(t *testing.T, jwt string) string {
 	return path
 }
 
-// newTestClient returns a client for the fake cluster that logs in with the
-// token in path.
-func (f *fakeCluster) newTestClient(t *testing.T, path string, mutate ...func(*Config)) *client {
+// newTestClient returns the platform's member client for the fake cluster,
+// configured as the executor configures it, that logs in with the token in
+// path.
+func (f *fakeCluster) newTestClient(t *testing.T, path string, mutate ...func(*openbao.MemberConfig)) openbao.MemberClient {
 	t.Helper()
-	cfg := Config{
+	cfg := openbao.MemberConfig{
 		CAFile:    f.caFile,
+		AuthMount: workload.AuthMount,
+		Role:      workload.ExecutorRole,
 		TokenFile: path,
 		Timeout:   3 * time.Second,
 		Dialer:    f.dialer(),
@@ -762,9 +766,9 @@ func (f *fakeCluster) newTestClient(t *testing.T, path string, mutate ...func(*C
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	c, err := newClient(cfg, time.Now)
+	c, err := openbao.NewMemberClient(cfg)
 	if err != nil {
-		t.Fatalf("newClient: %v", err)
+		t.Fatalf("NewMemberClient: %v", err)
 	}
 	return c
 }

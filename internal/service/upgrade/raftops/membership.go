@@ -113,14 +113,14 @@ type MembershipResult struct {
 // Why poll: OpenBao's promote only takes the node off autopilot's list of
 // permanent non-voters, and autopilot promotes it in a later round, seconds
 // later. Neither the 204 nor an error text says the node votes, so the answer
-// "server is not a non-voter" (ErrNotNonVoter) only leads to reading the
+// "server is not a non-voter" (openbao.ErrNotNonVoter) only leads to reading the
 // configuration again. A wait that ends with the node still a non-voter is
 // ErrNotApplied, retryable, and names what was seen last.
 //
 // Retryable failures are retried until MembershipOptions.RetryFor has passed;
 // fatal ones (ErrNotJoined, 403, 400, TLS) end it at once. The Result is zero
 // whenever the error is not nil.
-func PromoteMember(ctx context.Context, c MembershipClient, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
+func PromoteMember(ctx context.Context, c openbao.Membership, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
 	m, err := newMembershipOp(ctx, c, members, nodeID, opts, "promote")
 	if err != nil {
 		return MembershipResult{}, err
@@ -146,7 +146,7 @@ func PromoteMember(ctx context.Context, c MembershipClient, members []string, no
 // An election while waiting is followed: the active node is found again, and
 // if the node being removed has become it, the call stops with
 // ErrRemovingLeader. Retries are as for PromoteMember.
-func RemoveMember(ctx context.Context, c MembershipClient, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
+func RemoveMember(ctx context.Context, c openbao.Membership, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
 	m, err := newMembershipOp(ctx, c, members, nodeID, opts, "remove")
 	if err != nil {
 		return MembershipResult{}, err
@@ -168,7 +168,7 @@ func RemoveMember(ctx context.Context, c MembershipClient, members []string, nod
 // DemoteTimeout; this is the first phase of RemoveMember. An election while
 // waiting is followed as there, and the node becoming the leader stops the
 // call with ErrDemotingLeader. Retries are as for PromoteMember.
-func DemoteMember(ctx context.Context, c MembershipClient, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
+func DemoteMember(ctx context.Context, c openbao.Membership, members []string, nodeID string, opts MembershipOptions) (MembershipResult, error) {
 	m, err := newMembershipOp(ctx, c, members, nodeID, opts, "demote")
 	if err != nil {
 		return MembershipResult{}, err
@@ -180,7 +180,7 @@ func DemoteMember(ctx context.Context, c MembershipClient, members []string, nod
 // membershipOp is the state of one PromoteMember, DemoteMember or
 // RemoveMember call.
 type membershipOp struct {
-	c        MembershipClient
+	c        openbao.Membership
 	members  []string
 	id       string
 	opts     MembershipOptions
@@ -197,7 +197,7 @@ type membershipOp struct {
 	accepted int
 }
 
-func newMembershipOp(ctx context.Context, c MembershipClient, members []string, nodeID string, opts MembershipOptions, verb string) (*membershipOp, error) {
+func newMembershipOp(ctx context.Context, c openbao.Membership, members []string, nodeID string, opts MembershipOptions, verb string) (*membershipOp, error) {
 	if len(members) == 0 {
 		return nil, errors.New("invalid members: the list of member API addresses is empty")
 	}
@@ -242,7 +242,7 @@ func (m *membershipOp) promote(ctx context.Context) (MembershipResult, error) {
 	if peer.Voter {
 		return m.result(active, cfg), nil
 	}
-	if err := m.request(ctx, "Promoting the member", active, m.c.Promote, ErrNotNonVoter); err != nil {
+	if err := m.request(ctx, "Promoting the member", active, m.c.Promote, openbao.ErrNotNonVoter); err != nil {
 		return MembershipResult{}, err
 	}
 	active, cfg, err = m.await(ctx, active, m.opts.PromoteTimeout, "to become a voter", func(cfg *openbao.RaftConfiguration) (bool, error) {
@@ -310,7 +310,7 @@ func (m *membershipOp) demoteOnly(ctx context.Context) (MembershipResult, error)
 // most DemoteTimeout. It returns the active node and the configuration last
 // read. Shared by DemoteMember and the first phase of RemoveMember.
 func (m *membershipOp) demote(ctx context.Context, active node) (node, *openbao.RaftConfiguration, error) {
-	if err := m.request(ctx, "Demoting the member", active, m.c.Demote, ErrAlreadyNonVoter); err != nil {
+	if err := m.request(ctx, "Demoting the member", active, m.c.Demote, openbao.ErrAlreadyNonVoter); err != nil {
 		return active, nil, err
 	}
 	return m.await(ctx, active, m.opts.DemoteTimeout, "to become a non-voter", func(cfg *openbao.RaftConfiguration) (bool, error) {

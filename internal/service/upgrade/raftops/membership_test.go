@@ -8,6 +8,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
 // fastMembershipOptions are short waits for the fake cluster, whose autopilot
@@ -46,7 +48,7 @@ type membershipCase struct {
 	maxDuration time.Duration
 }
 
-func runMembershipCase(t *testing.T, tt membershipCase, op func(context.Context, MembershipClient, []string, string, MembershipOptions) (MembershipResult, error)) {
+func runMembershipCase(t *testing.T, tt membershipCase, op func(context.Context, openbao.Membership, []string, string, MembershipOptions) (MembershipResult, error)) {
 	t.Helper()
 	g := NewWithT(t)
 	f := newFakeCluster(t, tt.members)
@@ -199,7 +201,7 @@ func TestPromoteMember(t *testing.T) {
 			setup:     func(f *fakeCluster) { f.addNonVoter("bao-3"); f.forbidMembership = true },
 			node:      "bao-3",
 			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
-			wantClass: ClassFatal, wantIs: ErrPermissionDenied,
+			wantClass: ClassFatal, wantIs: openbao.ErrPermissionDenied,
 			wantCalls: []membershipCall{
 				call("promote", "bao-0", "bao-3", http.StatusForbidden),
 				call("promote", "bao-0", "bao-3", http.StatusForbidden),
@@ -375,7 +377,7 @@ func TestRemoveMember(t *testing.T) {
 			setup:     func(f *fakeCluster) { f.forbidMembership = true },
 			node:      "bao-2",
 			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
-			wantClass: ClassFatal, wantIs: ErrPermissionDenied,
+			wantClass: ClassFatal, wantIs: openbao.ErrPermissionDenied,
 			wantCalls: []membershipCall{
 				call("demote", "bao-0", "bao-2", http.StatusForbidden),
 				call("demote", "bao-0", "bao-2", http.StatusForbidden),
@@ -505,7 +507,7 @@ func TestDemoteMember(t *testing.T) {
 			setup:     func(f *fakeCluster) { f.forbidMembership = true },
 			node:      "bao-2",
 			opts:      func(o *MembershipOptions) { o.RetryFor = 5 * time.Second },
-			wantClass: ClassFatal, wantIs: ErrPermissionDenied,
+			wantClass: ClassFatal, wantIs: openbao.ErrPermissionDenied,
 			wantCalls: []membershipCall{
 				call("demote", "bao-0", "bao-2", http.StatusForbidden),
 				call("demote", "bao-0", "bao-2", http.StatusForbidden),
@@ -557,7 +559,7 @@ func TestMembershipRefusesBadInput(t *testing.T) {
 		{reason: "no node ID", members: f.addrs, wantErr: "invalid node ID: it is empty"},
 	}
 	for _, tt := range tests {
-		for name, op := range map[string]func(context.Context, MembershipClient, []string, string, MembershipOptions) (MembershipResult, error){
+		for name, op := range map[string]func(context.Context, openbao.Membership, []string, string, MembershipOptions) (MembershipResult, error){
 			"promote": PromoteMember, "remove": RemoveMember, "demote": DemoteMember,
 		} {
 			t.Run(name+": "+tt.reason, func(t *testing.T) {

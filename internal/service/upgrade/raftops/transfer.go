@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -127,7 +128,7 @@ func NodeID(addr string) string {
 // re-election, and a step-down whose outcome is unknown counts as sent).
 // Fatal errors end it at once. The returned error carries the last failure,
 // and the Result is zero whenever the error is not nil.
-func TransferLeadership(ctx context.Context, c Client, members []string, expectedLeader string, opts Options) (Result, error) {
+func TransferLeadership(ctx context.Context, c openbao.Leadership, members []string, expectedLeader string, opts Options) (Result, error) {
 	if len(members) == 0 {
 		return Result{}, errors.New("invalid members: the list of member API addresses is empty")
 	}
@@ -159,7 +160,7 @@ func TransferLeadership(ctx context.Context, c Client, members []string, expecte
 
 // transfer is the state of one TransferLeadership call.
 type transfer struct {
-	c        Client
+	c        openbao.Leadership
 	members  []string
 	expected string
 	opts     Options
@@ -245,8 +246,7 @@ func (t *transfer) moved(active node) Result {
 // step the node down: OpenBao answered with an HTTP error or a redirect, or
 // the connection was refused before the request was sent.
 func refusedBeforeActing(err error) bool {
-	var se *statusError
-	return errors.As(err, &se) || errors.Is(err, ErrNotActive) || errors.Is(err, syscall.ECONNREFUSED)
+	return openbao.StatusCode(err) != 0 || errors.Is(err, openbao.ErrNotActive) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // awaitNewLeader polls until an active node other than old is confirmed, for

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 )
 
 // fastOptions are short poll and retry settings for the fake cluster, whose
@@ -92,7 +94,7 @@ func TestTransferLeadership(t *testing.T) {
 			setup:    func(f *fakeCluster) { f.forbid = true },
 			expected: "bao-0",
 			opts:     func(o *Options) { o.RetryFor = 5 * time.Second },
-			want: want{class: ClassFatal, is: ErrPermissionDenied, calls: 2, logins: 2,
+			want: want{class: ClassFatal, is: openbao.ErrPermissionDenied, calls: 2, logins: 2,
 				maxDuration: time.Second, activeAtEnd: "bao-0", stepDownNode: "bao-0"},
 		},
 		{
@@ -109,7 +111,7 @@ func TestTransferLeadership(t *testing.T) {
 			members:  3,
 			setup:    func(f *fakeCluster) { f.script = []int{http.StatusInternalServerError}; f.scriptBody = notActiveText },
 			expected: "bao-0",
-			want: want{class: ClassRetryable, is: ErrNotActive, calls: 1, logins: 1,
+			want: want{class: ClassRetryable, is: openbao.ErrNotActive, calls: 1, logins: 1,
 				activeAtEnd: "bao-0", stepDownNode: "bao-0"},
 		},
 		{

@@ -1,11 +1,15 @@
 package raftops
 
+// These tests drive the platform's member client (openbao.NewMemberClient)
+// as the executor configures it, against the fake cluster the procedures are
+// tested on, and check what the procedures rely on: which member each request
+// reaches, the token cache, and how Classify sorts every failure.
+
 import (
 	"bytes"
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,54 +22,6 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
-
-func TestNewValidatesConfig(t *testing.T) {
-	dir := t.TempDir()
-	caFile := filepath.Join(dir, "ca.crt")
-	f := newFakeCluster(t, 1)
-	caPEM, err := os.ReadFile(f.caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, caFile, string(caPEM))
-	notPEM := filepath.Join(dir, "not-pem")
-	writeFile(t, notPEM, "hello")
-
-	tests := []struct {
-		reason  string
-		cfg     Config
-		wantErr string
-	}{
-		{reason: "a CA file and a token file are enough", cfg: Config{CAFile: caFile, TokenFile: "/t"}},
-		{reason: "without a CA there is nothing to verify against", cfg: Config{TokenFile: "/t"}, wantErr: "invalid CAFile"},
-		{reason: "a missing CA file is reported", cfg: Config{CAFile: filepath.Join(dir, "missing"), TokenFile: "/t"}, wantErr: "failed to read the cluster CA"},
-		{reason: "a CA file without PEM is refused", cfg: Config{CAFile: notPEM, TokenFile: "/t"}, wantErr: "holds no PEM-encoded certificate"},
-		{reason: "a token file is needed to log in", cfg: Config{CAFile: caFile}, wantErr: "invalid TokenFile"},
-		{reason: "a mount of only slashes is no mount", cfg: Config{CAFile: caFile, TokenFile: "/t", AuthMount: "//"}, wantErr: "invalid AuthMount"},
-		{reason: "a negative timeout is a mistake", cfg: Config{CAFile: caFile, TokenFile: "/t", Timeout: -time.Second}, wantErr: "must not be negative"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.reason, func(t *testing.T) {
-			g := NewWithT(t)
-			c, err := New(tt.cfg)
-			if tt.wantErr == "" {
-				g.Expect(err).NotTo(HaveOccurred(), tt.reason)
-				g.Expect(c).NotTo(BeNil())
-				return
-			}
-			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)), tt.reason)
-		})
-	}
-}
-
-func TestNewDefaultsToTheExecutorIdentity(t *testing.T) {
-	g := NewWithT(t)
-	f := newFakeCluster(t, 1)
-	c := f.newTestClient(t, tokenFile(t, jwtA))
-	g.Expect(c.authMount).To(Equal(workload.AuthMount))
-	g.Expect(c.cfg.Role).To(Equal(workload.ExecutorRole))
-	g.Expect(c.timeout).To(Equal(3 * time.Second))
-}
 
 func TestClientReadsLeaderAndHealthWithoutToken(t *testing.T) {
 	g := NewWithT(t)
@@ -123,29 +79,6 @@ func TestClientAutopilotStateLogsInOnceAndCachesTheToken(t *testing.T) {
 	g.Expect(roles).To(Equal([]string{workload.ExecutorRole}))
 }
 
-func TestClientLogsInAgainWhenTheTokenNearsExpiry(t *testing.T) {
-	g := NewWithT(t)
-	f := newFakeCluster(t, 1)
-	f.set(func(f *fakeCluster) { f.leaseSeconds = 100 })
-	now := time.Now()
-	c, err := newClient(Config{CAFile: f.caFile, TokenFile: tokenFile(t, jwtA), Dialer: f.dialer()},
-		func() time.Time { return now })
-	g.Expect(err).NotTo(HaveOccurred())
-	ctx := context.Background()
-
-	_, err = c.AutopilotState(ctx, f.addrs[0])
-	g.Expect(err).NotTo(HaveOccurred())
-	now = now.Add(79 * time.Second)
-	_, err = c.AutopilotState(ctx, f.addrs[0])
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.logins()).To(Equal(1), "79%% of the TTL has passed: the token is still good")
-
-	now = now.Add(2 * time.Second)
-	_, err = c.AutopilotState(ctx, f.addrs[0])
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.logins()).To(Equal(2), "past 80%% of the TTL the token is replaced")
-}
-
 func TestClientRereadsTheTokenFileOnEveryLogin(t *testing.T) {
 	g := NewWithT(t)
 	f := newFakeCluster(t, 3)
@@ -178,7 +111,7 @@ func TestClientStepDown(t *testing.T) {
 
 	err := c.StepDown(context.Background(), f.addrs[0])
 	g.Expect(err).To(HaveOccurred(), "bao-0 is not active any more")
-	g.Expect(errors.Is(err, ErrNotActive)).To(BeTrue(), "500 %q is ErrNotActive: %v", notActiveText, err)
+	g.Expect(errors.Is(err, openbao.ErrNotActive)).To(BeTrue(), "500 %q is openbao.ErrNotActive: %v", notActiveText, err)
 	g.Expect(Classify(err)).To(Equal(ClassRetryable))
 	g.Expect(err.Error()).To(ContainSubstring(notActiveText))
 }
@@ -206,54 +139,62 @@ func TestClientMembershipRequests(t *testing.T) {
 	tests := []struct {
 		reason    string
 		setup     func(f *fakeCluster)
-		call      func(ctx context.Context, c *client, f *fakeCluster) error
+		call      func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error
 		wantCall  membershipCall
 		wantIs    error
 		wantClass Class
 	}{
 		{
-			reason:    "promote sends the server ID to the addressed node",
-			setup:     func(f *fakeCluster) { f.addNonVoter("bao-3") },
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-3") },
+			reason: "promote sends the server ID to the addressed node",
+			setup:  func(f *fakeCluster) { f.addNonVoter("bao-3") },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.Promote(ctx, f.addrs[0], "bao-3")
+			},
 			wantCall:  membershipCall{op: "promote", node: "bao-0", id: "bao-3", status: http.StatusNoContent},
 			wantClass: ClassNone,
 		},
 		{
-			reason:    "'server is not a non-voter' is ErrNotNonVoter, benign for the request",
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-2") },
+			reason: "'server is not a non-voter' is openbao.ErrNotNonVoter, benign for the request",
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.Promote(ctx, f.addrs[0], "bao-2")
+			},
 			wantCall:  membershipCall{op: "promote", node: "bao-0", id: "bao-2", status: http.StatusInternalServerError, voter: true},
-			wantIs:    ErrNotNonVoter,
+			wantIs:    openbao.ErrNotNonVoter,
 			wantClass: ClassBenign,
 		},
 		{
-			reason:    "demote sends the server ID",
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Demote(ctx, f.addrs[0], "bao-2") },
+			reason: "demote sends the server ID",
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.Demote(ctx, f.addrs[0], "bao-2")
+			},
 			wantCall:  membershipCall{op: "demote", node: "bao-0", id: "bao-2", status: http.StatusNoContent, voter: true},
 			wantClass: ClassNone,
 		},
 		{
-			reason:    "'server is already a non-voter' is ErrAlreadyNonVoter, benign for the request",
-			setup:     func(f *fakeCluster) { f.nonVoters["bao-2"] = true },
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Demote(ctx, f.addrs[0], "bao-2") },
+			reason: "'server is already a non-voter' is openbao.ErrAlreadyNonVoter, benign for the request",
+			setup:  func(f *fakeCluster) { f.nonVoters["bao-2"] = true },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.Demote(ctx, f.addrs[0], "bao-2")
+			},
 			wantCall:  membershipCall{op: "demote", node: "bao-0", id: "bao-2", status: http.StatusInternalServerError, voter: true},
-			wantIs:    ErrAlreadyNonVoter,
+			wantIs:    openbao.ErrAlreadyNonVoter,
 			wantClass: ClassBenign,
 		},
 		{
 			reason: "remove-peer sends the server ID",
-			call: func(ctx context.Context, c *client, f *fakeCluster) error {
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
 				return c.RemovePeer(ctx, f.addrs[0], "bao-2")
 			},
 			wantCall:  membershipCall{op: "remove-peer", node: "bao-0", id: "bao-2", status: http.StatusNoContent, voter: true},
 			wantClass: ClassNone,
 		},
 		{
-			reason: "a standby that is not active: retryable ErrNotActive",
-			call: func(ctx context.Context, c *client, f *fakeCluster) error {
+			reason: "a standby that is not active: retryable openbao.ErrNotActive",
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
 				return c.RemovePeer(ctx, f.addrs[1], "bao-2")
 			},
 			wantCall:  membershipCall{op: "remove-peer", node: "bao-1", id: "bao-2", status: http.StatusInternalServerError, voter: true},
-			wantIs:    ErrNotActive,
+			wantIs:    openbao.ErrNotActive,
 			wantClass: ClassRetryable,
 		},
 	}
@@ -294,8 +235,8 @@ func TestClientSnapshot(t *testing.T) {
 		wantNBytes bool
 	}{
 		{reason: "the active node streams a complete archive", from: 0, complete: true, wantNBytes: true},
-		{reason: "a 2.4 standby redirects without a body: not the active node", from: 1, complete: true, wantErr: ErrNotActive},
-		{reason: "an archive without SHA256SUMS.sealed failed midstream", from: 0, complete: false, wantErr: ErrIncompleteSnapshot},
+		{reason: "a 2.4 standby redirects without a body: not the active node", from: 1, complete: true, wantErr: openbao.ErrNotActive},
+		{reason: "an archive without SHA256SUMS.sealed failed midstream", from: 0, complete: false, wantErr: openbao.ErrIncompleteSnapshot},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
@@ -320,7 +261,7 @@ func TestClientSnapshot(t *testing.T) {
 				g.Expect(info.Index).To(BeEquivalentTo(120), "the index comes from meta.json")
 				g.Expect(info.Term).To(BeEquivalentTo(4), "the term comes from meta.json")
 			}
-			if errors.Is(tt.wantErr, ErrNotActive) {
+			if errors.Is(tt.wantErr, openbao.ErrNotActive) {
 				g.Expect(n).To(BeZero(), "nothing of a redirect is written")
 			}
 		})
@@ -334,22 +275,24 @@ func TestClientVerifiesTLS(t *testing.T) {
 	tests := []struct {
 		reason    string
 		addr      string
-		mutate    func(*Config)
+		mutate    func(*openbao.MemberConfig)
 		wantFatal bool
 	}{
 		{reason: "the member's DNS name is covered by the certificate", addr: f.addrs[0]},
-		{reason: "another CA is not trusted", addr: f.addrs[0], mutate: func(c *Config) { c.CAFile = other.caFile }, wantFatal: true},
+		{reason: "another CA is not trusted", addr: f.addrs[0], mutate: func(c *openbao.MemberConfig) { c.CAFile = other.caFile }, wantFatal: true},
 		{reason: "an IP address is not in the certificate", addr: f.ipAddr(0), wantFatal: true},
 		{
 			reason: "an IP address verifies against the TLS server name",
 			addr:   f.ipAddr(0),
-			mutate: func(c *Config) { c.TLSServerName = "bao-0." + testHeadless + "." + testNamespace + ".svc" },
+			mutate: func(c *openbao.MemberConfig) {
+				c.TLSServerName = "bao-0." + testHeadless + "." + testNamespace + ".svc"
+			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			g := NewWithT(t)
-			var mutate []func(*Config)
+			var mutate []func(*openbao.MemberConfig)
 			if tt.mutate != nil {
 				mutate = append(mutate, tt.mutate)
 			}
@@ -392,7 +335,7 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 	tests := []struct {
 		reason    string
 		setup     func(f *fakeCluster)
-		call      func(ctx context.Context, c *client, f *fakeCluster) error
+		call      func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error
 		wantClass Class
 		wantIs    []error
 	}{
@@ -402,9 +345,11 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 				f.loginStatus = http.StatusBadRequest
 				f.loginBody = "error validating token %JWT%: audience mismatch"
 			},
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.StepDown(ctx, f.addrs[0]) },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.StepDown(ctx, f.addrs[0])
+			},
 			wantClass: ClassFatal,
-			wantIs:    []error{ErrLoginFailed, ErrBadRequest},
+			wantIs:    []error{openbao.ErrLoginFailed, openbao.ErrBadRequest},
 		},
 		{
 			reason: "a login that fails on the server side and echoes the token",
@@ -412,9 +357,11 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 				f.loginStatus = http.StatusInternalServerError
 				f.loginBody = "internal error while checking %JWT%"
 			},
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.StepDown(ctx, f.addrs[0]) },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.StepDown(ctx, f.addrs[0])
+			},
 			wantClass: ClassRetryable,
-			wantIs:    []error{ErrLoginFailed},
+			wantIs:    []error{openbao.ErrLoginFailed},
 		},
 		{
 			reason: "a step-down that fails and echoes the client token",
@@ -422,9 +369,11 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 				f.script = []int{http.StatusInternalServerError}
 				f.scriptBody = "request with token %TOKEN% failed: " + notActiveText
 			},
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.StepDown(ctx, f.addrs[0]) },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.StepDown(ctx, f.addrs[0])
+			},
 			wantClass: ClassRetryable,
-			wantIs:    []error{ErrNotActive},
+			wantIs:    []error{openbao.ErrNotActive},
 		},
 		{
 			reason: "a promote that fails and echoes the client token",
@@ -432,9 +381,11 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 				f.membershipScript = []int{http.StatusInternalServerError}
 				f.scriptBody = "request with token %TOKEN% failed: server is not a non-voter"
 			},
-			call:      func(ctx context.Context, c *client, f *fakeCluster) error { return c.Promote(ctx, f.addrs[0], "bao-0") },
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
+				return c.Promote(ctx, f.addrs[0], "bao-0")
+			},
 			wantClass: ClassBenign,
-			wantIs:    []error{ErrNotNonVoter},
+			wantIs:    []error{openbao.ErrNotNonVoter},
 		},
 		{
 			reason: "autopilot state refused twice, echoing the token each time",
@@ -442,12 +393,12 @@ func TestClientNeverLeaksTokens(t *testing.T) {
 				f.autopilotStatus = http.StatusForbidden
 				f.scriptBody = "permission denied for %TOKEN%"
 			},
-			call: func(ctx context.Context, c *client, f *fakeCluster) error {
+			call: func(ctx context.Context, c openbao.MemberClient, f *fakeCluster) error {
 				_, err := c.AutopilotState(ctx, f.addrs[0])
 				return err
 			},
 			wantClass: ClassFatal,
-			wantIs:    []error{ErrPermissionDenied},
+			wantIs:    []error{openbao.ErrPermissionDenied},
 		},
 	}
 	for _, tt := range tests {
@@ -505,7 +456,7 @@ func TestClientUnreadableTokenFileIsFatal(t *testing.T) {
 	f := newFakeCluster(t, 1)
 	c := f.newTestClient(t, filepath.Join(t.TempDir(), "missing"))
 	err := c.StepDown(context.Background(), f.addrs[0])
-	g.Expect(errors.Is(err, ErrLoginFailed)).To(BeTrue(), "%v", err)
+	g.Expect(errors.Is(err, openbao.ErrLoginFailed)).To(BeTrue(), "%v", err)
 	g.Expect(Classify(err)).To(Equal(ClassFatal))
 	g.Expect(err.Error()).To(ContainSubstring("check the projected service-account token volume"))
 	g.Expect(f.requestCount("step-down")).To(BeZero())
