@@ -5,6 +5,11 @@
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
+# No cgo anywhere: baokeeper needs none, and the test binaries then share compiled
+# packages with the kubernetes and etcd builds of hack/build-bins.sh, which are
+# static (docs/design/build-cache.md).
+export CGO_ENABLED := 0
+
 K8S_VERSION ?= 1.37.2
 BIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)

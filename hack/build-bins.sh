@@ -22,6 +22,10 @@ BAO_BUILD_DATE=2025-08-28T20:23:15Z
 BAO_FAKE_VERSIONS=${BAO_FAKE_VERSIONS:-"2.4.1 2.5.0"}
 
 export GOFLAGS="-mod=readonly -buildvcs=false"
+# CGO_ENABLED=0 and no -trimpath for kubernetes and etcd, as for baokeeper's own
+# builds and tests (the Makefile exports the same): with the module versions they
+# share aligned (hack/tools/*/go.mod, see docs/design/build-cache.md), a package
+# that kube-apiserver and baokeeper's tests both use compiles once.
 export CGO_ENABLED=0
 
 log() { printf '[build-bins %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -62,7 +66,7 @@ build_k8s() {
   fi
   log "kubernetes $K8S_VERSION: building ${pkgs[*]##*/} (cold: about 10-13 min on 2 cores)"
   (cd "$ROOT/hack/tools/k8s" && run_with_heartbeat "kubernetes ${pkgs[*]##*/}" \
-    go build -trimpath -ldflags "$(k8s_ldflags)" -o "$dir/" "${pkgs[@]}")
+    go build -ldflags "$(k8s_ldflags)" -o "$dir/" "${pkgs[@]}")
 }
 
 build_etcd() {
@@ -76,7 +80,7 @@ build_etcd() {
   fi
   log "etcd $ETCD_VERSION: building (about 1 min)"
   (cd "$ROOT/hack/tools/etcd" && run_with_heartbeat "etcd" \
-    go build -trimpath -ldflags "-s -w" -o "$dir/etcd" go.etcd.io/etcd/server/v3)
+    go build -ldflags "-s -w" -o "$dir/etcd" go.etcd.io/etcd/server/v3)
 }
 
 bao_ldflags() {
