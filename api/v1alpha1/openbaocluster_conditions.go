@@ -18,6 +18,9 @@ const (
 	ConditionUpgradePaused ConditionType = "UpgradePaused"
 	// ConditionBreakGlass is True while automation is stopped and a person must act.
 	ConditionBreakGlass ConditionType = "BreakGlass"
+	// ConditionRolledBack is True after a blue-green upgrade was rolled back, until
+	// the next upgrade starts; its message says why and what to do.
+	ConditionRolledBack ConditionType = "RolledBack"
 	// ConditionSpecValid is False when the version or image policy refused the spec.
 	ConditionSpecValid ConditionType = "SpecValid"
 	// ConditionTLSReady is True when a serving certificate that covers every member exists.
@@ -119,6 +122,14 @@ const (
 	ReasonPausedBySpec Reason = "PausedBySpec"
 	// ReasonNotActive means break-glass is not active.
 	ReasonNotActive Reason = "NotActive"
+)
+
+// Reasons of the RolledBack condition.
+const (
+	// ReasonNoRollback means no upgrade was rolled back since the last one started.
+	ReasonNoRollback Reason = "NoRollback"
+	// ReasonRolledBack means the last blue-green upgrade was rolled back.
+	ReasonRolledBack Reason = "RolledBack"
 )
 
 // Event reasons. Events are emitted only at transitions a person cares about.

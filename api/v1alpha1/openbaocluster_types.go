@@ -535,6 +535,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	LastSnapshot *SnapshotReceipt `json:"lastSnapshot,omitempty"`
 
+	// lastRollback records the last upgrade that was rolled back. While spec.version
+	// still names its target, no upgrade to it starts again until baokeeper.dev/retry
+	// is set to a new value; a new upgrade clears it.
+	// +optional
+	LastRollback *RollbackRecord `json:"lastRollback,omitempty"`
+
 	// requests records the last handled value of each control annotation.
 	// +optional
 	Requests RequestsStatus `json:"requests,omitempty"`
@@ -880,7 +886,7 @@ type UpgradeFailure struct {
 
 // BlueGreenPhase is where a blue-green upgrade stands. Each phase is recorded in
 // status before its first action.
-// +kubebuilder:validation:Enum=DeployGreen;Sync;Validate;AwaitPromotion;PromoteGreen;DemoteBlue;TransferLeadership;Cutover;RemoveBlue;Cleanup
+// +kubebuilder:validation:Enum=DeployGreen;Sync;Validate;AwaitPromotion;PromoteGreen;DemoteBlue;TransferLeadership;Cutover;RemoveBlue;Cleanup;RollbackPromoteBlue;RollbackDemoteGreen;RollbackRemoveGreen;RollbackCleanup
 type BlueGreenPhase string
 
 // Blue-green phases, in order.
@@ -908,6 +914,21 @@ const (
 	BlueGreenRemoveBlue BlueGreenPhase = "RemoveBlue"
 	// BlueGreenCleanup deletes blue's StatefulSet and volumes, then completes.
 	BlueGreenCleanup BlueGreenPhase = "Cleanup"
+)
+
+// Rollback phases of a blue-green upgrade, in order, entered from any phase before
+// the point of no return (status.blueGreen.rollbackReason says why).
+const (
+	// BlueGreenRollbackPromoteBlue makes every blue member that was demoted a voter
+	// again, one at a time, verified.
+	BlueGreenRollbackPromoteBlue BlueGreenPhase = "RollbackPromoteBlue"
+	// BlueGreenRollbackDemoteGreen makes every green voter a non-voter, verified.
+	BlueGreenRollbackDemoteGreen BlueGreenPhase = "RollbackDemoteGreen"
+	// BlueGreenRollbackRemoveGreen removes every green peer from Raft, verified.
+	BlueGreenRollbackRemoveGreen BlueGreenPhase = "RollbackRemoveGreen"
+	// BlueGreenRollbackCleanup deletes green's StatefulSet and volumes, then ends the
+	// upgrade with currentVersion unchanged.
+	BlueGreenRollbackCleanup BlueGreenPhase = "RollbackCleanup"
 )
 
 // PromotionState says whether green may be promoted.
@@ -985,6 +1006,63 @@ type BlueGreenStatus struct {
 	RollbackReason string `json:"rollbackReason,omitempty"`
 }
 
+// RollbackRecord is an upgrade that was rolled back.
+type RollbackRecord struct {
+	// fromVersion is the version the cluster kept.
+	// +optional
+	FromVersion string `json:"fromVersion,omitempty"`
+	// targetVersion is the version the rolled-back upgrade went to.
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// reason says why it was rolled back: the request, or the failure that rolled it
+	// back on its own.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// at is when the rollback completed.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+	// retry is the baokeeper.dev/retry value that allows an upgrade to targetVersion
+	// again; empty while none does.
+	// +optional
+	Retry string `json:"retry,omitempty"`
+}
+
+// BreakGlassReason says, in one CamelCase word, why automation stopped.
+// +kubebuilder:validation:Enum=RollbackFailed;RollbackTimedOut;GreenLeadsDuringRollback;QuorumLost
+type BreakGlassReason string
+
+// Break-glass reasons.
+const (
+	// BreakGlassRollbackFailed means a rollback step kept failing: blue voters could
+	// not be promoted back, or a green member demoted or removed.
+	BreakGlassRollbackFailed BreakGlassReason = "RollbackFailed"
+	// BreakGlassRollbackTimedOut means a rollback phase did not finish within
+	// phaseTimeout, for example because no blue leader appeared.
+	BreakGlassRollbackTimedOut BreakGlassReason = "RollbackTimedOut"
+	// BreakGlassGreenLeads means a green member became the leader during a rollback:
+	// green has written, and blue's older version must not lead after it.
+	BreakGlassGreenLeads BreakGlassReason = "GreenLeadsDuringRollback"
+	// BreakGlassQuorumLost means an upgrade saw a majority of voters unhealthy or
+	// missing, which it did not plan.
+	BreakGlassQuorumLost BreakGlassReason = "QuorumLost"
+)
+
+// BreakGlassMember is one Raft server as observed when break-glass was entered.
+type BreakGlassMember struct {
+	// name is the node ID (the pod name).
+	// +required
+	Name string `json:"name"`
+	// role is the member's Raft role.
+	// +optional
+	Role RaftRole `json:"role,omitempty"`
+	// version is the OpenBao version it reported.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// healthy is autopilot's (or, without autopilot, sys/health's) verdict.
+	// +optional
+	Healthy bool `json:"healthy,omitempty"`
+}
+
 // BreakGlassStatus is set when automation stopped.
 type BreakGlassStatus struct {
 	// active is true while automation is stopped.
@@ -992,10 +1070,17 @@ type BreakGlassStatus struct {
 	Active bool `json:"active,omitempty"`
 	// reason is a CamelCase word.
 	// +optional
-	Reason string `json:"reason,omitempty"`
+	Reason BreakGlassReason `json:"reason,omitempty"`
 	// message explains what happened.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// leader is the leader observed on entry; empty when none was.
+	// +optional
+	Leader string `json:"leader,omitempty"`
+	// members is the Raft view on entry: every member with its role and version.
+	// +optional
+	// +listType=atomic
+	Members []BreakGlassMember `json:"members,omitempty"`
 	// nonce must be copied into the baokeeper.dev/break-glass-ack annotation to go on.
 	// +optional
 	Nonce string `json:"nonce,omitempty"`
@@ -1009,6 +1094,10 @@ type BreakGlassStatus struct {
 	// acknowledgedAt is when the nonce was acknowledged.
 	// +optional
 	AcknowledgedAt *metav1.Time `json:"acknowledgedAt,omitempty"`
+	// acknowledgedBy is the field manager that set the acknowledging annotation
+	// (kubectl annotate --field-manager=<name> names a person).
+	// +optional
+	AcknowledgedBy string `json:"acknowledgedBy,omitempty"`
 }
 
 // RequestsStatus records the last handled value of each control annotation.

@@ -77,6 +77,11 @@ type Settings struct {
 	Paused         bool
 	HasHook        bool
 	MaxJobFailures int32
+	// AutoRollbackOnExecutor and AutoRollbackOnValidation are
+	// spec.upgrade.blueGreen.autoRollback: roll back instead of failing, before the
+	// point of no return.
+	AutoRollbackOnExecutor   bool
+	AutoRollbackOnValidation bool
 }
 
 // Input is everything Decide needs. It holds no client and performs no I/O.
@@ -101,6 +106,10 @@ type Input struct {
 	BlueVolumes int
 	// ClientSelectsGreen reports whether the client Service selects green's pods.
 	ClientSelectsGreen bool
+	// GreenExists and GreenVolumes describe what is left of green in a rollback's
+	// cleanup: its StatefulSet and the volume claims not yet marked for deletion.
+	GreenExists  bool
+	GreenVolumes int
 	// StepJob is the Job of the current step's current attempt, StepJobName its name.
 	StepJob     upgrade.Job
 	StepJobName string
@@ -168,6 +177,8 @@ func decide(in Input, next *baov1.BlueGreenStatus) Decision {
 		d = removeBlue(in, next)
 	case baov1.BlueGreenCleanup:
 		d = cleanup(in, next)
+	case baov1.BlueGreenRollbackPromoteBlue, baov1.BlueGreenRollbackDemoteGreen, baov1.BlueGreenRollbackRemoveGreen, baov1.BlueGreenRollbackCleanup:
+		d = rollback(in, next)
 	default:
 		return fail(next, ReasonUnknownPhase, fmt.Sprintf("status.blueGreen.phase is %q, which this release does not know (was the upgrade started by another baokeeper release?): "+
 			"run the release that started it until it completes, or, if green never got a vote, delete green's StatefulSet %s and clear status.blueGreen and status.upgrade to start over",
@@ -185,11 +196,14 @@ func decide(in Input, next *baov1.BlueGreenStatus) Decision {
 			if st := next.CurrentStep; st != nil {
 				member = st.Pod
 			}
-			return failAt(next, ReasonPhaseTimeout, member,
-				fmt.Sprintf("phase %s did not finish within %s (spec.upgrade.blueGreen.phaseTimeout): %s", next.Phase, in.PhaseTimeout, d.WaitingFor))
+			msg := fmt.Sprintf("phase %s did not finish within %s (spec.upgrade.blueGreen.phaseTimeout): %s", next.Phase, in.PhaseTimeout, d.WaitingFor)
+			if IsRollback(next.Phase) {
+				return breakGlass(baov1.BreakGlassRollbackTimedOut, member, msg+"; the rollback ("+next.RollbackReason+") cannot go on by itself")
+			}
+			return failAt(next, ReasonPhaseTimeout, member, msg)
 		}
 	}
-	return d
+	return autoRollback(in, next, d)
 }
 
 // start records blue and green before anything is created. Blue's image and
@@ -680,6 +694,9 @@ func memberIn(ms []upgrade.Member, name string) *upgrade.Member {
 
 func progressOf(st *baov1.BlueGreenStatus) baov1.UpgradeProgress {
 	all := Phases()
+	if IsRollback(st.Phase) {
+		all = RollbackPhases()
+	}
 	i := slices.Index(all, st.Phase)
 	return baov1.UpgradeProgress{Stage: string(st.Phase), Completed: int32(max(i, 0)), Total: int32(len(all))}
 }

@@ -41,6 +41,7 @@ type world struct {
 	blueSts   bool
 	clientSvc string // "blue" or "green"
 	blueVols  int
+	greenVols int
 	jobs      map[string]upgrade.Job
 	failJobs  map[string]int // job key prefix -> failures left
 	// earlyVoter is a green member autopilot promotes on its own as it joins (OpenBao
@@ -50,6 +51,9 @@ type world struct {
 	serving    string
 	up         *baov1.UpgradeStatus
 	completed  bool
+	rolledBack bool
+	breakGlass *core.Action
+	settings   Settings
 	trace      []string
 }
 
@@ -63,6 +67,7 @@ func newWorld(t *testing.T, replicas, leader int) *world {
 			healthy: true, version: "2.4.0", image: "openbao/openbao:2.4.0"})
 	}
 	w.leader = w.blue[leader].name
+	w.settings = Settings{MinSync: 5 * time.Second, PhaseTimeout: 10 * time.Minute, MaxLag: 10, AutoPromote: true, MaxJobFailures: 3}
 	return w
 }
 
@@ -102,8 +107,8 @@ func (w *world) input() Input {
 	c := w.observe()
 	in := Input{Name: "bao", Namespace: "ns", Upgrade: w.up, Status: w.status, Cluster: c, Serving: w.serving, BlueRevision: "bao-abc",
 		GreenName: "bao-1a2b3c4d", Replicas: int32(len(w.blue)), BlueExists: w.blueSts, BlueVolumes: w.blueVols,
-		ClientSelectsGreen: w.clientSvc == "green",
-		Settings:           Settings{MinSync: 5 * time.Second, PhaseTimeout: 10 * time.Minute, MaxLag: 10, AutoPromote: true, MaxJobFailures: 3}}
+		ClientSelectsGreen: w.clientSvc == "green", GreenExists: w.greenSts, GreenVolumes: w.greenVols,
+		Settings: w.settings}
 	if st := w.status; st != nil && st.CurrentStep != nil {
 		in.StepJob = w.jobs[jobKey(st.CurrentStep)]
 		in.StepJobName = jobKey(st.CurrentStep)
@@ -121,7 +126,7 @@ func (w *world) act(d Decision) {
 	case core.KindApply:
 		switch d.Object {
 		case core.ObjectGreenStatefulSet:
-			w.greenSts = true
+			w.greenSts, w.greenVols = true, len(w.blue)
 			for i := range len(w.blue) {
 				name := fmt.Sprintf("bao-1a2b3c4d-%d", i)
 				w.green = append(w.green, &server{name: name, ordinal: i, pod: true, ready: true,
@@ -159,6 +164,16 @@ func (w *world) act(d Decision) {
 			}
 		case core.ObjectBlueVolumes:
 			w.blueVols = 0
+		case core.ObjectGreenStatefulSet:
+			w.greenSts = false
+			for _, s := range w.green {
+				if s.inRaft {
+					w.t.Fatalf("deleted green's StatefulSet while %s is in Raft", s.name)
+				}
+				s.pod, s.ready = false, false
+			}
+		case core.ObjectGreenVolumes:
+			w.greenVols = 0
 		default:
 			w.t.Fatalf("unexpected delete of %s", d.Object)
 		}
@@ -169,8 +184,8 @@ func (w *world) runJob(kind core.JobKind, name string) {
 	s := w.find(name)
 	switch kind {
 	case core.JobPromote:
-		if !strings.HasPrefix(name, "bao-1a2b3c4d-") {
-			w.t.Fatalf("promoted blue member %s (invariant 6: blue is never promoted again)", name)
+		if !strings.HasPrefix(name, "bao-1a2b3c4d-") && !IsRollback(w.status.Phase) {
+			w.t.Fatalf("promoted blue member %s outside a rollback (invariant 6: blue is never promoted again)", name)
 		}
 		s.voter = true
 	case core.JobDemote:
@@ -208,8 +223,14 @@ func (w *world) pass(lose bool) Decision {
 		w.t.Fatalf("a pass both changed the intent and acted (%s %s%s): status %+v -> %+v", d.Kind, d.Object, d.Job, w.status, d.Status)
 	}
 	w.act(d)
-	if d.Kind == core.KindComplete {
+	switch d.Kind {
+	case core.KindComplete:
 		w.completed = true
+	case core.KindRolledBack:
+		w.rolledBack = true
+	case core.KindBreakGlass:
+		a := d.Action
+		w.breakGlass = &a
 	}
 	if !lose {
 		if d.Kind == core.KindFail {
@@ -225,7 +246,7 @@ func (w *world) pass(lose bool) Decision {
 	for _, s := range w.green {
 		early := s.name == w.earlyVoter && w.status != nil &&
 			(w.status.Phase == baov1.BlueGreenDeployGreen || w.status.Phase == baov1.BlueGreenSync)
-		if s.voter && !early && (w.status == nil || slices.Index(Phases(), w.status.Phase) < slices.Index(Phases(), baov1.BlueGreenPromoteGreen)) {
+		if s.voter && !early && (w.status == nil || !IsRollback(w.status.Phase) && slices.Index(Phases(), w.status.Phase) < slices.Index(Phases(), baov1.BlueGreenPromoteGreen)) {
 			w.t.Fatalf("green member %s votes in phase %v", s.name, w.status)
 		}
 	}
@@ -247,8 +268,8 @@ func traceOf(d Decision) string {
 		return fmt.Sprintf("%s %s", d.Kind, d.Object)
 	case core.KindCreateJob:
 		return fmt.Sprintf("Job %s %s", d.Job, d.Member)
-	case core.KindComplete:
-		return "Complete"
+	case core.KindComplete, core.KindRolledBack, core.KindBreakGlass:
+		return string(d.Kind)
 	}
 	return ""
 }

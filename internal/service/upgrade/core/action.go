@@ -38,6 +38,13 @@ const (
 	// KindComplete ends the operation: the new currentVersion and the cleared
 	// status in one write (invariant 8).
 	KindComplete Kind = "Complete"
+	// KindRolledBack ends a rolled-back operation: the cleared status and the
+	// rollback's record in one write, currentVersion unchanged.
+	KindRolledBack Kind = "RolledBack"
+	// KindBreakGlass stops every automation of the cluster (invariant 7):
+	// status.breakGlass with BreakGlass and Message, a fresh nonce and the Raft
+	// view, until a person acknowledges the nonce.
+	KindBreakGlass Kind = "BreakGlass"
 )
 
 // Object names the object an Apply or Delete acts on. The executor builds it from
@@ -50,8 +57,12 @@ const (
 	ObjectPodTemplate Object = "PodTemplate"
 	// ObjectPod is the pod of Action.Member (UID precondition).
 	ObjectPod Object = "Pod"
-	// ObjectGreenStatefulSet is green's StatefulSet.
+	// ObjectGreenStatefulSet is green's StatefulSet (created in DeployGreen, deleted
+	// in a rollback's cleanup).
 	ObjectGreenStatefulSet Object = "GreenStatefulSet"
+	// ObjectGreenVolumes are the PersistentVolumeClaims of green's members (deleted
+	// in a rollback's cleanup).
+	ObjectGreenVolumes Object = "GreenVolumes"
 	// ObjectClientService is the client Service, selecting the serving StatefulSet.
 	ObjectClientService Object = "ClientService"
 	// ObjectBlueStatefulSet is blue's StatefulSet (deleted in cleanup).
@@ -90,6 +101,8 @@ type Action struct {
 	// Reason and Message describe a failure (KindFail) or a hold.
 	Reason  baov1.FailureReason
 	Message string
+	// BreakGlass is why automation stops (KindBreakGlass); Message says more.
+	BreakGlass baov1.BreakGlassReason
 	// RequeueAfter is set when the next event is a timer.
 	RequeueAfter time.Duration
 }
