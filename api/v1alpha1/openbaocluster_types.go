@@ -650,6 +650,15 @@ type UpgradeStatus struct {
 	// failure says why the upgrade stopped.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`
+	// lastVoters are the Raft voters as autopilot was last read during the upgrade:
+	// what a pass that cannot read autopilot counts a loss of quorum over.
+	// +optional
+	// +listType=atomic
+	LastVoters []string `json:"lastVoters,omitempty"`
+	// quorumLostSince is when a pass first saw a majority of lastVoters not
+	// answering; break-glass follows when it lasts QuorumLossGrace.
+	// +optional
+	QuorumLostSince *metav1.Time `json:"quorumLostSince,omitempty"`
 }
 
 // UpgradeProgress is strategy-neutral progress, for status messages and dashboards.

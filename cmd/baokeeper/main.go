@@ -136,6 +136,7 @@ func runManager(args []string) error {
 		OpenBao:       r.OpenBao,
 		HealthTimeout: *openbaoTimeout,
 		ExecutorImage: *executorImage,
+		Rand:          rand.Reader,
 	}
 	if ops.ExecutorImage == "" {
 		return errors.New("the executor image is unknown: pass --executor-image or set BAOKEEPER_IMAGE to the operator's own image")

@@ -24,6 +24,8 @@ type Recorder interface {
 	core.Recorder
 	// Raft reports the failure tolerance and voter count last observed.
 	Raft(namespace, name string, failureTolerance, voters int)
+	// BreakGlass reports whether break-glass stops the cluster's automation.
+	BreakGlass(namespace, name string, active bool)
 }
 
 // blueGreenPhases are the values of the phase label of baokeeper_bluegreen_phase,
@@ -46,6 +48,8 @@ type Metrics struct {
 	voters           *prometheus.GaugeVec
 	bgPhase          *prometheus.GaugeVec
 	promotions       *prometheus.CounterVec
+	rollbacks        *prometheus.CounterVec
+	breakGlass       *prometheus.GaugeVec
 }
 
 var _ Recorder = (*Metrics)(nil)
@@ -77,13 +81,17 @@ func New() *Metrics {
 			Help: "1 for the phase the cluster's blue-green upgrade is in, 0 for the others; all 0 when none runs."}, append(cl, "phase")),
 		promotions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_bluegreen_promotions_total",
 			Help: "Blue-green holds released, by how: Requested (baokeeper.dev/promote) or Automatic (autoPromote)."}, append(cl, "how")),
+		rollbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_upgrade_rollbacks_total",
+			Help: "Upgrades rolled back (requested or automatic), by strategy."}, append(cl, "strategy")),
+		breakGlass: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_break_glass_active",
+			Help: "1 while break-glass stops every automation of the cluster (status.breakGlass.active)."}, cl),
 	}
 }
 
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -142,4 +150,18 @@ func (m *Metrics) BlueGreenPhase(namespace, name, phase string) {
 // Promotion implements Recorder.
 func (m *Metrics) Promotion(namespace, name, how string) {
 	m.promotions.WithLabelValues(namespace, name, how).Inc()
+}
+
+// UpgradeRolledBack implements Recorder.
+func (m *Metrics) UpgradeRolledBack(namespace, name, strategy string) {
+	m.rollbacks.WithLabelValues(namespace, name, strategy).Inc()
+}
+
+// BreakGlass implements Recorder.
+func (m *Metrics) BreakGlass(namespace, name string, active bool) {
+	v := 0.0
+	if active {
+		v = 1
+	}
+	m.breakGlass.WithLabelValues(namespace, name).Set(v)
 }

@@ -24,6 +24,8 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	m.UpgradeCompleted("ns", "bao", "BlueGreen", 90*time.Second)
 	m.BlueGreenPhase("ns", "bao", "Sync")
 	m.Promotion("ns", "bao", "Requested")
+	m.UpgradeRolledBack("ns", "bao", "BlueGreen")
+	m.BreakGlass("ns", "bao", true)
 
 	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao", "RollingUpdate"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.podsCompleted.WithLabelValues("ns", "bao"))).To(Equal(2.0))
@@ -34,6 +36,8 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "Sync"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "DeployGreen"))).To(Equal(0.0), "one phase at a time")
 	g.Expect(testutil.ToFloat64(m.promotions.WithLabelValues("ns", "bao", "Requested"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.rollbacks.WithLabelValues("ns", "bao", "BlueGreen"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.breakGlass.WithLabelValues("ns", "bao"))).To(Equal(1.0))
 
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP baokeeper_upgrade_duration_seconds Time of a whole upgrade, from planning to completion, by strategy.

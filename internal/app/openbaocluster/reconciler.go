@@ -84,6 +84,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if res, err := r.validate(ctx, p); err != nil || !res.IsZero() {
 		return res, err
 	}
+	if bg := cluster.Status.BreakGlass; bg != nil && bg.Active {
+		// Invariant 7: no object of the cluster changes while a person decides; the
+		// status above still reports what is observed.
+		ctrl.LoggerFrom(ctx).V(1).Info("Break-glass is active: leaving the workload objects alone", "reason", string(bg.Reason))
+		return ctrl.Result{}, nil
+	}
 	if res, err := r.reconcileWorkload(ctx, p); err != nil || !res.IsZero() {
 		return res, err
 	}

@@ -159,6 +159,12 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if upReason != "" && p.refusal == "" && p.blocked == "" {
 		st.Message = upMsg
 	}
+	if bg := c.Status.BreakGlass; bg != nil && bg.Active {
+		// Invariant 7: a person must act; the message says where to start.
+		st.Phase = baov1.PhaseBreakGlass
+		st.Message = fmt.Sprintf("Break-glass (%s): every automation of this cluster stopped: %s. See status.breakGlass.recoverySteps, "+
+			"then set %s to status.breakGlass.nonce", bg.Reason, bg.Message, baov1.AnnotationBreakGlassAck)
+	}
 	if succeeded {
 		st.ObservedGeneration = c.Generation
 	}

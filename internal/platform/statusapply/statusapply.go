@@ -38,8 +38,8 @@ func Workload() Owner {
 func Upgrade() Owner {
 	return Owner{
 		FieldManager: "baokeeper-upgrade",
-		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "scaling"},
-		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass},
+		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "lastRollback", "scaling"},
+		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass, baov1.ConditionRolledBack},
 	}
 }
 

@@ -45,6 +45,12 @@ type Member struct {
 	StableSince time.Time
 }
 
+// Responsive reports whether the member answered sys/health as an initialized,
+// unsealed node with a Ready pod: what can be said of it without autopilot.
+func (m Member) Responsive() bool {
+	return m.PodExists && !m.PodTerminating && m.PodReady && m.Initialized && !m.Sealed && m.Version != ""
+}
+
 // Cluster is what one pass observed about the whole cluster.
 type Cluster struct {
 	// Now is the pass's single clock reading.

@@ -33,6 +33,9 @@ const (
 	eventBlueGreenPhase   baov1.Reason = "BlueGreenPhase"
 	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
 	eventBlueGreenCleanup baov1.Reason = "BlueGreenCleanup"
+	eventRollbackStarted  baov1.Reason = "RollbackStarted"
+	eventRollbackRefused  baov1.Reason = "RollbackRefused"
+	eventRolledBack       baov1.Reason = "RolledBack"
 )
 
 // reconcileBlueGreen drives a blue-green upgrade whose snapshot is taken: one
@@ -80,7 +83,9 @@ func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster
 			MinSync: c.GetMinSyncDuration(), PhaseTimeout: c.GetPhaseTimeout(),
 			MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
 			AutoPromote: bgSpec.AutoPromote, Paused: c.Spec.Upgrade.Paused, HasHook: bgSpec.ValidationHook != nil,
-			MaxJobFailures: c.GetMaxJobFailures(),
+			MaxJobFailures:           c.GetMaxJobFailures(),
+			AutoRollbackOnExecutor:   bgSpec.AutoRollback.OnExecutorFailure,
+			AutoRollbackOnValidation: bgSpec.AutoRollback.OnValidationFailure,
 		},
 	}
 	if obs.StatefulSet != nil {
@@ -103,6 +108,14 @@ func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster
 			return in, err
 		}
 		in.BlueVolumes = len(vols)
+	}
+	if st.Phase == baov1.BlueGreenRollbackCleanup {
+		in.GreenExists = obs.GreenStatefulSet != nil
+		vols, err := r.blueVolumes(ctx, c, st.Green.StatefulSet)
+		if err != nil {
+			return in, err
+		}
+		in.GreenVolumes = len(vols)
 	}
 	if s := st.CurrentStep; s != nil && s.Attempts > 0 {
 		name := blueGreenJobName(c, up.ID, s)
@@ -219,15 +232,29 @@ func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBao
 			return fmt.Errorf("failed to delete blue's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
 		}
 		return nil
-	case core.ObjectBlueVolumes:
-		vols, err := r.blueVolumes(ctx, c, st.Blue.StatefulSet)
+	case core.ObjectGreenStatefulSet:
+		// A rollback: every green peer left Raft first.
+		sts := &appsv1.StatefulSet{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: st.Green.StatefulSet}, sts); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if err := r.Client.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &sts.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("failed to delete green's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
+		}
+		return nil
+	case core.ObjectBlueVolumes, core.ObjectGreenVolumes:
+		set, side := st.Blue.StatefulSet, "blue"
+		if obj == core.ObjectGreenVolumes {
+			set, side = st.Green.StatefulSet, "green"
+		}
+		vols, err := r.blueVolumes(ctx, c, set)
 		if err != nil {
 			return err
 		}
 		for i := range vols {
 			pvc := &vols[i]
 			if err := r.Client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return fmt.Errorf("failed to delete blue's volume claim %s/%s: %w", c.Namespace, pvc.Name, err)
+				return fmt.Errorf("failed to delete %s's volume claim %s/%s: %w", side, c.Namespace, pvc.Name, err)
 			}
 		}
 		return nil
@@ -235,9 +262,9 @@ func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBao
 	return fmt.Errorf("blue-green cannot delete %q", obj)
 }
 
-// blueVolumes lists the data volume claims of blue's members: data-<blue>-<ordinal>,
-// any ordinal (a claim left by an earlier scale-down too). Green's claims,
-// data-<blue>-<revision>-<ordinal>, never match.
+// blueVolumes lists the data volume claims of one StatefulSet's members:
+// data-<set>-<ordinal>, any ordinal (a claim left by an earlier scale-down too). For
+// blue, green's claims (data-<blue>-<revision>-<ordinal>) never match.
 func (r *Reconciler) blueVolumes(ctx context.Context, c *baov1.OpenBaoCluster, blue string) ([]corev1.PersistentVolumeClaim, error) {
 	list := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: c.Name}); err != nil {

@@ -83,6 +83,21 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		}
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, a.Message)
 		return ctrl.Result{}, nil
+	case core.KindBreakGlass:
+		return ctrl.Result{}, r.enterBreakGlass(c, obs, a.BreakGlass, a.Member, a.Message)
+	case core.KindRolledBack:
+		// The cleared upgrade and the rollback's record in one status write;
+		// currentVersion stays what blue runs.
+		r.event(c, corev1.EventTypeNormal, eventRolledBack, a.Event)
+		t := metav1.NewTime(obs.Now)
+		lr := &baov1.RollbackRecord{FromVersion: up.FromVersion, TargetVersion: up.TargetVersion, At: &t}
+		if bg := c.Status.BlueGreen; bg != nil {
+			lr.Reason = bg.RollbackReason
+		}
+		c.Status.LastRollback = lr
+		c.Status.Upgrade, c.Status.BlueGreen = nil, nil
+		core.Release(&c.Status, operationOf(up.Strategy))
+		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case core.KindComplete:
 		// Invariant 8: the version and the cleared upgrade go out in one status write.
 		msg := a.Event

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +53,8 @@ type Reconciler struct {
 	ExecutorImage string
 	// Metrics records upgrade progress; nil records nothing.
 	Metrics metrics.Recorder
+	// Rand is the source of break-glass nonces; nil means crypto/rand.
+	Rand io.Reader
 }
 
 // Event reasons of this reconciler.
@@ -83,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.recordState(c, obs, before)
 	}()
 
-	r.handleRequests(c, obs.Now)
+	r.handleRequests(c, obs)
 	seedCurrentVersion(c, obs)
 	setConditions(c, obs.Now)
 	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
@@ -112,6 +115,7 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, 
 		return
 	}
 	core.RecordUpgrade(r.Metrics, c.Namespace, c.Name, string(c.GetStrategy()), before, &c.Status, obs.Now)
+	r.Metrics.BreakGlass(c.Namespace, c.Name, c.Status.BreakGlass != nil && c.Status.BreakGlass.Active)
 	if obs.AutopilotKnown {
 		voters := 0
 		for _, m := range obs.Members {
@@ -126,7 +130,8 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, 
 // handleRequests acts on new control annotations. Without an upgrade machine yet,
 // retry clears a recorded failure; the others are refused with an event because they
 // do not fit the current state.
-func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
+func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+	now := obs.Now
 	reqs, errs := upgrade.PendingRequests(c.Annotations, c.Status.Requests)
 	for _, e := range errs {
 		r.event(c, corev1.EventTypeWarning, eventRequestRefused, e.Error()+"; nothing was done, and this value is not reported again")
@@ -138,6 +143,14 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 		case req.Kind == upgrade.RequestPromote && bluegreen.AcceptsPromote(bg):
 			r.event(c, corev1.EventTypeNormal, eventPromoteAccepted, fmt.Sprintf("Promoting green %s (baokeeper.dev/promote=%s)", bg.Green.StatefulSet, req.Value))
 			bg.Promotion = baov1.PromotionRequested
+		case req.Kind == upgrade.RequestRollback:
+			r.handleRollback(c, obs, req.Value)
+		case req.Kind == upgrade.RequestBreakGlassAck:
+			r.handleBreakGlassAck(c, now, req.Value)
+		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade == nil && c.Status.LastRollback != nil && c.Status.LastRollback.Retry == "":
+			lr := c.Status.LastRollback
+			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Allowing the upgrade to %s again after its rollback (%s)", lr.TargetVersion, req.Value))
+			lr.Retry = req.Value
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
 			retry(c.Status.Upgrade, now)
@@ -152,6 +165,44 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, now time.Time) {
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
 	}
+}
+
+// rolledBackMessage says what was rolled back, why, and what to do while spec.version
+// still names the rolled-back target.
+func rolledBackMessage(c *baov1.OpenBaoCluster, lr *baov1.RollbackRecord) string {
+	msg := fmt.Sprintf("The upgrade from %s to %s was rolled back: %s", lr.FromVersion, lr.TargetVersion, lr.Reason)
+	if lr.Retry == "" && upgrade.SameVersion(trimV(c.Spec.Version), lr.TargetVersion) {
+		msg += fmt.Sprintf(". spec.version still says %s and nothing starts on its own: set spec.version to %s to settle, "+
+			"or set %s to a new value to try %s again", lr.TargetVersion, lr.FromVersion, baov1.AnnotationRetry, lr.TargetVersion)
+	}
+	return msg
+}
+
+// handleRollback acts on a new baokeeper.dev/rollback value: a blue-green upgrade
+// before the point of no return (failed or not) turns into its rollback; anything
+// else is refused with an event that says why, and nothing changes.
+func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, value string) {
+	bg := c.Status.BlueGreen
+	v := bluegreen.AcceptsRollback(bg, obs)
+	if !v.OK {
+		msg := fmt.Sprintf("baokeeper.dev/rollback=%s refused: %s", value, v.Why)
+		if v.PastPointOfNoReturn {
+			if s := c.Status.LastSnapshot; s != nil {
+				msg += fmt.Sprintf(" (the snapshot is %s, of %s on %s, Raft index %d)", s.Location, s.FromMember, s.Version, s.RaftIndex)
+			} else {
+				msg += " (no pre-upgrade snapshot was taken: spec.upgrade.preUpgradeSnapshot.policy is Never)"
+			}
+		}
+		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, msg+"; nothing was done")
+		return
+	}
+	why := "requested with baokeeper.dev/rollback=" + value
+	if up := c.Status.Upgrade; up != nil && up.Failure != nil {
+		why += fmt.Sprintf(" after %s: %s", up.Failure.Reason, up.Failure.Message)
+		up.Failure = nil
+	}
+	bluegreen.StartRollback(bg, why, obs.Now)
+	r.event(c, corev1.EventTypeNormal, eventRollbackStarted, fmt.Sprintf("Rolling back the upgrade to %s: %s", bg.Green.Version, why))
 }
 
 // retry clears a failure and restarts the failed step's clock: the step timeout counts
@@ -208,6 +259,11 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 		set(baov1.ConditionBreakGlass, true, baov1.Reason(c.Status.BreakGlass.Reason), c.Status.BreakGlass.Message)
 	} else {
 		set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
+	}
+	if lr := c.Status.LastRollback; lr != nil {
+		set(baov1.ConditionRolledBack, true, baov1.ReasonRolledBack, rolledBackMessage(c, lr))
+	} else {
+		set(baov1.ConditionRolledBack, false, baov1.ReasonNoRollback, "No upgrade was rolled back since the last one started")
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
@@ -99,6 +100,9 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	if err := core.Acquire(&c.Status, op, core.HolderUpgradeManager,
 		fmt.Sprintf("%s upgrade from %s to %s", strategyWord(up.Strategy), up.FromVersion, up.TargetVersion), obs.Now); err != nil {
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+	}
+	if res, stop, err := r.watchQuorum(ctx, c, obs); stop || err != nil {
+		return res, err
 	}
 	if snapshot.Needed(c.Spec.Upgrade.PreUpgradeSnapshot, up) {
 		// Invariant: nothing of the cluster changes, not even the pod template,
@@ -233,6 +237,10 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 		return ctrl.Result{}
 	}
 	target := trimV(c.Spec.Version)
+	if lr := c.Status.LastRollback; lr != nil && lr.Retry == "" && upgrade.SameVersion(target, lr.TargetVersion) {
+		// Rolled back: not again on its own. The RolledBack condition says what to do.
+		return ctrl.Result{}
+	}
 	pcs := r.prechecks(ctx, c, obs, strategy, cur, target)
 	id := operationID(c, "upgrade-to-"+target+"-"+targetImage, obs.Now)
 	pods := rolling.Plan(obs)
@@ -247,10 +255,11 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 		for i := range c.GetReplicas() {
 			pods = append(pods, green.Member(i))
 		}
-		undo = fmt.Sprintf("blue (%s, on %s) keeps every vote and the leadership until green (%s) is promoted and leads; before green is created, set spec.version back to %s. "+
-			"Once a green member has led (status.blueGreen.leaderMovedAt), blue is never promoted again: the way back is the pre-upgrade snapshot, restored into a new cluster at %s",
-			c.ServingStatefulSet(), cur, green.StatefulSet(), cur, cur)
+		undo = fmt.Sprintf("blue (%s, on %s) keeps the leadership until green (%s) leads; until then, kubectl annotate openbaocluster %s -n %s %s=$(date +%%s) --overwrite "+
+			"rolls back (blue votes again, green is removed and deleted). Once a green member has led (status.blueGreen.leaderMovedAt), blue is never promoted again: "+
+			"the way back is the pre-upgrade snapshot (%s)", c.ServingStatefulSet(), cur, green.StatefulSet(), c.Name, c.Namespace, baov1.AnnotationRollback, bluegreen.RestoreRunbook)
 	}
+	c.Status.LastRollback = nil
 	c.Status.Upgrade = &baov1.UpgradeStatus{
 		Strategy: strategy, FromVersion: cur, TargetVersion: target,
 		TargetImage: targetImage, StartedAt: ptr(metav1.NewTime(obs.Now)),

@@ -24,6 +24,8 @@ type Recorder interface {
 	LeaderTransfer(namespace, name string)
 	// UpgradeFailed counts a failure by strategy and reason.
 	UpgradeFailed(namespace, name, strategy, reason string)
+	// UpgradeRolledBack counts an upgrade that was rolled back.
+	UpgradeRolledBack(namespace, name, strategy string)
 	// BlueGreenPhase reports the phase of the blue-green upgrade; "" when none runs.
 	BlueGreenPhase(namespace, name, phase string)
 	// Promotion counts a release of a blue-green hold, by how (Requested, Automatic).
@@ -45,7 +47,8 @@ type Recorder interface {
 //     failure, timed from its start;
 //   - a leader transfer: a rolling TransferLeadership step that became ReplaceMember
 //     for the same member, or blue-green's leaderMovedAt being set;
-//   - a promotion: status.blueGreen.promotion becoming Requested or Automatic.
+//   - a promotion: status.blueGreen.promotion becoming Requested or Automatic;
+//   - a rollback: a new status.lastRollback.
 func RecordUpgrade(rec Recorder, namespace, name, idle string, before, after *baov1.OpenBaoClusterStatus, now time.Time) {
 	b, a := before.Upgrade, after.Upgrade
 	strategy := idle
@@ -64,6 +67,9 @@ func RecordUpgrade(rec Recorder, namespace, name, idle string, before, after *ba
 	if b != nil && a == nil && b.TargetVersion != "" && after.CurrentVersion == b.TargetVersion &&
 		before.CurrentVersion != after.CurrentVersion && b.StartedAt != nil {
 		rec.UpgradeCompleted(namespace, name, strategy, now.Sub(b.StartedAt.Time))
+	}
+	if lr := after.LastRollback; lr != nil && (before.LastRollback == nil || !sameTime(before.LastRollback.At, lr.At)) {
+		rec.UpgradeRolledBack(namespace, name, strategy)
 	}
 	if b != nil {
 		recordRollingSteps(rec, namespace, name, strategy, b, a, now)

@@ -29,8 +29,9 @@ func (c *calls) LeaderTransfer(_, _ string) { c.add("transfer") }
 func (c *calls) UpgradeFailed(_, _, strategy, reason string) {
 	c.add("failed %s %s", strategy, reason)
 }
-func (c *calls) BlueGreenPhase(_, _, phase string) { c.add("phase %q", phase) }
-func (c *calls) Promotion(_, _, how string)        { c.add("promotion %s", how) }
+func (c *calls) UpgradeRolledBack(_, _, strategy string) { c.add("rolled back %s", strategy) }
+func (c *calls) BlueGreenPhase(_, _, phase string)       { c.add("phase %q", phase) }
+func (c *calls) Promotion(_, _, how string)              { c.add("promotion %s", how) }
 
 func TestRecordUpgrade(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -147,6 +148,14 @@ func TestRecordUpgrade(t *testing.T) {
 				s.Phase, s.Promotion = baov1.BlueGreenAwaitPromotion, baov1.PromotionRequested
 			})},
 			want: calls{"state BlueGreen true 1/3", `phase "AwaitPromotion"`, "promotion Requested"}},
+		{name: "blue-green: a rollback counts once and clears the phase; currentVersion stays",
+			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.Phase = baov1.BlueGreenRollbackCleanup })},
+			after:  baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
+			want:   calls{"state BlueGreen false 0/0", "rolled back BlueGreen", `phase ""`}},
+		{name: "a rollback already recorded is not counted again",
+			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
+			after:  baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
+			want:   calls{"state RollingUpdate false 0/0"}},
 		{name: "blue-green: completion clears the phase",
 			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.Phase = baov1.BlueGreenCleanup })},
 			after:  baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.1"},

@@ -81,3 +81,49 @@ func (p Projection) Allows() (bool, string) {
 	}
 	return true, ""
 }
+
+// QuorumLoss is what a pass can say about quorum when autopilot cannot be read.
+type QuorumLoss struct {
+	// Lost is true when fewer than a majority of the voters answer.
+	Lost bool
+	// Voters are the voters it counted; Silent those of them that do not answer.
+	Voters, Silent []string
+}
+
+// LostQuorum reports whether a majority of the voters is unhealthy or missing, which
+// the upgrade did not plan: only when autopilot cannot be read (a cluster with a
+// readable autopilot has a leader, so a majority), over the voters last read from it
+// (lastVoters), a voter counting as healthy when it answers sys/health unsealed with
+// a Ready pod. planned is the member the current step takes down on purpose (the
+// only voter of a 1-member cluster, replaced); a loss with no other silent voter is
+// planned and not reported.
+func LostQuorum(c *upgrade.Cluster, lastVoters []string, planned string) QuorumLoss {
+	if c.AutopilotKnown || len(lastVoters) == 0 {
+		return QuorumLoss{}
+	}
+	q := QuorumLoss{Voters: slices.Clone(lastVoters)}
+	for _, v := range lastVoters {
+		if m := c.Member(v); m == nil || !m.Responsive() {
+			q.Silent = append(q.Silent, v)
+		}
+	}
+	unplanned := slices.ContainsFunc(q.Silent, func(v string) bool { return v != planned })
+	q.Lost = unplanned && len(q.Voters)-len(q.Silent) < len(q.Voters)/2+1
+	return q
+}
+
+// Voters are the voters of this pass's autopilot read, sorted; nil when it could
+// not be read.
+func Voters(c *upgrade.Cluster) []string {
+	if !c.AutopilotKnown {
+		return nil
+	}
+	var out []string
+	for _, m := range c.AllServers() {
+		if m.InRaft && m.Voter {
+			out = append(out, m.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

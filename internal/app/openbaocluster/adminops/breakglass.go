@@ -1,0 +1,159 @@
+package adminops
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+)
+
+// QuorumLossGrace is how long a loss of quorum that an upgrade did not plan lasts
+// before break-glass: long enough that one slow health read does not stop the
+// cluster's automation, short enough that nothing else happens meanwhile (every
+// strategy waits on autopilot, which cannot be read without a majority).
+const QuorumLossGrace = 10 * time.Second
+
+// Event reasons of break-glass.
+const (
+	eventBreakGlassEntered      baov1.Reason = "BreakGlassEntered"
+	eventBreakGlassAcknowledged baov1.Reason = "BreakGlassAcknowledged"
+	eventBreakGlassAckRefused   baov1.Reason = "BreakGlassAckRefused"
+)
+
+// enterBreakGlass stops every automation of the cluster: status.breakGlass with a
+// fresh nonce, the reason and message, the Raft view of this pass and the recovery
+// steps, and a Warning event. Both reconcilers leave the cluster alone while it is
+// active.
+func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, reason baov1.BreakGlassReason, member, msg string) error {
+	nonce, err := newNonce(r.Rand)
+	if err != nil {
+		return fmt.Errorf("failed to draw a break-glass nonce for %s/%s (%s: %s): %w", c.Namespace, c.Name, reason, msg, err)
+	}
+	leader, members := breakglass.View(obs)
+	in := breakglass.Input{Name: c.Name, Namespace: c.Namespace, Reason: reason, Nonce: nonce, Member: member, Leader: leader,
+		Snapshot: c.Status.LastSnapshot}
+	if bg := c.Status.BlueGreen; bg != nil {
+		in.Green = bg.Green.StatefulSet
+		if s := bg.CurrentStep; s != nil && s.Attempts > 0 && c.Status.Upgrade != nil {
+			in.Job = blueGreenJobName(c, c.Status.Upgrade.ID, s)
+		}
+	}
+	t := metav1.NewTime(obs.Now)
+	c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: reason, Message: msg, Leader: leader, Members: members,
+		Nonce: nonce, EnteredAt: &t, RecoverySteps: breakglass.RecoverySteps(in)}
+	if up := c.Status.Upgrade; up != nil {
+		up.WaitingFor = fmt.Sprintf("break-glass (%s): every automation of this cluster stopped; see status.breakGlass and %s", reason, breakglass.Runbook(reason))
+	}
+	r.event(c, corev1.EventTypeWarning, eventBreakGlassEntered, fmt.Sprintf("Every automation of this cluster stopped (%s): %s. "+
+		"Follow status.breakGlass.recoverySteps (%s), then set %s to status.breakGlass.nonce", reason, msg, breakglass.Runbook(reason), baov1.AnnotationBreakGlassAck))
+	return nil
+}
+
+// handleBreakGlassAck acts on a new baokeeper.dev/break-glass-ack value: the current
+// nonce leaves break-glass, recording who and when, and the operator goes on from
+// what it observes (a step that failed gets a fresh budget of attempts and time);
+// anything else is refused with an event and changes nothing.
+func (r *Reconciler) handleBreakGlassAck(c *baov1.OpenBaoCluster, now time.Time, value string) {
+	bg := c.Status.BreakGlass
+	if ok, why := breakglass.Acknowledge(bg, value); !ok {
+		r.event(c, corev1.EventTypeWarning, eventBreakGlassAckRefused, fmt.Sprintf("%s=%s refused: %s; nothing was done", baov1.AnnotationBreakGlassAck, value, why))
+		return
+	}
+	t := metav1.NewTime(now)
+	bg.Active, bg.AcknowledgedAt, bg.AcknowledgedBy = false, &t, ackManager(c)
+	if up := c.Status.Upgrade; up != nil {
+		up.QuorumLostSince = nil
+		up.WaitingFor = "break-glass acknowledged: observing afresh"
+		if st := c.Status.BlueGreen; st != nil {
+			// The phase's clock starts again and its step gets more attempts; the
+			// failed Job is seen as failed once more and the next attempt follows.
+			bluegreen.Retry(st, now)
+		}
+	}
+	r.event(c, corev1.EventTypeNormal, eventBreakGlassAcknowledged, fmt.Sprintf("Break-glass (%s) acknowledged by %s: automation goes on from what it observes", bg.Reason, orUnknown(bg.AcknowledgedBy)))
+}
+
+// watchQuorum is the break-glass trigger of an upgrade of either strategy: a
+// majority of voters unhealthy or missing, which no step plans. It records the
+// voters while autopilot can be read; once a loss lasted QuorumLossGrace it enters
+// break-glass. stop reports that the pass must do nothing else.
+func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (res ctrl.Result, stop bool, err error) {
+	up := c.Status.Upgrade
+	if v := core.Voters(obs); v != nil {
+		up.LastVoters, up.QuorumLostSince = v, nil
+		return ctrl.Result{}, false, nil
+	}
+	planned := ""
+	if st := up.CurrentStep; st != nil && st.Action == baov1.StepReplaceMember {
+		planned = st.Pod
+	}
+	q := core.LostQuorum(obs, up.LastVoters, planned)
+	if !q.Lost {
+		up.QuorumLostSince = nil
+		return ctrl.Result{}, false, nil
+	}
+	what := fmt.Sprintf("%d of %d voters do not answer (%s), a loss of quorum this upgrade did not plan", len(q.Silent), len(q.Voters), strings.Join(q.Silent, ", "))
+	if up.QuorumLostSince == nil {
+		t := metav1.NewTime(obs.Now)
+		up.QuorumLostSince = &t
+	}
+	if lasted := obs.Now.Sub(up.QuorumLostSince.Time); lasted < QuorumLossGrace {
+		up.WaitingFor = fmt.Sprintf("%s: nothing is changed; break-glass in %s unless they answer again", what, (QuorumLossGrace - lasted).Round(time.Second))
+		return ctrl.Result{RequeueAfter: min(QuorumLossGrace-lasted, openbaoPollInterval)}, true, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Entering break-glass: quorum lost", "silent", q.Silent, "voters", q.Voters)
+	return ctrl.Result{}, true, r.enterBreakGlass(c, obs, baov1.BreakGlassQuorumLost, "", what+" for "+QuorumLossGrace.String()+" or longer")
+}
+
+// ackManager is the field manager that last set the break-glass-ack annotation
+// (kubectl annotate --field-manager=<name> names a person), from managedFields.
+func ackManager(c *baov1.OpenBaoCluster) string {
+	key := []byte(`"f:` + baov1.AnnotationBreakGlassAck + `"`)
+	var who string
+	var when time.Time
+	for _, mf := range c.ManagedFields {
+		if mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.Raw, key) {
+			continue
+		}
+		if t := mf.Time; who == "" || (t != nil && t.After(when)) {
+			who = mf.Manager
+			if t != nil {
+				when = t.Time
+			}
+		}
+	}
+	return who
+}
+
+// newNonce draws 16 random bytes, hex-encoded.
+func newNonce(src io.Reader) (string, error) {
+	if src == nil {
+		src = rand.Reader
+	}
+	b := make([]byte, 16)
+	if _, err := io.ReadFull(src, b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unnamed field manager"
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+// Package breakglass holds the pure decisions of break-glass (invariant 7): what is
+// recorded on entry (the Raft view and the recovery steps a person can run, with
+// the names filled in) and whether a baokeeper.dev/break-glass-ack value leaves it.
+// The reconcilers stop every automation of a cluster while status.breakGlass is
+// active; entering and leaving are status writes of the adminops reconciler.
+package breakglass
+
+import (
+	"fmt"
+	"strings"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// Runbook is the runbook of a break-glass reason.
+func Runbook(reason baov1.BreakGlassReason) string {
+	switch reason {
+	case baov1.BreakGlassQuorumLost:
+		return "docs/runbooks/break-glass-quorum-lost.md"
+	case baov1.BreakGlassGreenLeads:
+		return "docs/runbooks/break-glass-green-leads.md"
+	}
+	return "docs/runbooks/break-glass-rollback.md"
+}
+
+// View is the Raft view of one observation as break-glass records it: the leader
+// and every member and Raft server with its role and version.
+func View(c *upgrade.Cluster) (leader string, members []baov1.BreakGlassMember) {
+	for _, m := range c.AllServers() {
+		if !m.PodExists && !m.InRaft {
+			continue
+		}
+		role := baov1.RaftRoleUnknown
+		switch {
+		case !c.AutopilotKnown:
+		case m.Name == c.Leader:
+			role = baov1.RaftRoleLeader
+		case m.InRaft && m.Voter:
+			role = baov1.RaftRoleVoter
+		case m.InRaft:
+			role = baov1.RaftRoleNonVoter
+		default:
+			role = baov1.RaftRoleNotInConfiguration
+		}
+		healthy := m.Healthy
+		if !c.AutopilotKnown {
+			healthy = m.Responsive()
+		}
+		members = append(members, baov1.BreakGlassMember{Name: m.Name, Role: role, Version: m.Version, Healthy: healthy})
+	}
+	return c.Leader, members
+}
+
+// Input names what the recovery steps talk about.
+type Input struct {
+	Name, Namespace string
+	Reason          baov1.BreakGlassReason
+	Nonce           string
+	// Member is the member the failure is about, if any.
+	Member string
+	// Leader is the leader observed on entry, if any.
+	Leader string
+	// Job is the executor Job that failed last, if any.
+	Job string
+	// Green is green's StatefulSet during a blue-green upgrade; empty otherwise.
+	Green string
+	// Snapshot is the pre-upgrade snapshot, if one was taken.
+	Snapshot *baov1.SnapshotReceipt
+}
+
+// RecoverySteps are the commands and checks a person runs, in order, with the names
+// filled in. The last one always acknowledges the nonce.
+func RecoverySteps(in Input) []string {
+	ns, name := in.Namespace, in.Name
+	exec := in.Leader
+	if exec == "" {
+		exec = in.Member
+	}
+	if exec == "" {
+		exec = "<a member that answers>"
+	}
+	steps := []string{
+		fmt.Sprintf("Read what baokeeper saw: kubectl get openbaocluster %s -n %s -o jsonpath='{.status.breakGlass}'", name, ns),
+		fmt.Sprintf("See the members: kubectl get pods -n %s -l %s=%s -o wide", ns, workload.LabelCluster, name),
+		fmt.Sprintf("Read the Raft configuration with an operator token: kubectl exec -n %s %s -c "+workload.ContainerName+" -- env BAO_TOKEN=<token> bao operator raft list-peers", ns, exec),
+	}
+	switch in.Reason {
+	case baov1.BreakGlassQuorumLost:
+		steps = append(steps,
+			fmt.Sprintf("Find why a majority of voters does not answer: kubectl describe pod -n %s <member>, and kubectl logs -n %s <member> -c openbao", ns, ns),
+			"Bring the members back (a pod that is gone is re-created by its StatefulSet; a stuck one can be deleted) until a majority of voters is unsealed and one of them leads",
+			fmt.Sprintf("Check that autopilot is healthy again: kubectl exec -n %s <member> -c "+workload.ContainerName+" -- env BAO_TOKEN=<token> bao operator raft autopilot state", ns))
+	case baov1.BreakGlassGreenLeads:
+		steps = append(steps,
+			fmt.Sprintf("Green member %s leads and has written with its version: blue must not lead after it. Do not step it down", orDash(in.Leader)),
+			"Decide with the application owners: keep green (restore nothing) or go back to blue's version by restoring the pre-upgrade snapshot as docs/runbooks/restore-from-snapshot.md says"+snapshotHint(in.Snapshot))
+	default:
+		if in.Job != "" {
+			steps = append(steps, fmt.Sprintf("Read why the executor failed: kubectl logs -n %s job/%s", ns, in.Job))
+		}
+		steps = append(steps,
+			"Fix the cause (the executor image, its OpenBao role, a member that does not answer); after the acknowledgement the rollback retries its step from what it observes",
+			fmt.Sprintf("If the rollback cannot finish, the pre-upgrade snapshot restores blue: docs/runbooks/restore-from-snapshot.md%s", snapshotHint(in.Snapshot)))
+		if in.Green != "" {
+			steps = append(steps, fmt.Sprintf("Green's StatefulSet %s is left as it is until the rollback finishes", in.Green))
+		}
+	}
+	return append(steps, fmt.Sprintf("Then let baokeeper go on: kubectl annotate openbaocluster %s -n %s %s=%s --overwrite --field-manager=<your name>",
+		name, ns, baov1.AnnotationBreakGlassAck, in.Nonce))
+}
+
+// Acknowledge decides a baokeeper.dev/break-glass-ack value: only the current nonce
+// of an active break-glass leaves it. It says why anything else is refused.
+func Acknowledge(bg *baov1.BreakGlassStatus, value string) (bool, string) {
+	switch {
+	case bg == nil || !bg.Active:
+		return false, "break-glass is not active, so there is nothing to acknowledge"
+	case value != bg.Nonce:
+		return false, fmt.Sprintf("%q is not the current nonce (status.breakGlass.nonce): a stale or mistyped value leaves automation stopped", value)
+	}
+	return true, ""
+}
+
+func snapshotHint(s *baov1.SnapshotReceipt) string {
+	if s == nil || s.Location == "" {
+		return " (no pre-upgrade snapshot is recorded in status.lastSnapshot)"
+	}
+	return fmt.Sprintf(" (status.lastSnapshot: %s)", s.Location)
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
