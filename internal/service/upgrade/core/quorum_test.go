@@ -70,3 +70,46 @@ func TestProject(t *testing.T) {
 		})
 	}
 }
+
+func TestLostQuorum(t *testing.T) {
+	up := func(name string) upgrade.Member {
+		return upgrade.Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
+	}
+	down := func(name string) upgrade.Member { return upgrade.Member{Name: name, PodExists: true} }
+	three := []string{"bao-0", "bao-1", "bao-2"}
+	for _, tc := range []struct {
+		name    string
+		c       upgrade.Cluster
+		voters  []string
+		planned string
+		lost    bool
+		silent  []string
+	}{
+		{name: "autopilot readable: a majority exists", c: upgrade.Cluster{AutopilotKnown: true, Members: []upgrade.Member{down("bao-0"), down("bao-1"), up("bao-2")}}, voters: three},
+		{name: "no autopilot, 2 of 3 answer (an election)", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, silent: []string{"bao-2"}},
+		{name: "no autopilot, 1 of 3 answers", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, lost: true, silent: []string{"bao-0", "bao-2"}},
+		{name: "the planned member and one more are silent", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, planned: "bao-0", lost: true, silent: []string{"bao-0", "bao-2"}},
+		{name: "a voter whose pod is gone counts as silent", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0")}}, voters: three, lost: true, silent: []string{"bao-1", "bao-2"}},
+		{name: "the only voter, replaced on purpose, is planned", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", silent: []string{"bao-0"}},
+		{name: "no voters recorded yet: nothing to say", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0")}}},
+		{name: "5 voters, 3 silent", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2"), down("bao-3"), down("bao-4")}},
+			voters: []string{"bao-0", "bao-1", "bao-2", "bao-3", "bao-4"}, lost: true, silent: []string{"bao-2", "bao-3", "bao-4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			q := LostQuorum(&tc.c, tc.voters, tc.planned)
+			g.Expect(q.Lost).To(Equal(tc.lost))
+			if !tc.c.AutopilotKnown && len(tc.voters) > 0 {
+				g.Expect(q.Silent).To(Equal(tc.silent))
+			}
+		})
+	}
+}
+
+func TestVoters(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Voters(&upgrade.Cluster{})).To(BeNil(), "unknown without autopilot")
+	c := &upgrade.Cluster{AutopilotKnown: true, Members: []upgrade.Member{{Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-0", InRaft: true}},
+		Green: []upgrade.Member{{Name: "bao-x-0", InRaft: true, Voter: true}}, Extra: []upgrade.Member{{Name: "old", InRaft: true, Voter: true}}}
+	g.Expect(Voters(c)).To(Equal([]string{"bao-1", "bao-x-0", "old"}))
+}
