@@ -18,6 +18,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -29,6 +30,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -85,6 +87,49 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 		wg.Wait()
 		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade")
 	})
+
+	It("rolls back from DemoteBlue to blue alone, with no election, whichever pass the operator dies after", func() {
+		want := []string{
+			"create green",
+			"promote <green>-0", "promote <green>-1", "promote <green>-2",
+			"demote bao-0",
+			// The rollback, requested once bao-0 is a non-voter:
+			"promote bao-0",
+			"demote <green>-0", "demote <green>-1", "demote <green>-2",
+			"removepeer <green>-0", "removepeer <green>-1", "removepeer <green>-2",
+			"delete StatefulSet <green>",
+			"delete volume <green>-0", "delete volume <green>-1", "delete volume <green>-2",
+		}
+		afterFirstDemotion := func(w *blueGreenWorld, c *baov1.OpenBaoCluster) bool {
+			bg := c.Status.BlueGreen
+			voter, in := w.raft["bao-0"]
+			return bg != nil && bg.Phase == baov1.BlueGreenDemoteBlue && in && !voter
+		}
+		ref := runBlueGreenWith(ctx, k, "rbref", -1, afterFirstDemotion)
+		expectRolledBack(ctx, ref, -1, want)
+		passes := ref.loopPasses
+		GinkgoWriter.Printf("rollback reference run: %d passes, actions %v%s\n", passes, ref.whats(), ref.history())
+
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, scalingWorkers)
+		crashes := 0
+		for crashAt := range passes {
+			if !slices.Contains(ref.writes[crashAt], noteIntent) && !slices.ContainsFunc(ref.disruptions, func(d disruption) bool { return d.pass == crashAt }) {
+				continue
+			}
+			crashes++
+			wg.Go(func() {
+				defer GinkgoRecover()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				w := runBlueGreenWith(ctx, k, fmt.Sprintf("rbk%d", crashAt), crashAt, afterFirstDemotion)
+				GinkgoWriter.Printf("rollback: crash after pass %2d (%s): %d passes, actions %v\n", crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
+				expectRolledBack(ctx, w, crashAt, want)
+			})
+		}
+		wg.Wait()
+		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade and its rollback")
+	})
 })
 
 // noteIntent marks a pass whose status write changed the upgrade's intent.
@@ -130,6 +175,12 @@ type blueGreenWorld struct {
 	*scalingWorld
 	// green is green's StatefulSet, once created.
 	green string
+	// rollbackWhen, when set, asks for a rollback (baokeeper.dev/rollback) before
+	// the first pass whose stored status and world it holds for.
+	rollbackWhen func(c *baov1.OpenBaoCluster) bool
+	// rollbackAsked and rollingBack: the request was made; the stored status is in
+	// a rollback phase.
+	rollbackAsked, rollingBack bool
 }
 
 func (w *blueGreenWorld) greenName(s string) string {
@@ -145,6 +196,13 @@ func (w *blueGreenWorld) greenName(s string) string {
 // followed by a world step, until the upgrade completed; then a few more.
 func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt int) *blueGreenWorld {
 	GinkgoHelper()
+	return runBlueGreenWith(ctx, k, ns, crashAt, nil)
+}
+
+// runBlueGreenWith is runBlueGreen, asking for a rollback once rollbackWhen holds;
+// the run ends when the upgrade completed or was rolled back.
+func runBlueGreenWith(ctx context.Context, k client.WithWatch, ns string, crashAt int, rollbackWhen func(w *blueGreenWorld, c *baov1.OpenBaoCluster) bool) *blueGreenWorld {
+	GinkgoHelper()
 	c := createRestartCluster(ctx, k, ns, 3)
 	u := &upgradeWorld{
 		k: k, cluster: c, bao: &openbaofake.Fake{}, targetVersion: restartTo,
@@ -154,6 +212,9 @@ func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt in
 	}
 	w := &blueGreenWorld{scalingWorld: &scalingWorld{upgradeWorld: u, raft: map[string]bool{}, createdAt: map[string]int{},
 		joinedAt: map[string]int{}, removed: map[string]bool{}, fellOff: map[string]bool{}}}
+	if rollbackWhen != nil {
+		w.rollbackWhen = func(c *baov1.OpenBaoCluster) bool { return rollbackWhen(w, c) }
+	}
 	w.leader = "bao-1"
 	for i := range 3 {
 		w.raft[fmt.Sprintf("bao-%d", i)] = true
@@ -191,6 +252,15 @@ func runBlueGreen(ctx context.Context, k client.WithWatch, ns string, crashAt in
 		}
 		w.writes[w.pass] = nil
 		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+		if w.rollbackWhen != nil && !w.rollbackAsked && w.rollbackWhen(c) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[baov1.AnnotationRollback] = "1"
+			Expect(k.Update(ctx, c)).To(Succeed())
+			w.rollbackAsked = true
+			w.note("asked for a rollback")
+		}
 		before := intentOf(c)
 		_, err := w.reconciler(w.bgClient(k)).Reconcile(ctx, req)
 		if w.pass == w.crashAt {
@@ -229,7 +299,8 @@ func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
 				if oc.Status.Upgrade != nil {
 					w.started = true
 				}
-				w.done = w.started && oc.Status.Upgrade == nil && oc.Status.CurrentVersion == restartTo
+				w.rollingBack = oc.Status.BlueGreen != nil && bluegreen.IsRollback(oc.Status.BlueGreen.Phase)
+				w.done = w.started && oc.Status.Upgrade == nil && (oc.Status.CurrentVersion == restartTo || oc.Status.LastRollback != nil)
 			}
 			return err
 		},
@@ -260,9 +331,9 @@ func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
 			}
 			switch o := obj.(type) {
 			case *corev1.PersistentVolumeClaim:
-				w.disrupt("delete volume " + strings.TrimPrefix(o.Name, "data-"))
+				w.disrupt("delete volume " + w.greenName(strings.TrimPrefix(o.Name, "data-")))
 			case *appsv1.StatefulSet:
-				w.disrupt("delete StatefulSet " + o.Name)
+				w.disrupt("delete StatefulSet " + w.greenName(o.Name))
 			case *corev1.Pod:
 				w.violate("pass %d deleted pod %s: a blue-green upgrade deletes no pod itself", w.pass, o.Name)
 			case *batchv1.Job:
@@ -300,8 +371,11 @@ func (w *blueGreenWorld) bgJobCreated(job *batchv1.Job) {
 	green := w.green != "" && strings.HasPrefix(member, w.green+"-")
 	switch step {
 	case executorjob.StepPromote:
-		if !green {
-			w.violate("pass %d created the promote Job %s for blue member %s", w.pass, job.Name, member)
+		if !green && !w.rollingBack {
+			w.violate("pass %d created the promote Job %s for blue member %s outside a rollback", w.pass, job.Name, member)
+		}
+		if green && w.rollingBack {
+			w.violate("pass %d created the promote Job %s for green member %s during a rollback", w.pass, job.Name, member)
 		}
 		if in && voter {
 			w.violate("pass %d created the promote Job %s for %s, already a voter", w.pass, job.Name, member)
@@ -520,6 +594,55 @@ func expectBlueGreen(ctx context.Context, w *blueGreenWorld, crashAt int, want [
 	Expect(w.k.Get(ctx, client.ObjectKey{Namespace: name, Name: "bao"}, svc)).To(Succeed())
 	Expect(svc.Spec.Selector).To(HaveKeyWithValue(workload.LabelInstance, w.green), "%s: the client Service selects green", name)
 	Expect(upgrade.SameVersion(c.Status.CurrentVersion, restartTo)).To(BeTrue())
+
+	if crashAt < 0 {
+		Expect(w.whats()).To(Equal(want), "%s: disruptive actions, in order", name)
+	} else {
+		Expect(withoutRepeats(w.whats())).To(Equal(want), "%s: disruptive actions, in order, an action at most repeated; got %v", name, w.whats())
+	}
+}
+
+// expectRolledBack asserts what must hold after a rolled-back run, crash or not:
+// blue alone, every member a voter, no election, green and its volumes gone, and
+// the rollback recorded with currentVersion unchanged.
+func expectRolledBack(ctx context.Context, w *blueGreenWorld, crashAt int, want []string) {
+	GinkgoHelper()
+	name := w.cluster.Namespace
+	Expect(w.violations).To(BeEmpty(), "%s: invariants broken; actions %v; passes:%s", name, w.whats(), w.history())
+	Expect(w.incomplete).To(BeEmpty(), "%s: passes:%s", name, w.history())
+	Expect(w.rollbackAsked).To(BeTrue(), "%s: the rollback was asked for", name)
+	for _, d := range w.disruptions {
+		Expect(d.pass).To(BeNumerically("<", w.loopPasses), "%s: pass %d, after the rollback completed, did %s", name, d.pass, d.what)
+	}
+	c := &baov1.OpenBaoCluster{}
+	Expect(w.k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	Expect(c.Status.Upgrade).To(BeNil(), name)
+	Expect(c.Status.BlueGreen).To(BeNil(), name)
+	Expect(c.Status.OperationLock).To(BeNil(), "%s: the operation lock", name)
+	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "%s: currentVersion unchanged", name)
+	Expect(c.Status.LastRollback).NotTo(BeNil(), name)
+	Expect(c.Status.LastRollback.TargetVersion).To(Equal(restartTo))
+	Expect(c.Status.LastRollback.Reason).To(ContainSubstring("baokeeper.dev/rollback=1"))
+	Expect(meta.IsStatusConditionTrue(c.Status.Conditions, string(baov1.ConditionRolledBack))).To(BeTrue(), "%s: the RolledBack condition", name)
+	Expect(c.Status.StatefulSet).To(BeElementOf("", "bao"), "%s: blue serves", name)
+
+	Expect(w.raftMembers()).To(Equal([]string{"bao-0 (voter)", "bao-1 (voter)", "bao-2 (voter)"}), "%s: the Raft configuration is exactly blue's members", name)
+	Expect(w.leaders).To(BeEmpty(), "%s: no election", name)
+	Expect(w.leader).To(Equal("bao-1"))
+
+	sets := &appsv1.StatefulSetList{}
+	Expect(w.k.List(ctx, sets, client.InNamespace(name))).To(Succeed())
+	Expect(sets.Items).To(HaveLen(1), "%s: green's StatefulSet is gone", name)
+	Expect(sets.Items[0].Name).To(Equal("bao"))
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	Expect(w.k.List(ctx, pvcs, client.InNamespace(name))).To(Succeed())
+	for _, pvc := range pvcs.Items {
+		Expect(pvc.Name).NotTo(HavePrefix("data-"+w.green+"-"), "%s: green's volume claims are gone", name)
+	}
+	// This world has no workload reconciler: the client Service exists only if the
+	// upgrade pointed it somewhere, which a rollback never does.
+	svc := &corev1.Service{}
+	Expect(apierrors.IsNotFound(w.k.Get(ctx, client.ObjectKey{Namespace: name, Name: "bao"}, svc))).To(BeTrue(), "%s: the client Service was never switched", name)
 
 	if crashAt < 0 {
 		Expect(w.whats()).To(Equal(want), "%s: disruptive actions, in order", name)
