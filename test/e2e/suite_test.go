@@ -62,6 +62,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	writeFlakyImage()
+	writeFaultyExecutor()
 	By("starting the rig in " + rigDir)
 	rigCmd = exec.Command(rigBin, "up", "--dir", rigDir, "--root", root)
 	logf, err := os.Create(filepath.Join(rigDir, "rig.log"))

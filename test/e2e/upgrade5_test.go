@@ -437,16 +437,24 @@ func killOperator(ctx context.Context) time.Duration {
 	return time.Since(start)
 }
 
-// operatorPIDs finds the manager process of an operator pod: the rig runs containers
-// as host processes, with the pod's name as HOSTNAME.
+// operatorPIDs finds the manager process of an operator pod.
 func operatorPIDs(pod string) []int {
+	var out []int
+	for _, pid := range processesOf(pod) {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		if err == nil && strings.HasSuffix(exe, "/bin/baokeeper") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// processesOf lists the processes of a pod: the rig runs containers as host
+// processes, with the pod's name as HOSTNAME.
+func processesOf(pod string) []int {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	var out []int
 	for _, p := range procs {
-		exe, err := os.Readlink(filepath.Join(p, "exe"))
-		if err != nil || !strings.HasSuffix(exe, "/bin/baokeeper") {
-			continue
-		}
 		env, err := os.ReadFile(filepath.Join(p, "environ"))
 		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "HOSTNAME="+pod) {
 			continue
