@@ -121,16 +121,13 @@ func MarkInvalidHandled(st *baov1.RequestsStatus, e InvalidRequest) {
 
 // RequestRefusal says why a valid request does nothing in the cluster's current
 // state, in words that fit the request: promote and rollback belong to blue-green
-// upgrades, retry to a failed step, break-glass-ack to an active break-glass.
+// upgrades, retry to a failed step, break-glass-ack to an active break-glass. A
+// rollback of a running blue-green upgrade is decided by bluegreen.AcceptsRollback.
 func RequestRefusal(r Request, c *baov1.OpenBaoCluster) string {
 	prefix := fmt.Sprintf("Ignoring %s=%s: ", r.Kind, r.Value)
 	up := c.Status.Upgrade
 	switch r.Kind {
 	case RequestPromote, RequestRollback:
-		if bg := c.Status.BlueGreen; r.Kind == RequestRollback && bg != nil {
-			return prefix + "this release does not roll back blue-green upgrades yet; until green leads (status.blueGreen.leaderMovedAt), blue keeps its leader, " +
-				"and after it the way back is the pre-upgrade snapshot (status.upgrade.snapshot)"
-		}
 		if bg := c.Status.BlueGreen; r.Kind == RequestPromote && bg != nil {
 			if bg.Promotion == baov1.PromotionRequested || bg.Promotion == baov1.PromotionAutomatic {
 				return prefix + fmt.Sprintf("green %s is already released for promotion (%s); the value is recorded as handled and does nothing", bg.Green.StatefulSet, bg.Promotion)

@@ -137,8 +137,7 @@ func TestRequestRefusal(t *testing.T) {
 			"the blue-green upgrade is in phase Sync and does not wait for promotion yet; a value set before the hold, or left from an earlier upgrade, releases nothing"},
 		{"promote after the release", "a second value does nothing more", Request{RequestPromote, "again"},
 			blueGreen(baov1.BlueGreenPromoteGreen, baov1.PromotionRequested), "green bao-1a2b3c4d is already released for promotion (Requested)"},
-		{"rollback during blue-green", "not carried out yet, and says where the way back is", Request{RequestRollback, "1"},
-			blueGreen(baov1.BlueGreenSync, baov1.PromotionPending), "does not roll back blue-green upgrades yet"},
+		{"rollback when idle", "nothing runs to roll back", Request{RequestRollback, "1"}, idle, "none runs"},
 		{"ack without break-glass", "nothing to acknowledge", Request{RequestBreakGlassAck, "n"}, idle, "break-glass is not active"},
 	}
 	for _, tc := range cases {

@@ -183,6 +183,11 @@ func rolledBackMessage(c *baov1.OpenBaoCluster, lr *baov1.RollbackRecord) string
 // else is refused with an event that says why, and nothing changes.
 func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, value string) {
 	bg := c.Status.BlueGreen
+	if bg == nil {
+		// No blue-green upgrade: the words of a rolling upgrade, or of none.
+		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, upgrade.RequestRefusal(upgrade.Request{Kind: upgrade.RequestRollback, Value: value}, c))
+		return
+	}
 	v := bluegreen.AcceptsRollback(bg, obs)
 	if !v.OK {
 		msg := fmt.Sprintf("baokeeper.dev/rollback=%s refused: %s", value, v.Why)
