@@ -492,7 +492,8 @@ func (tc *testCluster) expectAllOn(ctx context.Context, version string) {
 		c := tc.get(ctx, g)
 		g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning))
 		g.Expect(c.Status.CurrentVersion).To(Equal(version))
-		g.Expect(c.Status.Message).To(Equal(fmt.Sprintf("%d of %d members Ready, running %s", n, n, version)))
+		// After a rollback the message goes on with what to do about spec.version.
+		g.Expect(c.Status.Message).To(HavePrefix(fmt.Sprintf("%d of %d members Ready, running %s", n, n, version)))
 	}, 30*time.Second, pollEvery).Should(Succeed())
 	for _, m := range tc.memberList() {
 		h, err := tc.client(m, "").Sys().HealthWithContext(ctx)

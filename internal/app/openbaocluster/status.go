@@ -174,7 +174,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 // and no upgrade is in progress.
 func versionChangePending(c *baov1.OpenBaoCluster) string {
 	cur := c.Status.CurrentVersion
-	if cur == "" || c.Status.Upgrade != nil || normalizeVersion(c.Spec.Version) == cur {
+	if cur == "" || c.Status.Upgrade != nil || normalizeVersion(c.Spec.Version) == cur || rolledBackTarget(c) != nil {
 		return ""
 	}
 	return fmt.Sprintf("spec.version %s differs from the running %s; waiting for the upgrade manager to plan the change", normalizeVersion(c.Spec.Version), cur)
@@ -266,8 +266,24 @@ func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notR
 			slices.Sort(vs)
 			return fmt.Sprintf("%d of %d members Ready; members report versions %s", ready, replicas, strings.Join(vs, ", "))
 		}
-		return fmt.Sprintf("%d of %d members Ready, running %s", ready, replicas, v)
+		msg := fmt.Sprintf("%d of %d members Ready, running %s", ready, replicas, v)
+		if lr := rolledBackTarget(c); lr != nil {
+			msg += fmt.Sprintf("; the upgrade to %s was rolled back (condition RolledBack): set spec.version to %s, or %s to a new value to try again",
+				lr.TargetVersion, v, baov1.AnnotationRetry)
+		}
+		return msg
 	}
+}
+
+// rolledBackTarget is the last rollback while spec.version still names its target
+// and no retry allows it again: the upgrade manager holds, and the status says so
+// instead of "waiting for the upgrade manager".
+func rolledBackTarget(c *baov1.OpenBaoCluster) *baov1.RollbackRecord {
+	lr := c.Status.LastRollback
+	if lr == nil || lr.Retry != "" || c.Status.Upgrade != nil || normalizeVersion(c.Spec.Version) != lr.TargetVersion {
+		return nil
+	}
+	return lr
 }
 
 func ptr[T any](v T) *T { return &v }

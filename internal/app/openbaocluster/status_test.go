@@ -172,6 +172,30 @@ func TestComputeStatusPhases(t *testing.T) {
 			wantProgress: baov1.ReasonUpgradePending, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "spec.version 2.4.1 differs from the running 2.4.0",
 		},
 		{
+			name: "spec.version names a rolled-back target", reason: "nothing is pending: the upgrade manager holds, and the message says what to do",
+			cluster: func() *baov1.OpenBaoCluster {
+				c := newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0"), withSpecVersion("2.4.1"))
+				c.Status.LastRollback = &baov1.RollbackRecord{FromVersion: "2.4.0", TargetVersion: "2.4.1", Reason: "ValidationFailed"}
+				return c
+			}(),
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0")), pass: pass{decision: allowed},
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantDegraded: baov1.ReasonAllMembersReady,
+			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0",
+			wantMsgContain: "3 of 3 members Ready, running 2.4.0; the upgrade to 2.4.1 was rolled back (condition RolledBack): set spec.version to 2.4.0, or baokeeper.dev/retry",
+		},
+		{
+			name: "break-glass", reason: "the phase and the message say automation stopped and where to start",
+			cluster: func() *baov1.OpenBaoCluster {
+				c := newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0"))
+				c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassQuorumLost, Message: "2 of 3 voters do not answer"}
+				return c
+			}(),
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0")), pass: pass{decision: allowed},
+			wantPhase: baov1.PhaseBreakGlass, wantAvailable: metav1.ConditionTrue, wantDegraded: baov1.ReasonAllMembersReady,
+			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0",
+			wantMsgContain: "Break-glass (QuorumLost): every automation of this cluster stopped: 2 of 3 voters do not answer. See status.breakGlass.recoverySteps",
+		},
+		{
 			name: "spec refused on a running cluster", reason: "a refusal is Degraded with the policy's message, and the cluster still reports Running",
 			cluster:   newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0"), withSpecVersion("2.3.0")),
 			obs:       newObs(withSTS(true), withMembers(3, 3, "2.4.0")),
