@@ -60,31 +60,9 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 			"delete StatefulSet bao",
 			"delete volume bao-0", "delete volume bao-1", "delete volume bao-2",
 		}
-		ref := runBlueGreen(ctx, k, "bgref", -1)
-		expectBlueGreen(ctx, ref, -1, want)
-		passes := ref.loopPasses
-		GinkgoWriter.Printf("blue-green reference run: %d passes, actions %v%s\n", passes, ref.whats(), ref.history())
-
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, scalingWorkers)
-		crashes := 0
-		for crashAt := range passes {
-			// A crash loses what the pass wrote: only passes that recorded an intent
-			// or acted can change what follows; losing a message changes nothing.
-			if !slices.Contains(ref.writes[crashAt], noteIntent) && !slices.ContainsFunc(ref.disruptions, func(d disruption) bool { return d.pass == crashAt }) {
-				continue
-			}
-			crashes++
-			wg.Go(func() {
-				defer GinkgoRecover()
-				slots <- struct{}{}
-				defer func() { <-slots }()
-				w := runBlueGreen(ctx, k, fmt.Sprintf("bgk%d", crashAt), crashAt)
-				GinkgoWriter.Printf("blue-green: crash after pass %2d (%s): %d passes, actions %v\n", crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
-				expectBlueGreen(ctx, w, crashAt, want)
-			})
-		}
-		wg.Wait()
+		crashes := crashAfterEveryIntent("blue-green", "bg",
+			func(ns string, crashAt int) *blueGreenWorld { return runBlueGreen(ctx, k, ns, crashAt) },
+			func(w *blueGreenWorld, crashAt int) { expectBlueGreen(ctx, w, crashAt, want) })
 		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade")
 	})
 
@@ -105,32 +83,43 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 			voter, in := w.raft["bao-0"]
 			return bg != nil && bg.Phase == baov1.BlueGreenDemoteBlue && in && !voter
 		}
-		ref := runBlueGreenWith(ctx, k, "rbref", -1, afterFirstDemotion)
-		expectRolledBack(ctx, ref, -1, want)
-		passes := ref.loopPasses
-		GinkgoWriter.Printf("rollback reference run: %d passes, actions %v%s\n", passes, ref.whats(), ref.history())
-
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, scalingWorkers)
-		crashes := 0
-		for crashAt := range passes {
-			if !slices.Contains(ref.writes[crashAt], noteIntent) && !slices.ContainsFunc(ref.disruptions, func(d disruption) bool { return d.pass == crashAt }) {
-				continue
-			}
-			crashes++
-			wg.Go(func() {
-				defer GinkgoRecover()
-				slots <- struct{}{}
-				defer func() { <-slots }()
-				w := runBlueGreenWith(ctx, k, fmt.Sprintf("rbk%d", crashAt), crashAt, afterFirstDemotion)
-				GinkgoWriter.Printf("rollback: crash after pass %2d (%s): %d passes, actions %v\n", crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
-				expectRolledBack(ctx, w, crashAt, want)
-			})
-		}
-		wg.Wait()
+		crashes := crashAfterEveryIntent("rollback", "rb",
+			func(ns string, crashAt int) *blueGreenWorld { return runBlueGreenWith(ctx, k, ns, crashAt, afterFirstDemotion) },
+			func(w *blueGreenWorld, crashAt int) { expectRolledBack(ctx, w, crashAt, want) })
 		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade and its rollback")
 	})
 })
+
+// crashAfterEveryIntent runs a reference run (no crash), checks it, then one run per
+// pass that recorded an intent or acted, crashing after it, and checks each. A
+// crash loses what the pass wrote: only those passes can change what follows;
+// losing a message changes nothing. It returns how many crash runs it made.
+func crashAfterEveryIntent(what, prefix string, run func(ns string, crashAt int) *blueGreenWorld, expect func(w *blueGreenWorld, crashAt int)) int {
+	GinkgoHelper()
+	ref := run(prefix+"ref", -1)
+	expect(ref, -1)
+	passes := ref.loopPasses
+	GinkgoWriter.Printf("%s reference run: %d passes, actions %v%s\n", what, passes, ref.whats(), ref.history())
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, scalingWorkers)
+	crashes := 0
+	for crashAt := range passes {
+		if !slices.Contains(ref.writes[crashAt], noteIntent) && !slices.ContainsFunc(ref.disruptions, func(d disruption) bool { return d.pass == crashAt }) {
+			continue
+		}
+		crashes++
+		wg.Go(func() {
+			defer GinkgoRecover()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			w := run(fmt.Sprintf("%sk%d", prefix, crashAt), crashAt)
+			GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes, actions %v\n", what, crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
+			expect(w, crashAt)
+		})
+	}
+	wg.Wait()
+	return crashes
+}
 
 // noteIntent marks a pass whose status write changed the upgrade's intent.
 const noteIntent = "recorded an intent"

@@ -578,19 +578,28 @@ func removeBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 }
 
 func cleanup(in Input, next *baov1.BlueGreenStatus) Decision {
-	switch {
-	case in.BlueExists:
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectBlueStatefulSet,
-			WaitingFor: fmt.Sprintf("deleting blue's StatefulSet %s", next.Blue.StatefulSet)}}
-	case in.BlueVolumes > 0:
-		// Deleted while blue's pods terminate: the claims' protection finalizer keeps
-		// them until no pod uses them, and nothing else could use them (their names
-		// are blue's, and no StatefulSet of blue is left to re-create a pod).
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectBlueVolumes,
-			WaitingFor: fmt.Sprintf("deleting blue's %d volumes (data of removed peers, which must never rejoin)", in.BlueVolumes)}}
+	if d, left := deleteSide("", "blue", next.Blue.StatefulSet, in.BlueExists, in.BlueVolumes, core.ObjectBlueStatefulSet, core.ObjectBlueVolumes); left {
+		return d
 	}
 	return Decision{Action: core.Action{Kind: core.KindComplete,
 		Event: fmt.Sprintf("Every member runs %s on %s (from %s); blue %s is gone", next.Green.Version, next.Green.StatefulSet, next.Blue.Version, next.Blue.StatefulSet)}}
+}
+
+// deleteSide deletes what is left of one side after its peers left Raft: its
+// StatefulSet, then its volumes. The volumes are deleted while the pods terminate:
+// the claims' protection finalizer keeps each until no pod uses it, and nothing else
+// could use them (their names are the side's, and no StatefulSet of it is left to
+// re-create a pod). left is false once nothing is.
+func deleteSide(prefix, side, sts string, exists bool, vols int, stsObj, volObj core.Object) (d Decision, left bool) {
+	switch {
+	case exists:
+		return Decision{Action: core.Action{Kind: core.KindDelete, Object: stsObj,
+			WaitingFor: fmt.Sprintf("%sdeleting %s's StatefulSet %s", prefix, side, sts)}}, true
+	case vols > 0:
+		return Decision{Action: core.Action{Kind: core.KindDelete, Object: volObj,
+			WaitingFor: fmt.Sprintf("%sdeleting %s's %d volumes (data of removed peers, which must never rejoin)", prefix, side, vols)}}, true
+	}
+	return Decision{}, false
 }
 
 // jobStep resolves the current executor-Job step from what is observed: done

@@ -228,13 +228,9 @@ func rollbackRemoveGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 }
 
 func rollbackCleanup(in Input, next *baov1.BlueGreenStatus) Decision {
-	switch {
-	case in.GreenExists:
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectGreenStatefulSet,
-			WaitingFor: fmt.Sprintf("rolling back: deleting green's StatefulSet %s", next.Green.StatefulSet)}}
-	case in.GreenVolumes > 0:
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: core.ObjectGreenVolumes,
-			WaitingFor: fmt.Sprintf("rolling back: deleting green's %d volumes (data of removed peers, which must never rejoin)", in.GreenVolumes)}}
+	if d, left := deleteSide("rolling back: ", "green", next.Green.StatefulSet, in.GreenExists, in.GreenVolumes,
+		core.ObjectGreenStatefulSet, core.ObjectGreenVolumes); left {
+		return d
 	}
 	return Decision{Action: core.Action{Kind: core.KindRolledBack,
 		Event: fmt.Sprintf("Rolled back: every member runs %s on %s, green %s is gone (%s)",
