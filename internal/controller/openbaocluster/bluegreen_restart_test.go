@@ -84,7 +84,9 @@ var _ = Describe("Blue-green upgrades across operator restarts", Ordered, Contin
 			return bg != nil && bg.Phase == baov1.BlueGreenDemoteBlue && in && !voter
 		}
 		crashes := crashAfterEveryIntent("rollback", "rb",
-			func(ns string, crashAt int) *blueGreenWorld { return runBlueGreenWith(ctx, k, ns, crashAt, afterFirstDemotion) },
+			func(ns string, crashAt int) *blueGreenWorld {
+				return runBlueGreenWith(ctx, k, ns, crashAt, afterFirstDemotion)
+			},
 			func(w *blueGreenWorld, crashAt int) { expectRolledBack(ctx, w, crashAt, want) })
 		Expect(crashes).To(BeNumerically(">=", 30), "the crash points cover every intent and action of the upgrade and its rollback")
 	})
