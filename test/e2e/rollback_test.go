@@ -133,7 +133,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRetry, "after-auto-rollback") })
 		green := tc.waitGreenNamed(ctx, 3)
 		tc.setMembers(append(blue, green...)...)
-		tc.waitPhase(ctx, baov1.BlueGreenAwaitPromotion)
+		tc.waitPromotionHold(ctx)
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationPromote, "promote-then-fail") })
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
@@ -164,7 +164,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRetry, "after-manual-rollback") })
 		green := tc.waitGreenNamed(ctx, 3)
 		tc.setMembers(append(blue, green...)...)
-		tc.waitPhase(ctx, baov1.BlueGreenAwaitPromotion)
+		tc.waitPromotionHold(ctx)
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRollback, "from-the-hold") })
 
 		var bg *baov1.BreakGlassStatus
@@ -328,13 +328,16 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 	})
 })
 
-// waitPhase waits until the blue-green upgrade stands in phase.
-func (tc *testCluster) waitPhase(ctx context.Context, phase baov1.BlueGreenPhase) {
+// waitPromotionHold waits until the blue-green upgrade holds for promotion: a
+// promote value set before (phase AwaitPromotion entered, hold not yet recorded)
+// would be refused as early.
+func (tc *testCluster) waitPromotionHold(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
 		g.Expect(c.Status.BlueGreen).NotTo(BeNil(), c.Status.Message)
-		g.Expect(c.Status.BlueGreen.Phase).To(Equal(phase), c.Status.Message)
+		g.Expect(c.Status.BlueGreen.Phase).To(Equal(baov1.BlueGreenAwaitPromotion), c.Status.Message)
+		g.Expect(c.Status.BlueGreen.Promotion).To(Equal(baov1.PromotionWaiting), c.Status.Message)
 	}, blueGreenTimeout, 200*time.Millisecond).Should(Succeed())
 }
 

@@ -15,7 +15,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -118,6 +120,13 @@ func eventReasons(ctx context.Context, c *baov1.OpenBaoCluster) []string {
 // workloadVersions records the resourceVersion of every workload object.
 func workloadVersions(ctx context.Context, c *baov1.OpenBaoCluster) map[string]string {
 	GinkgoHelper()
+	return workloadVersionsExcept(ctx, c, "")
+}
+
+// workloadVersionsExcept is workloadVersions without the object named skip
+// ("svc/<name>").
+func workloadVersionsExcept(ctx context.Context, c *baov1.OpenBaoCluster, skip string) map[string]string {
+	GinkgoHelper()
 	n := workload.NamesFor(c)
 	objs := map[string]client.Object{
 		"sts/" + n.StatefulSet():                     &appsv1.StatefulSet{},
@@ -136,6 +145,9 @@ func workloadVersions(ctx context.Context, c *baov1.OpenBaoCluster) map[string]s
 	}
 	out := map[string]string{}
 	for k, o := range objs {
+		if k == skip {
+			continue
+		}
 		name := k[strings.Index(k, "/")+1:]
 		Expect(k8s.Get(ctx, key(c.Namespace, name), o)).To(Succeed(), k)
 		out[k] = o.GetResourceVersion()
@@ -418,6 +430,54 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		sts := &appsv1.StatefulSet{}
 		Expect(k8s.Get(ctx, key(ns, c.Name), sts)).To(Succeed())
 		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("ghcr.io/openbao/openbao:2.4.0"))
+	})
+
+	It("leaves every workload object alone while break-glass is active, and repairs again once the nonce is acknowledged", func() {
+		c := newCluster(ns, "frozen")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		n := workload.NamesFor(c)
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseInitializing))
+
+		By("entering break-glass as the upgrade manager would")
+		cur := getCluster(ctx, c)
+		now := metav1.Now()
+		cur.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassQuorumLost,
+			Message: "2 of 3 voters do not answer", Nonce: "0123456789abcdef0123456789abcdef", EnteredAt: &now}
+		Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseBreakGlass))
+		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("every automation of this cluster stopped"))
+
+		By("deleting a Service and changing the spec: nothing is repaired or applied")
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, key(ns, n.ActiveService()), svc)).To(Succeed())
+		Expect(k8s.Delete(ctx, svc)).To(Succeed())
+		versions := workloadVersionsExcept(ctx, c, "svc/"+n.ActiveService())
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+		})
+		Consistently(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{}))).To(BeTrue(), "the active Service stays deleted")
+			g.Expect(workloadVersionsExcept(ctx, c, "svc/"+n.ActiveService())).To(Equal(versions), "no object changes")
+		}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+
+		By("acknowledging a wrong nonce: still stopped")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Annotations = map[string]string{baov1.AnnotationBreakGlassAck: "wrong"}
+		})
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement("BreakGlassAckRefused"))
+		Expect(getCluster(ctx, c).Status.BreakGlass.Active).To(BeTrue())
+		Expect(apierrors.IsNotFound(k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{}))).To(BeTrue())
+
+		By("acknowledging the current nonce: the workload is repaired and the spec applied")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Annotations = map[string]string{baov1.AnnotationBreakGlassAck: "0123456789abcdef0123456789abcdef"}
+		})
+		Eventually(func() error { return k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{}) }, timeout, interval).Should(Succeed())
+		bg := getCluster(ctx, c).Status.BreakGlass
+		Expect(bg.Active).To(BeFalse())
+		Expect(bg.AcknowledgedAt).NotTo(BeNil())
+		Expect(bg.AcknowledgedBy).NotTo(BeEmpty(), "the field manager that set the annotation")
+		Expect(getCluster(ctx, c).Status.Phase).NotTo(Equal(baov1.PhaseBreakGlass))
 	})
 
 	It("re-creates a deleted object and never replaces the seal key of an initialized cluster", func() {
