@@ -65,7 +65,7 @@ var _ = Describe("Blue-green upgrades", Ordered, func() {
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
 			g.Expect(c.Status.Upgrade.Failure).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.Upgrade.Failure.Reason).To(Equal("ValidationFailed"))
+			g.Expect(c.Status.Upgrade.Failure.Reason).To(Equal(baov1.FailureValidationFailed))
 			g.Expect(c.Status.Message).To(ContainSubstring("kubectl logs -n " + ns + " job/bao-validate-"))
 		}, blueGreenTimeout, pollEvery).Should(Succeed())
 		tc.expectVoters(ctx, blue...)

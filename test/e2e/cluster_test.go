@@ -198,7 +198,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 			failure, plan = c.Status.Upgrade.Failure, c.Status.Upgrade.Plan.Pods
 			g.Expect(c.Status.Message).To(ContainSubstring("baokeeper.dev/retry"))
 		}, 3*time.Minute, pollEvery).Should(Succeed())
-		Expect(failure.Reason).To(Equal("StepTimeout"))
+		Expect(failure.Reason).To(Equal(baov1.FailureStepTimeout))
 		Expect(failure.Pod).To(Equal(plan[0]), "the first member of the plan is the one that never became ready")
 		Expect(failure.Message).To(ContainSubstring(plan[0] + " did not finish within 30s"))
 		Expect(failure.Message).To(ContainSubstring("not started: " + plan[1] + ", " + plan[2]))

@@ -139,7 +139,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
 			g.Expect(c.Status.Upgrade.Failure).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.Upgrade.Failure.Reason).To(Equal("DemoteFailed"))
+			g.Expect(c.Status.Upgrade.Failure.Reason).To(Equal(baov1.FailureDemoteFailed))
 		}, blueGreenTimeout, pollEvery).Should(Succeed())
 		st, err := tc.autopilot(ctx)
 		Expect(err).NotTo(HaveOccurred())
