@@ -79,6 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	defer func() {
+		// The conditions follow the status this pass leaves, so that break-glass
+		// entered, or a rollback completed, shows in the same write.
+		setConditions(c, obs.Now)
 		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
 			reterr = errors.Join(reterr, err)
 			return
@@ -88,7 +91,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	r.handleRequests(c, obs)
 	seedCurrentVersion(c, obs)
-	setConditions(c, obs.Now)
 	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
 		return ctrl.Result{}, nil
 	}
