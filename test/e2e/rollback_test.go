@@ -240,21 +240,24 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 
 	It("enters break-glass when a rolling upgrade loses a majority of voters, and deletes no further pod", func() {
 		members := tc.memberList()
-		// Paused, the upgrade holds its lock before the first member: it runs, and
-		// watches quorum, while the test freezes two members.
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-			c.Spec.Upgrade.Strategy = baov1.RollingUpdateStrategy
-			c.Spec.Upgrade.Paused = true
-		})
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.RollingUpdateStrategy })
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.5.0" })
+		// Once the first member's step is recorded, the upgrade has started: the two
+		// other members are frozen, which no step plans.
+		var stepPod string
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.OperationLock).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.Upgrade.LastVoters).To(HaveLen(3), c.Status.Message)
-		}, time.Minute, pollEvery).Should(Succeed())
-		frozen := members[1:]
+			g.Expect(c.Status.Upgrade.CurrentStep).NotTo(BeNil(), c.Status.Message)
+			stepPod = c.Status.Upgrade.CurrentStep.Pod
+		}, time.Minute, 50*time.Millisecond).Should(Succeed())
+		var frozen []string
+		for _, m := range members {
+			if m != stepPod {
+				frozen = append(frozen, m)
+			}
+		}
 		By(fmt.Sprintf("freezing %v: a majority of voters stops answering", frozen))
 		var pids []int
 		for _, m := range frozen {
@@ -265,7 +268,6 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 		for _, pid := range pids {
 			Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
 		}
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = false })
 		thawed := false
 		thaw := func() {
 			if thawed {
@@ -277,12 +279,6 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 			}
 		}
 		DeferCleanup(thaw)
-		uids := map[string]types.UID{}
-		for _, m := range members {
-			p, err := cs.CoreV1().Pods(ns).Get(ctx, m, metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			uids[m] = p.UID
-		}
 		var bg *baov1.BreakGlassStatus
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
@@ -295,15 +291,27 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 			Expect(bg.Message).To(ContainSubstring(m))
 		}
 
+		// The step's member may have been replaced before; from now on no pod goes.
+		uids := map[string]types.UID{}
+		for _, m := range members {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, m, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue // the step's member, being re-created by its StatefulSet
+			}
+			Expect(err).NotTo(HaveOccurred())
+			if p.DeletionTimestamp == nil {
+				uids[m] = p.UID
+			}
+		}
 		By("thawing them: break-glass stays, and no pod is deleted")
 		thaw()
 		Consistently(func(g Gomega) {
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.BreakGlass.Active).To(BeTrue())
-			for _, m := range members {
+			for m, uid := range uids {
 				p, err := cs.CoreV1().Pods(ns).Get(ctx, m, metav1.GetOptions{})
 				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(p.UID).To(Equal(uids[m]), "%s was not replaced", m)
+				g.Expect(p.UID).To(Equal(uid), "%s was not replaced", m)
 				g.Expect(p.DeletionTimestamp).To(BeNil(), "%s is not being deleted", m)
 			}
 		}, 15*time.Second, pollEvery).Should(Succeed())
