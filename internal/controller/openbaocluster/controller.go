@@ -52,8 +52,9 @@ func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
 }
 
 // upgradeStatusChanged lets the workload loop react to what the upgrade manager
-// writes (currentVersion, the upgrade in progress), which it reads to compute the
-// phase and the message; its own status writes do not trigger a pass.
+// writes (currentVersion, the upgrade in progress, break-glass, the last rollback),
+// which it reads to compute the phase and the message, and break-glass to stop; its
+// own status writes do not trigger a pass.
 func upgradeStatusChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		oldC, ok1 := e.ObjectOld.(*baov1.OpenBaoCluster)
@@ -63,7 +64,9 @@ func upgradeStatusChanged() predicate.Funcs {
 		}
 		return oldC.Status.CurrentVersion != newC.Status.CurrentVersion || oldC.Status.StatefulSet != newC.Status.StatefulSet ||
 			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade) ||
-			!equality.Semantic.DeepEqual(oldC.Status.Scaling, newC.Status.Scaling)
+			!equality.Semantic.DeepEqual(oldC.Status.Scaling, newC.Status.Scaling) ||
+			!equality.Semantic.DeepEqual(oldC.Status.BreakGlass, newC.Status.BreakGlass) ||
+			!equality.Semantic.DeepEqual(oldC.Status.LastRollback, newC.Status.LastRollback)
 	}}
 }
 

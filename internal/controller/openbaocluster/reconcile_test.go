@@ -26,6 +26,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -443,7 +444,9 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		now := metav1.Now()
 		cur.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassQuorumLost,
 			Message: "2 of 3 voters do not answer", Nonce: "0123456789abcdef0123456789abcdef", EnteredAt: &now}
-		Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		// Under the upgrade manager's field manager, which owns status.breakGlass.
+		_, err := statusapply.Apply(ctx, k8s, statusapply.Upgrade(), cur, nil)
+		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseBreakGlass))
 		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("every automation of this cluster stopped"))
 
@@ -472,7 +475,11 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
 			cur.Annotations = map[string]string{baov1.AnnotationBreakGlassAck: "0123456789abcdef0123456789abcdef"}
 		})
-		Eventually(func() error { return k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{}) }, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getCluster(ctx, c)
+			g.Expect(cur.Status.BreakGlass.Active).To(BeFalse(), "acknowledged: %+v, requests %+v", cur.Status.BreakGlass, cur.Status.Requests)
+			g.Expect(k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{})).To(Succeed(), "the active Service is re-created: %s", cur.Status.Message)
+		}, timeout, interval).Should(Succeed())
 		bg := getCluster(ctx, c).Status.BreakGlass
 		Expect(bg.Active).To(BeFalse())
 		Expect(bg.AcknowledgedAt).NotTo(BeNil())
