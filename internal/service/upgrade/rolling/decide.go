@@ -22,7 +22,8 @@ const (
 	ActionBeginStep Action = "BeginStep"
 	// ActionStepDown starts the executor Job that moves leadership off the member.
 	ActionStepDown Action = "StepDown"
-	// ActionStepDownVerified records that leadership moved to an upgraded member.
+	// ActionStepDownVerified records that leadership moved off the member (onto an
+	// upgraded member, or by an unplanned election onto any other).
 	ActionStepDownVerified Action = "StepDownVerified"
 	// ActionDeletePod deletes the member's pod so it comes back on the new template.
 	ActionDeletePod Action = "DeletePod"
@@ -224,8 +225,15 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 	if c.Leader != step.Pod {
 		nl := c.Member(c.Leader)
 		if nl == nil || !upgrade.SameVersion(nl.Version, in.TargetVersion) {
-			return Decision{Action: ActionWait, Pod: step.Pod,
-				WaitingFor: fmt.Sprintf("leadership moved to %s, which does not run %s yet; waiting for it to settle", c.Leader, in.TargetVersion)}
+			// An election nobody planned (a member lost, a pod deleted by hand) put a
+			// member that still runs the old version in charge. The step's member is a
+			// follower now, so it can be replaced like any other; nothing would move
+			// leadership again if the upgrade waited. The new leader's own step begins
+			// with a hand-off (StepActionFor), so invariant 2 still holds for it. A
+			// step-down Job still running is harmless: it only ever steps down the
+			// member it names, confirmed on that member's own address.
+			return Decision{Action: ActionStepDownVerified, Pod: step.Pod,
+				WaitingFor: fmt.Sprintf("leadership moved from %s to %s by an election; %s leads on the old version and hands off at its own step", step.Pod, c.Leader, c.Leader)}
 		}
 		return Decision{Action: ActionStepDownVerified, Pod: step.Pod,
 			WaitingFor: fmt.Sprintf("leadership moved from %s to %s, which runs %s", step.Pod, c.Leader, in.TargetVersion)}

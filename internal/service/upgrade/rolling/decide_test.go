@@ -248,11 +248,18 @@ func TestDecide(t *testing.T) {
 				in.Cluster.Leader = "bao-2"
 				in.Cluster.Members[2].Version = "2.4.1"
 			}, wantAction: ActionStepDownVerified, wantPod: "bao-0"},
-		{name: "new leader on old version", reason: "the new leader must run the target version",
+		{name: "leadership moved by an election onto a member not yet upgraded", reason: "the step's member is a follower now and nothing else will move leadership again: waiting would never end; the new leader hands off at its own step",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Cluster.Leader = "bao-1"
-			}, wantAction: ActionWait, wantText: "does not run 2.4.1"},
+			}, wantAction: ActionStepDownVerified, wantPod: "bao-0", wantText: "bao-1 leads on the old version and hands off at its own step"},
+		{name: "leadership moved onto a member not yet upgraded while the step-down Job runs", reason: "the Job's outcome does not matter once the member is a follower",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
+				in.Upgrade.CurrentStep.Attempts = 1
+				in.StepDownJob = upgrade.Job{Phase: upgrade.JobRunning}
+				in.Cluster.Leader = "bao-1"
+			}, wantAction: ActionStepDownVerified, wantPod: "bao-0"},
 		{name: "step-down retry waits for the cooldown", reason: "a second step-down within 10 s is wasted",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
