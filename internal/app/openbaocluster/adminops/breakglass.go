@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,10 +21,8 @@ import (
 )
 
 // QuorumLossGrace is how long a loss of quorum that an upgrade did not plan lasts
-// before break-glass: long enough that one slow health read does not stop the
-// cluster's automation, short enough that nothing else happens meanwhile (every
-// strategy waits on autopilot, which cannot be read without a majority).
-const QuorumLossGrace = 10 * time.Second
+// before break-glass (core.QuorumLossGrace).
+const QuorumLossGrace = core.QuorumLossGrace
 
 // Event reasons of break-glass.
 const (
@@ -93,30 +90,29 @@ func (r *Reconciler) handleBreakGlassAck(c *baov1.OpenBaoCluster, now time.Time,
 // break-glass. stop reports that the pass must do nothing else.
 func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (res ctrl.Result, stop bool, err error) {
 	up := c.Status.Upgrade
-	if v := core.Voters(obs); v != nil {
-		up.LastVoters, up.QuorumLostSince = v, nil
-		return ctrl.Result{}, false, nil
-	}
 	planned := ""
 	if st := up.CurrentStep; st != nil && st.Action == baov1.StepReplaceMember {
 		planned = st.Pod
 	}
-	q := core.LostQuorum(obs, up.LastVoters, planned)
-	if !q.Lost {
-		up.QuorumLostSince = nil
-		return ctrl.Result{}, false, nil
+	var since *time.Time
+	if up.QuorumLostSince != nil {
+		since = &up.QuorumLostSince.Time
 	}
-	what := fmt.Sprintf("%d of %d voters do not answer (%s), a loss of quorum this upgrade did not plan", len(q.Silent), len(q.Voters), strings.Join(q.Silent, ", "))
-	if up.QuorumLostSince == nil {
-		t := metav1.NewTime(obs.Now)
+	w := core.WatchQuorum(obs, up.LastVoters, since, planned, QuorumLossGrace, openbaoPollInterval)
+	up.LastVoters, up.QuorumLostSince = w.LastVoters, nil
+	if w.LostSince != nil {
+		t := metav1.NewTime(*w.LostSince)
 		up.QuorumLostSince = &t
 	}
-	if lasted := obs.Now.Sub(up.QuorumLostSince.Time); lasted < QuorumLossGrace {
-		up.WaitingFor = fmt.Sprintf("%s: nothing is changed; break-glass in %s unless they answer again", what, (QuorumLossGrace - lasted).Round(time.Second))
-		return ctrl.Result{RequeueAfter: min(QuorumLossGrace-lasted, openbaoPollInterval)}, true, nil
+	switch {
+	case w.BreakGlass:
+		ctrl.LoggerFrom(ctx).Info("Entering break-glass: quorum lost", "silent", w.Silent, "voters", w.Voters)
+		return ctrl.Result{}, true, r.enterBreakGlass(c, obs, baov1.BreakGlassQuorumLost, "", w.Message)
+	case w.Hold:
+		up.WaitingFor = w.WaitingFor
+		return ctrl.Result{RequeueAfter: w.RequeueAfter}, true, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Entering break-glass: quorum lost", "silent", q.Silent, "voters", q.Voters)
-	return ctrl.Result{}, true, r.enterBreakGlass(c, obs, baov1.BreakGlassQuorumLost, "", what+" for "+QuorumLossGrace.String()+" or longer")
+	return ctrl.Result{}, false, nil
 }
 
 // ackManager is the field manager that last set the break-glass-ack annotation

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
@@ -126,4 +127,60 @@ func Voters(c *upgrade.Cluster) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// QuorumLossGrace is how long a loss of quorum that an upgrade did not plan lasts
+// before break-glass: long enough that one slow health read does not stop the
+// cluster's automation, short enough that nothing else happens meanwhile (every
+// strategy waits on autopilot, which cannot be read without a majority).
+const QuorumLossGrace = 10 * time.Second
+
+// QuorumWatch is what the upgrade records about quorum after one pass, and whether
+// it must stop or enter break-glass.
+type QuorumWatch struct {
+	// LastVoters and LostSince are the new values of status.upgrade.lastVoters and
+	// status.upgrade.quorumLostSince.
+	LastVoters []string
+	LostSince  *time.Time
+	// Hold is true while an unplanned loss lasts less than the grace: nothing may
+	// change, and the pass ends with WaitingFor, again after RequeueAfter.
+	Hold         bool
+	WaitingFor   string
+	RequeueAfter time.Duration
+	// BreakGlass is true once the loss lasted the grace; Message says why.
+	BreakGlass bool
+	Message    string
+	// Silent are the voters that do not answer.
+	Silent, Voters []string
+}
+
+// WatchQuorum debounces LostQuorum over passes: the voters of a readable autopilot
+// are remembered; a loss that this upgrade did not plan holds every change at once and
+// becomes break-glass once it lasted grace (a loss that ends sooner clears its clock).
+// lostSince is the persisted start of the loss; poll bounds the requeue.
+func WatchQuorum(c *upgrade.Cluster, lastVoters []string, lostSince *time.Time, planned string, grace, poll time.Duration) QuorumWatch {
+	if v := Voters(c); v != nil {
+		return QuorumWatch{LastVoters: v}
+	}
+	w := QuorumWatch{LastVoters: lastVoters}
+	q := LostQuorum(c, lastVoters, planned)
+	if !q.Lost {
+		return w
+	}
+	w.Silent, w.Voters = q.Silent, q.Voters
+	what := fmt.Sprintf("%d of %d voters do not answer (%s), a loss of quorum this upgrade did not plan", len(q.Silent), len(q.Voters), strings.Join(q.Silent, ", "))
+	since := c.Now
+	if lostSince != nil {
+		since = *lostSince
+	}
+	w.LostSince = &since
+	if lasted := c.Now.Sub(since); lasted < grace {
+		w.Hold = true
+		w.WaitingFor = fmt.Sprintf("%s: nothing is changed; break-glass in %s unless they answer again", what, (grace - lasted).Round(time.Second))
+		w.RequeueAfter = min(grace-lasted, poll)
+		return w
+	}
+	w.BreakGlass = true
+	w.Message = what + " for " + grace.String() + " or longer"
+	return w
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -112,4 +113,61 @@ func TestVoters(t *testing.T) {
 	c := &upgrade.Cluster{AutopilotKnown: true, Members: []upgrade.Member{{Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-0", InRaft: true}},
 		Green: []upgrade.Member{{Name: "bao-x-0", InRaft: true, Voter: true}}, Extra: []upgrade.Member{{Name: "old", InRaft: true, Voter: true}}}
 	g.Expect(Voters(c)).To(Equal([]string{"bao-1", "bao-x-0", "old"}))
+}
+
+func TestWatchQuorum(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := t0.Add(d); return &v }
+	up := func(name string) upgrade.Member {
+		return upgrade.Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
+	}
+	down := func(name string) upgrade.Member { return upgrade.Member{Name: name, PodExists: true} }
+	three := []string{"bao-0", "bao-1", "bao-2"}
+	readable := upgrade.Cluster{Now: t0, AutopilotKnown: true, Members: []upgrade.Member{
+		{Name: "bao-0", InRaft: true, Voter: true}, {Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-2", InRaft: true}}}
+	oneOfThree := upgrade.Cluster{Now: t0, Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}
+	twoOfThree := upgrade.Cluster{Now: t0, Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2")}}
+	for _, tc := range []struct {
+		name, reason string
+		c            upgrade.Cluster
+		voters       []string
+		since        *time.Time
+		planned      string
+		want         QuorumWatch
+		wantText     string
+	}{
+		{name: "readable autopilot remembers its voters and clears the clock", reason: "the voters to count once autopilot goes silent",
+			c: readable, voters: three, since: at(-5 * time.Second), want: QuorumWatch{LastVoters: []string{"bao-0", "bao-1"}}},
+		{name: "an election (a majority answers) is no loss", reason: "autopilot is unreadable for a few seconds in every election",
+			c: twoOfThree, voters: three, since: at(-5 * time.Second), want: QuorumWatch{LastVoters: three}},
+		{name: "a loss starts its clock and holds", reason: "nothing may change while a majority is silent",
+			c: oneOfThree, voters: three, wantText: "2 of 3 voters do not answer (bao-0, bao-2), a loss of quorum this upgrade did not plan: nothing is changed; break-glass in 10s",
+			want: QuorumWatch{LastVoters: three, LostSince: at(0), Hold: true, RequeueAfter: 2 * time.Second, Silent: []string{"bao-0", "bao-2"}, Voters: three}},
+		{name: "a loss within the grace keeps its start and holds", reason: "the grace counts from the first silent pass",
+			c: oneOfThree, voters: three, since: at(-9 * time.Second), wantText: "break-glass in 1s",
+			want: QuorumWatch{LastVoters: three, LostSince: at(-9 * time.Second), Hold: true, RequeueAfter: time.Second, Silent: []string{"bao-0", "bao-2"}, Voters: three}},
+		{name: "a loss that lasted the grace is break-glass", reason: "invariant 7: an unplanned loss of quorum stops all automation",
+			c: oneOfThree, voters: three, since: at(-10 * time.Second), wantText: "2 of 3 voters do not answer (bao-0, bao-2), a loss of quorum this upgrade did not plan for 10s or longer",
+			want: QuorumWatch{LastVoters: three, LostSince: at(-10 * time.Second), BreakGlass: true, Silent: []string{"bao-0", "bao-2"}, Voters: three}},
+		{name: "a loss that ended clears its clock", reason: "a short silence must not add up with a later one",
+			c: twoOfThree, voters: three, since: at(-30 * time.Second), want: QuorumWatch{LastVoters: three}},
+		{name: "the only voter replaced on purpose is no loss", reason: "a 1-member cluster's replacement is planned",
+			c: upgrade.Cluster{Now: t0, Members: []upgrade.Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", since: at(-time.Minute),
+			want: QuorumWatch{LastVoters: []string{"bao-0"}}},
+		{name: "no voters recorded yet: nothing to say", reason: "a cluster never read has no majority to lose",
+			c: oneOfThree, want: QuorumWatch{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			w := WatchQuorum(&tc.c, tc.voters, tc.since, tc.planned, QuorumLossGrace, 2*time.Second)
+			text := w.WaitingFor + w.Message
+			w.WaitingFor, w.Message = "", ""
+			g.Expect(w).To(Equal(tc.want), tc.reason)
+			if tc.wantText != "" {
+				g.Expect(text).To(ContainSubstring(tc.wantText), tc.reason)
+			} else {
+				g.Expect(text).To(BeEmpty(), tc.reason)
+			}
+		})
+	}
 }
