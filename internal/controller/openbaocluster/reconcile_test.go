@@ -440,13 +440,17 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseInitializing))
 
 		By("entering break-glass as the upgrade manager would")
-		cur := getCluster(ctx, c)
 		now := metav1.Now()
-		cur.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassQuorumLost,
-			Message: "2 of 3 voters do not answer", Nonce: "0123456789abcdef0123456789abcdef", EnteredAt: &now}
-		// Under the upgrade manager's field manager, which owns status.breakGlass.
-		_, err := statusapply.Apply(ctx, k8s, statusapply.Upgrade(), cur, nil)
-		Expect(err).NotTo(HaveOccurred())
+		// Under the upgrade manager's field manager, which owns status.breakGlass; its
+		// writes are conditional on the read, so a write of the running reconcilers in
+		// between is a Conflict: read again and retry, as the reconciler does.
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := getCluster(ctx, c)
+			cur.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassQuorumLost,
+				Message: "2 of 3 voters do not answer", Nonce: "0123456789abcdef0123456789abcdef", EnteredAt: &now}
+			_, err := statusapply.Apply(ctx, k8s, statusapply.Upgrade(), cur, nil)
+			return err
+		})).To(Succeed())
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseBreakGlass))
 		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("every automation of this cluster stopped"))
 

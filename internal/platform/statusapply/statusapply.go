@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,12 @@ type Owner struct {
 	Fields []string
 	// Conditions are the condition types the owner writes.
 	Conditions []baov1.ConditionType
+	// FromFreshRead makes the write conditional on the object's resourceVersion as the
+	// pass read it: a write computed from a read that another write overtook (the
+	// informer cache lags behind the operator's own writes) fails with a Conflict and
+	// changes nothing. The owner whose decisions are not idempotent needs it: a second
+	// break-glass entry from a stale read would replace the nonce a person holds.
+	FromFreshRead bool
 }
 
 // Workload owns what the workload reconciler observes and computes.
@@ -40,6 +47,9 @@ func Upgrade() Owner {
 		FieldManager: "baokeeper-upgrade",
 		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "lastRollback", "scaling"},
 		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass, baov1.ConditionRolledBack},
+		// Every intent it persists was decided on the status it read; a decision on a
+		// stale status must not land.
+		FromFreshRead: true,
 	}
 }
 
@@ -64,7 +74,14 @@ func Apply(ctx context.Context, c client.Client, o Owner, cluster *baov1.OpenBao
 	u.SetKind("OpenBaoCluster")
 	u.SetName(cluster.Name)
 	u.SetNamespace(cluster.Namespace)
+	if o.FromFreshRead {
+		u.SetResourceVersion(cluster.ResourceVersion)
+	}
 	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(o.FieldManager), client.ForceOwnership); err != nil {
+		if apierrors.IsConflict(err) {
+			return false, fmt.Errorf("status of OpenBaoCluster %s/%s not written: it was computed from resourceVersion %s, which a later write overtook; "+
+				"the pass is discarded and runs again on a fresh read: %w", cluster.Namespace, cluster.Name, cluster.ResourceVersion, err)
+		}
 		return false, fmt.Errorf("failed to apply status of OpenBaoCluster %s/%s: %w", cluster.Namespace, cluster.Name, err)
 	}
 	return true, nil

@@ -83,6 +83,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// entered, or a rollback completed, shows in the same write.
 		setConditions(c, obs.Now)
 		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
+			if apierrors.IsConflict(err) && reterr == nil {
+				// The pass decided on a read that a later write overtook: nothing of it
+				// landed. The overtaking write's watch event runs the next pass on a
+				// fresh read; the requeue only bounds the wait if that event is missed.
+				ctrl.LoggerFrom(ctx).V(1).Info("Discarding the pass: its read was overtaken", "error", err.Error())
+				res = ctrl.Result{RequeueAfter: time.Second}
+				return
+			}
 			reterr = errors.Join(reterr, err)
 			return
 		}
