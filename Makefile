@@ -16,6 +16,12 @@ ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)
 BAO_BIN ?= $(BIN)/bao-2.4.0
 S3_BIN ?= $(BIN)/s3server-7506e5f91cd6
 GO_TEST_FLAGS ?=
+# Test data (the etcd of envtest and of the rig, OpenBao's Raft logs, S3 objects) lives
+# on tmpfs when the machine has one: the tests need no durability beyond a process
+# crash, which tmpfs keeps, and fsync on a busy disk stalls the members long enough to
+# cost elections (docs/design/e2e-parallel.md). TEST_TMPDIR= (empty) keeps $$TMPDIR.
+TEST_TMPDIR ?= $(shell d=/dev/shm/baokeeper-tmp; mkdir -p $$d 2>/dev/null && [ -w $$d ] && echo $$d)
+TEST_ENV := $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR))
 
 .PHONY: all
 all: build
@@ -69,7 +75,7 @@ rig-bins: ## Build the whole control plane and kubectl.
 .PHONY: test
 test: verify rig-bins openbao-bins s3-bins ## Unit, fuzz seeds, envtest, real-OpenBao, real-S3 and rig control-plane tests.
 	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao) =="
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
+	$(TEST_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
 .PHONY: rig-build
@@ -77,14 +83,19 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 	go build -o $(BIN)/rig ./test/rig/cmd/rig
 	go build -o $(BIN)/baokeeper ./cmd/baokeeper
 	go test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e
+	go build -o $(BIN)/ginkgo github.com/onsi/ginkgo/v2/ginkgo
 
-# E2E_FLAGS passes extra flags to the suite, for example E2E_FLAGS=-ginkgo.focus=rolling.
-# The upgrade benchmark (label bench) is left to make bench-upgrade.
+# E2E_FLAGS passes extra Ginkgo CLI flags, for example E2E_FLAGS=--focus=rolling.
+# E2E_PROCS Ginkgo processes share one rig, each Describe on a cluster and namespace
+# of its own (docs/design/e2e-parallel.md). The upgrade benchmark (label bench) is
+# left to make bench-upgrade, which runs alone.
+E2E_PROCS ?= 2
 .PHONY: test-e2e
 test-e2e: rig-bins openbao-bins s3-bins rig-build ## End-to-end specs on the local rig (needs root).
-	@echo "== e2e on the local rig (inside a private network namespace) =="
+	@echo "== e2e on the local rig (inside a private network namespace), $(E2E_PROCS) Ginkgo processes =="
 	ns=baokeeper-e2e-$$$$; code=0; \
-		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 40m -ginkgo.v -ginkgo.label-filter='!bench' $(E2E_FLAGS) || code=$$?; \
+		$(TEST_ENV) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
+			--label-filter='!bench' $(E2E_FLAGS) $(BIN)/e2e.test || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 # BENCH_FLAGS passes extra flags to the suite, for example BENCH_FLAGS=-ginkgo.focus='on 3 members'.
@@ -92,7 +103,7 @@ test-e2e: rig-bins openbao-bins s3-bins rig-build ## End-to-end specs on the loc
 bench-upgrade: rig-bins openbao-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members (needs root).
 	@echo "== upgrade benchmark on the local rig (inside a private network namespace) =="
 	ns=baokeeper-bench-$$$$; code=0; \
-		$(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 90m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
+		$(TEST_ENV) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 90m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo

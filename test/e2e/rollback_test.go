@@ -261,7 +261,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, f
 		By(fmt.Sprintf("freezing %v: a majority of voters stops answering", frozen))
 		var pids []int
 		for _, m := range frozen {
-			p := podPIDs(m, "/bin/bao-")
+			p := podPIDs(ns, m, "/bin/bao-")
 			Expect(p).NotTo(BeEmpty(), "no OpenBao process of %s", m)
 			pids = append(pids, p...)
 		}
@@ -409,10 +409,10 @@ func (tc *testCluster) allJobNames(ctx context.Context) []string {
 
 // podPIDs finds the processes of a pod's container whose binary path contains exe:
 // the rig runs containers as host processes, with the pod's name as HOSTNAME.
-func podPIDs(pod, exe string) []int {
+func podPIDs(ns, pod, exe string) []int {
 	GinkgoHelper()
 	var out []int
-	for _, pid := range processesOf(pod) {
+	for _, pid := range processesOf(ns, pod) {
 		path, err := os.Readlink(filepath.Join("/proc", fmt.Sprint(pid), "exe"))
 		if err == nil && strings.Contains(path, exe) {
 			out = append(out, pid)

@@ -48,7 +48,10 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "baokeeper end to end on the local rig")
 }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
+// The rig is shared by every Ginkgo process (make test-e2e runs two): process 1
+// starts it and installs baokeeper, then hands the rig's directory to the others.
+// Each Describe has a namespace of its own, so the processes never share a cluster.
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	if err := rig.RequireInsideNetns(); err != nil {
 		Fail("the e2e suite runs inside the rig's network namespace: use `make test-e2e` (" + err.Error() + ")")
 	}
@@ -82,7 +85,23 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		return err
 	}, 3*time.Minute, 250*time.Millisecond).Should(Succeed())
 
+	connect()
+	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election)")
+	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "test", "e2e", "manager"))
+	kubectl(ctx, "-n", "baokeeper-system", "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+	return []byte(rigDir)
+}, func(dir []byte) {
+	if rigDir == "" {
+		rigDir = string(dir)
+		connect()
+	}
+}, NodeTimeout(6*time.Minute))
+
+// connect builds the clients of this process from the rig's kubeconfig.
+func connect() {
+	GinkgoHelper()
 	kubeconfig = filepath.Join(rigDir, rig.KubeconfigFile)
+	var err error
 	restCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
@@ -91,13 +110,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	cs, err = kubernetes.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
+}
 
-	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election)")
-	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "test", "e2e", "manager"))
-	kubectl(ctx, "-n", "baokeeper-system", "rollout", "status", "deployment/baokeeper", "--timeout=120s")
-}, NodeTimeout(6*time.Minute))
-
-var _ = AfterSuite(func() {
+// Process 1 stops the rig once every process is done.
+var _ = SynchronizedAfterSuite(func() {}, func() {
 	if rigCmd == nil || rigCmd.Process == nil {
 		return
 	}

@@ -440,7 +440,7 @@ func killOperator(ctx context.Context) time.Duration {
 // operatorPIDs finds the manager process of an operator pod.
 func operatorPIDs(pod string) []int {
 	var out []int
-	for _, pid := range processesOf(pod) {
+	for _, pid := range processesOf(operatorNS, pod) {
 		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
 		if err == nil && strings.HasSuffix(exe, "/bin/baokeeper") {
 			out = append(out, pid)
@@ -450,13 +450,22 @@ func operatorPIDs(pod string) []int {
 }
 
 // processesOf lists the processes of a pod: the rig runs containers as host
-// processes, with the pod's name as HOSTNAME.
-func processesOf(pod string) []int {
+// processes, with the pod's name as HOSTNAME. Pods of the same name in other
+// namespaces (every Describe names its cluster bao, and Ginkgo processes run them at
+// once) are told apart by POD_NAMESPACE, which baokeeper's containers carry.
+func processesOf(ns, pod string) []int {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	var out []int
 	for _, p := range procs {
-		env, err := os.ReadFile(filepath.Join(p, "environ"))
-		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "HOSTNAME="+pod) {
+		b, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil {
+			continue
+		}
+		env := strings.Split(string(b), "\x00")
+		if !slices.Contains(env, "HOSTNAME="+pod) {
+			continue
+		}
+		if i := slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, "POD_NAMESPACE=") }); i >= 0 && env[i] != "POD_NAMESPACE="+ns {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
