@@ -11,4 +11,11 @@
 //  4. Otherwise Apply sends its part with server-side apply under its field manager,
 //     forcing ownership, so that part is exactly what the pass computed and fields it
 //     no longer sets disappear.
+//  5. The Upgrade owner's write is conditional on the resourceVersion the pass read
+//     (FromFreshRead). The informer cache lags behind the operator's own writes for a
+//     few milliseconds; a pass decided on such a stale read would otherwise land a
+//     decision twice (a second break-glass entry with a new nonce, found on the rig).
+//     The write fails with a Conflict, the pass is discarded, and the next one runs on
+//     a fresh read. The Workload owner only reports observations, which its next pass
+//     corrects, so its writes are unconditional.
 package statusapply
