@@ -166,13 +166,16 @@ type testCluster struct {
 	ips   map[string]string
 }
 
-// newTestCluster creates a namespace, the app service account and a cluster of
-// replicas members on 2.4.0 with a KV mount and an app role, and waits until it is
+// newTestCluster creates a namespace, the app and admin service accounts and a cluster
+// of replicas members on 2.4.0 with a KV mount, an app role and an admin role (for the
+// runbooks), and waits until it is
 // Running with every member a healthy voter.
 func newTestCluster(ctx context.Context, namespace string, replicas int32) *testCluster {
 	GinkgoHelper()
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
-	Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: namespace}})).To(Succeed())
+	for _, sa := range []string{appSA, adminSA} {
+		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
+	}
 	settle := baov1.Duration("2s")
 	c := &baov1.OpenBaoCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
@@ -187,6 +190,9 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 				{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},
 				{Name: "app-policy", Path: "sys/policies/acl/app", Data: raw(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
 				{Name: "app-role", Path: "auth/baokeeper-jwt/role/app", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + namespace + `:` + appSA + `","bound_audiences":["baokeeper"],"token_policies":["app"],"token_ttl":"30m","token_max_ttl":"30m"}`)},
+				// For the runbooks (docs/runbooks/restore-from-snapshot.md).
+				{Name: "admin-policy", Path: "sys/policies/acl/admin", Data: raw(`{"policy":"` + adminPolicy + `"}`)},
+				{Name: "admin-role", Path: "auth/baokeeper-jwt/role/admin", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + namespace + `:` + adminSA + `","bound_audiences":["baokeeper"],"token_policies":["admin"],"token_ttl":"15m"}`)},
 			}},
 		},
 	}
