@@ -24,14 +24,19 @@ type controlPlane struct {
 	procs      []*proc
 	kubeconfig string
 	server     string
+	pki        *pki
 }
 
-func startControlPlane(ctx context.Context, binDir, dir string, apiIP net.IP) (*controlPlane, error) {
+// startControlPlane writes the PKI under dir and starts the daemons. The API server
+// reaches kubelets (the node agent) at their first InternalIP and advertised port, with
+// its kubelet client certificate, and verifies their serving certificates (issued for
+// kubeletIP) with the rig CA.
+func startControlPlane(ctx context.Context, binDir, dir string, apiIP, kubeletIP net.IP) (*controlPlane, error) {
 	logDir := filepath.Join(dir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
 	}
-	p, err := writePKI(filepath.Join(dir, "pki"), apiIP)
+	p, err := writePKI(filepath.Join(dir, "pki"), apiIP, kubeletIP)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +45,7 @@ func startControlPlane(ctx context.Context, binDir, dir string, apiIP net.IP) (*
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{kubeconfig: filepath.Join(dir, "kubeconfig"), server: server}
+	cp := &controlPlane{kubeconfig: filepath.Join(dir, "kubeconfig"), server: server, pki: p}
 	if err := os.WriteFile(cp.kubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
@@ -71,6 +76,8 @@ func startControlPlane(ctx context.Context, binDir, dir string, apiIP net.IP) (*
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + p.SAPub,
 		"--service-account-signing-key-file=" + p.SAKey, "--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=Node,RBAC", "--allow-privileged=true", "--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+		"--kubelet-client-certificate=" + p.KubeletClientCert, "--kubelet-client-key=" + p.KubeletClientKey,
+		"--kubelet-certificate-authority=" + p.CACert, "--kubelet-preferred-address-types=InternalIP",
 	}, nil)
 	if err != nil {
 		return fail(err)

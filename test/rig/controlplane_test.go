@@ -13,8 +13,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/baokeeper/baokeeper/test/testenv"
 )
 
 const innerEnv = "BAOKEEPER_RIG_INNER_DIR"
@@ -27,38 +25,10 @@ func TestControlPlaneInNetns(t *testing.T) {
 		runInner(t, dir)
 		return
 	}
+	binDir := requireRigBins(t, "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 	g := NewWithT(t)
-	binDir := filepath.Join(testenv.RepoRoot(), "bin", "k8s-1.37.2")
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
-			if testenv.Required() {
-				t.Fatalf("%s missing: run `make rig-bins`", b)
-			}
-			t.Skipf("%s missing from %s: run `make rig-bins`", b, binDir)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the rig needs root to create a network namespace")
-	}
-	ns, err := CreateNetns("baokeeper-rigtest-"+time.Now().Format("150405"), APIServerIP+"/32")
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { g.Expect(ns.Delete()).To(Succeed()) })
-
 	dir := t.TempDir()
-	cmd := ns.Command(os.Args[0], "-test.run=^TestControlPlaneInNetns$", "-test.v")
-	cmd.Env = append(os.Environ(), innerEnv+"="+dir, "RIG_K8S_BIN="+binDir)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	g.Expect(cmd.Start()).To(Succeed())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
+	ns := startInNetns(t, "baokeeper-rigtest-", "TestControlPlaneInNetns", innerEnv+"="+dir, "RIG_K8S_BIN="+binDir)
 
 	g.Eventually(func() error { _, err := os.Stat(filepath.Join(dir, ReadyFile)); return err }, 3*time.Minute, 200*time.Millisecond).
 		Should(Succeed(), "control plane ready inside the namespace (logs in %s/logs)", dir)
@@ -95,7 +65,7 @@ func runInner(t *testing.T, dir string) {
 	g := NewWithT(t)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	cp, err := startControlPlane(ctx, os.Getenv("RIG_K8S_BIN"), dir, net.ParseIP(APIServerIP))
+	cp, err := startControlPlane(ctx, os.Getenv("RIG_K8S_BIN"), dir, net.ParseIP(APIServerIP), net.ParseIP(KubeletIP))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer cp.stop()
 	g.Expect(os.WriteFile(filepath.Join(dir, ReadyFile), []byte("ok"), 0o600)).To(Succeed())

@@ -22,11 +22,18 @@ type pki struct {
 	ServingCert, ServingKey string
 	AdminCert, AdminKey     string
 	SAPub, SAKey            string
+	// KubeletCert and KubeletKey are the node agent's kubelet API serving certificate;
+	// KubeletClientCert and KubeletClientKey are the API server's client certificate
+	// for it (the agent accepts client certificates of the rig CA only).
+	KubeletCert, KubeletKey             string
+	KubeletClientCert, KubeletClientKey string
 }
 
 // writePKI creates a CA, the API server's serving certificate, an admin client
-// certificate (system:masters) and the service-account signing key pair under dir.
-func writePKI(dir string, apiIP net.IP) (*pki, error) {
+// certificate (system:masters), the node agent's kubelet API serving certificate (for
+// kubeletIP), the API server's kubelet client certificate and the service-account
+// signing key pair under dir.
+func writePKI(dir string, apiIP, kubeletIP net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -35,6 +42,8 @@ func writePKI(dir string, apiIP net.IP) (*pki, error) {
 		ServingCert: filepath.Join(dir, "apiserver.crt"), ServingKey: filepath.Join(dir, "apiserver.key"),
 		AdminCert: filepath.Join(dir, "admin.crt"), AdminKey: filepath.Join(dir, "admin.key"),
 		SAPub: filepath.Join(dir, "sa.pub"), SAKey: filepath.Join(dir, "sa.key"),
+		KubeletCert: filepath.Join(dir, "kubelet.crt"), KubeletKey: filepath.Join(dir, "kubelet.key"),
+		KubeletClientCert: filepath.Join(dir, "apiserver-kubelet-client.crt"), KubeletClientKey: filepath.Join(dir, "apiserver-kubelet-client.key"),
 	}
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -77,6 +86,19 @@ func writePKI(dir string, apiIP net.IP) (*pki, error) {
 	}
 	if err := issue(p.AdminCert, p.AdminKey, &x509.Certificate{
 		SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "rig-admin", Organization: []string{"system:masters"}},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}); err != nil {
+		return nil, err
+	}
+	if err := issue(p.KubeletCert, p.KubeletKey, &x509.Certificate{
+		SerialNumber: big.NewInt(4), Subject: pkix.Name{CommonName: "rig-nodeagent-kubelet"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{kubeletIP},
+	}); err != nil {
+		return nil, err
+	}
+	if err := issue(p.KubeletClientCert, p.KubeletClientKey, &x509.Certificate{
+		SerialNumber: big.NewInt(5), Subject: pkix.Name{CommonName: "kube-apiserver-kubelet-client"},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}); err != nil {
 		return nil, err

@@ -8,6 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-logr/logr"
+
+	"github.com/baokeeper/baokeeper/test/rig/nodeagent"
 )
 
 // Fixed addresses inside the rig's network namespace.
@@ -20,6 +24,10 @@ const (
 	ReadyFile = "ready"
 	// KubeconfigFile is the admin kubeconfig in the rig directory.
 	KubeconfigFile = "kubeconfig"
+	// KubeletIP and KubeletPort are where the node agent serves the kubelet API (exec,
+	// logs) inside the namespace; the nodes advertise them and the API server dials them.
+	KubeletIP   = "127.0.0.1"
+	KubeletPort = 10250
 )
 
 // ControlPlane is a running control plane.
@@ -31,6 +39,28 @@ func (c *ControlPlane) Kubeconfig() string { return c.cp.kubeconfig }
 // APIServerPort is the API server's port.
 func (c *ControlPlane) APIServerPort() int { return apiPort }
 
+// NodeAgentConfig is the node agent's configuration for this control plane, as `rig up`
+// runs it: pods on PodIPPrefix, the nodes' NodeIP and the API server at APIServerIP,
+// and the kubelet API on KubeletIP:KubeletPort with the rig's kubelet certificate,
+// accepting client certificates of the rig CA only (the API server's).
+func (c *ControlPlane) NodeAgentConfig(nodes []string, stateDir string, imageMap map[string]string, log logr.Logger) nodeagent.Config {
+	return nodeagent.Config{
+		Kubeconfig:    c.cp.kubeconfig,
+		Nodes:         nodes,
+		StateDir:      stateDir,
+		PodIPPrefix:   PodIPPrefix,
+		NodeIP:        APIServerIP,
+		ImageMap:      imageMap,
+		APIServerHost: APIServerIP,
+		APIServerPort: fmt.Sprint(apiPort),
+		KubeletAPI: nodeagent.KubeletAPIConfig{
+			Addr:     net.JoinHostPort(KubeletIP, fmt.Sprint(KubeletPort)),
+			CertFile: c.cp.pki.KubeletCert, KeyFile: c.cp.pki.KubeletKey, ClientCAFile: c.cp.pki.CACert,
+		},
+		Log: log,
+	}
+}
+
 // Stop stops the daemons in reverse start order.
 func (c *ControlPlane) Stop() { c.cp.stop() }
 
@@ -41,7 +71,7 @@ func StartControlPlane(ctx context.Context, binDir, dir string) (*ControlPlane, 
 	if err := RequireInsideNetns(); err != nil {
 		return nil, err
 	}
-	cp, err := startControlPlane(ctx, binDir, dir, net.ParseIP(APIServerIP))
+	cp, err := startControlPlane(ctx, binDir, dir, net.ParseIP(APIServerIP), net.ParseIP(KubeletIP))
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,8 @@ type Config struct {
 	// PodIPPrefix is the prefix of pod addresses, e.g. "10.250.0."; pods get
 	// PodIPPrefix+N, N in 10..250, the lowest free one.
 	PodIPPrefix string
-	// NodeIP is the nodes' InternalIP and the pods' hostIP, e.g. "10.250.0.1".
+	// NodeIP is the pods' hostIP and the nodes' InternalIP, e.g. "10.250.0.1" (listed
+	// after KubeletAPI's address when the kubelet API is served).
 	NodeIP string
 	// ImageMap maps container images to local executables (see doc.go for matching).
 	ImageMap map[string]string
@@ -55,6 +56,9 @@ type Config struct {
 	APIServerHost string
 	// APIServerPort is KUBERNETES_SERVICE_PORT.
 	APIServerPort string
+	// KubeletAPI is the kubelet API (exec, logs) served to the API server; its zero
+	// value serves none.
+	KubeletAPI KubeletAPIConfig
 	// Log receives the agent's logs.
 	Log logr.Logger
 }
@@ -83,6 +87,9 @@ func (c *Config) validate() error {
 	}
 	if c.APIServerHost == "" || c.APIServerPort == "" {
 		errs = append(errs, errors.New("APIServerHost and APIServerPort must be set"))
+	}
+	if err := c.KubeletAPI.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid node agent config: %w", err)
@@ -145,9 +152,10 @@ type agent struct {
 	// informer may not show them yet on the next pass.
 	provisioned map[string]time.Time
 
-	mu       sync.Mutex
-	pods     map[types.UID]*podRuntime
-	stopping bool
+	mu        sync.Mutex
+	pods      map[types.UID]*podRuntime
+	providers []*provider // one per node, in Config.Nodes order
+	stopping  bool
 }
 
 func newAgent(cfg Config, client kubernetes.Interface, addrs addrManager) *agent {
@@ -240,16 +248,33 @@ func (a *agent) run(ctx context.Context) error {
 
 	vkCtx, stopVK := context.WithCancel(vklog.WithLogger(ctx, newVKLogger(a.log.WithName("virtual-kubelet"))))
 	defer stopVK()
+	var kubelet *kubeletServer
+	if a.cfg.KubeletAPI.enabled() {
+		var err error
+		if kubelet, err = listenKubeletAPI(a.cfg.KubeletAPI); err != nil {
+			return err
+		}
+		defer kubelet.close()
+	}
 	errCh := make(chan error, len(a.cfg.Nodes))
 	var wg sync.WaitGroup
+	var nodes []*nodeutil.Node
 	for _, name := range a.cfg.Nodes {
-		n, err := a.newNode(name)
+		n, err := a.newNode(name, kubelet.advertised())
 		if err != nil {
 			stopVK()
 			wg.Wait()
 			a.shutdown()
 			return err
 		}
+		nodes = append(nodes, n)
+	}
+	if kubelet != nil {
+		a.log.Info("Serving the kubelet API", "address", kubelet.listener.Addr().String())
+		kubelet.serve(vkCtx, agentKubelet{a: a})
+	}
+	for i, n := range nodes {
+		name := a.cfg.Nodes[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -274,23 +299,32 @@ func (a *agent) run(ctx context.Context) error {
 	}
 	a.log.Info("Stopping the node agent")
 	stopVK()
+	if kubelet != nil {
+		kubelet.close()
+	}
 	wg.Wait()
 	a.shutdown()
 	return runErr
 }
 
-// newNode creates one virtual-kubelet node: no TLS config, so no kubelet HTTP server;
-// VK's naive node provider marks it Ready and VK keeps its Lease fresh.
-func (a *agent) newNode(name string) (*nodeutil.Node, error) {
+// newNode creates one virtual-kubelet node, advertising the agent's kubelet API at
+// kubelet. VK's own HTTP server stays off (no TLS config): the agent serves one kubelet
+// API for all nodes. VK's naive node provider marks the node Ready and VK keeps its
+// Lease fresh.
+func (a *agent) newNode(name string, kubelet kubeletEndpoint) (*nodeutil.Node, error) {
 	n, err := nodeutil.NewNode(name,
 		func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
-			return newProvider(a, name, pc.Pods), nil, nil
+			p := newProvider(a, name, pc.Pods)
+			a.mu.Lock()
+			a.providers = append(a.providers, p)
+			a.mu.Unlock()
+			return p, nil, nil
 		},
 		nodeutil.WithClient(a.client),
 		func(c *nodeutil.NodeConfig) error {
 			c.NumWorkers = 8
 			c.SkipDownwardAPIResolution = true // the agent resolves env itself, with the pod IP
-			configureNode(&c.NodeSpec, a.cfg.NodeIP)
+			configureNode(&c.NodeSpec, a.cfg.NodeIP, kubelet)
 			return nil
 		})
 	if err != nil {
@@ -309,8 +343,11 @@ func nodeCapacity() corev1.ResourceList {
 	}
 }
 
-// configureNode fills in the Node object VK registers.
-func configureNode(n *corev1.Node, nodeIP string) {
+// configureNode fills in the Node object VK registers. With a kubelet API, its address
+// is the first InternalIP (the API server, with --kubelet-preferred-address-types=
+// InternalIP, dials the first one) and its port the kubelet endpoint; NodeIP, the
+// pods' hostIP, follows.
+func configureNode(n *corev1.Node, nodeIP string, kubelet kubeletEndpoint) {
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
@@ -320,10 +357,14 @@ func configureNode(n *corev1.Node, nodeIP string) {
 	n.Labels["beta.kubernetes.io/arch"] = runtime.GOARCH
 	n.Status.Capacity = nodeCapacity()
 	n.Status.Allocatable = nodeCapacity()
-	n.Status.Addresses = []corev1.NodeAddress{
-		{Type: corev1.NodeInternalIP, Address: nodeIP},
-		{Type: corev1.NodeHostName, Address: n.Name},
+	n.Status.Addresses = nil
+	if kubelet.ip != "" && kubelet.ip != nodeIP {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: kubelet.ip})
 	}
+	n.Status.Addresses = append(n.Status.Addresses,
+		corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: nodeIP},
+		corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.Name})
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = kubelet.port
 	n.Status.NodeInfo = corev1.NodeSystemInfo{
 		OperatingSystem:         "linux",
 		Architecture:            runtime.GOARCH,
@@ -365,6 +406,13 @@ func (a *agent) unregister(pr *podRuntime) {
 		delete(a.pods, pr.uid)
 	}
 	a.mu.Unlock()
+}
+
+// nodeProviders returns the providers of the nodes created so far.
+func (a *agent) nodeProviders() []*provider {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]*provider(nil), a.providers...)
 }
 
 func (a *agent) allPods() []*podRuntime {

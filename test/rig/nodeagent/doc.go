@@ -13,10 +13,12 @@
 //     PersistentVolume pvc-<claim uid> with hostPath StateDir/pv/<ns>/<claim>-<uid>,
 //     pre-bound to the claim; kube-controller-manager binds them. A pod that is deleted
 //     and re-created keeps its claim and so its directory (Raft data survives).
-//  3. Registers one virtual-kubelet node per Config.Nodes name, without TLS (no kubelet
-//     HTTP server: no logs, exec or port-forward through the API), with capacity cpu 8,
-//     memory 32Gi, pods 110, InternalIP Config.NodeIP and os/arch labels; VK marks it
-//     Ready and keeps its Lease fresh.
+//  3. With Config.KubeletAPI set, listens for the kubelet API (see below) first, then
+//     registers one virtual-kubelet node per Config.Nodes name, with capacity cpu 8,
+//     memory 32Gi, pods 110, os/arch labels, InternalIP the kubelet API's address (first,
+//     the one the API server dials) and Config.NodeIP, and the kubelet API's port as
+//     status.daemonEndpoints.kubeletEndpoint.Port; VK marks it Ready and keeps its Lease
+//     fresh. VK's own HTTP server stays off.
 //  4. For each pod bound to a node (CreatePod): waits for an earlier pod of the same name
 //     to be fully stopped, allocates the lowest free address Config.PodIPPrefix+N
 //     (N in 10..250) and adds it as <ip>/32 to lo (hostNetwork pods use NodeIP), and
@@ -99,6 +101,24 @@
 //
 // argv[0] stays as the pod spec wrote it.
 //
+// Kubelet API: one HTTPS listener for all nodes on Config.KubeletAPI.Addr, which must be
+// on 127.0.0.0/8 (it runs commands in containers), with the serving certificate
+// CertFile/KeyFile and mutual TLS: a client without a certificate signed by
+// ClientCAFile fails the handshake. The routes are virtual-kubelet's (node/api), each
+// request going to the node that runs the pod:
+//   - /exec (kubectl exec, SPDY or WebSocket streams): runs the command like an exec
+//     probe, through the helper with the container's environment, PATH lookup, mounts,
+//     hosts file and hostname, while the container runs. stdin (with -i) is piped to it
+//     up to the client's EOF; stdout and stderr are streamed as they come, without a
+//     size limit. A non-zero exit comes back as a k8s.io/utils/exec.ExitError, so
+//     kubectl exec exits with the command's code. The command is killed (its process
+//     group) when the session ends, when the container's process exits and when the
+//     agent stops; background processes it started die with it. TTY sessions (-t) are
+//     refused with an error.
+//   - /containerLogs (kubectl logs): the container's log file, with tailLines and
+//     limitBytes applied; follow, previous, timestamps and since are ignored.
+//   - attach and port-forward answer 501 Not Implemented; /pods and stats are not served.
+//
 // Names: there is no cluster DNS and no kube-proxy. Each pod's hosts file maps
 // localhost, its own hostname (and FQDN with spec.subdomain), kubernetes.default.svc
 // (and shorter forms) to Config.APIServerHost, every ready (or publishNotReadyAddresses)
@@ -115,7 +135,9 @@
 // ignored), cgroups and resource limits, kube-proxy virtual IPs, CNI, image pulls,
 // startup probes and gRPC probes (a gRPC probe always fails), postStart hooks,
 // activeDeadlineSeconds, ephemeral containers, service links env vars for other
-// Services, events, and the kubelet API (logs, exec, attach, port-forward, stats).
+// Services, events, and the kubelet API's attach, port-forward, exec with a TTY,
+// log following and stats. Exec sessions are not tracked in pid files: a crashed
+// agent leaves their commands running.
 // Exec probes and hooks see every process of the machine: a hook that kills by name
 // (pidof, pkill) hits other pods too. Memory-backed emptyDirs are plain directories.
 //

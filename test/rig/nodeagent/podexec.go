@@ -251,14 +251,26 @@ type process struct {
 	exitCode  int32 // valid once exited is closed
 }
 
+// stdio are a helper's standard streams; a nil one is /dev/null. Streams that are not
+// *os.File are copied by os/exec goroutines that the process's exit waits for.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
 // startProcess starts the helper with out as stdout and stderr and waits until it has
 // exec'ed the command (or failed, then *startError).
 func startProcess(selfExe string, spec execSpec, env []string, out io.Writer) (*process, error) {
+	return startProcessIO(selfExe, spec, env, stdio{out: out, err: out})
+}
+
+// startProcessIO is startProcess with the given standard streams.
+func startProcessIO(selfExe string, spec execSpec, env []string, sio stdio) (*process, error) {
 	cmd, err := helperCommand(selfExe, spec, env)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = sio.in, sio.out, sio.err
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a pipe: %w", err)

@@ -1,11 +1,13 @@
 package nodeagent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -20,11 +22,11 @@ import (
 )
 
 // errNotSupported is returned by the kubelet API calls the rig does not serve.
-var errNotSupported = errors.New("not supported by the rig node agent (no kubelet API: read the container log files instead)")
+var errNotSupported = errors.New("not supported by the rig node agent (it serves exec without a TTY and container logs only)")
 
 // provider runs the pods of one virtual-kubelet node. It implements VK's
-// PodLifecycleHandler and PodNotifier; the rest of nodeutil.Provider is stubbed (there
-// is no kubelet HTTP server).
+// PodLifecycleHandler and PodNotifier, and the exec and container-log calls of the
+// kubelet API (see kubeletapi.go); attach, port-forward and stats are stubbed.
 type provider struct {
 	a        *agent
 	nodeName string
@@ -170,22 +172,125 @@ func (p *provider) forget(pr *podRuntime) {
 	}
 }
 
-// GetContainerLogs returns a container's log file.
-func (p *provider) GetContainerLogs(_ context.Context, namespace, podName, containerName string, _ api.ContainerLogOpts) (io.ReadCloser, error) {
+// GetContainerLogs returns a container's log file (all runs of the container, stdout
+// and stderr interleaved), its last opts.Tail lines when set, at most opts.LimitBytes
+// bytes when set. Follow, previous, timestamps and since are not supported: the whole
+// log is returned at once.
+func (p *provider) GetContainerLogs(_ context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
 	pr := p.get(namespace, podName)
 	if pr == nil {
 		return nil, errdefs.NotFoundf("pod %s/%s is not running on node %s", namespace, podName, p.nodeName)
 	}
+	if !pr.hasContainer(containerName) {
+		return nil, errdefs.NotFoundf("pod %s/%s has no container %q", namespace, podName, containerName)
+	}
 	f, err := os.Open(pr.logPath(containerName))
+	if errors.Is(err, os.ErrNotExist) {
+		return io.NopCloser(strings.NewReader("")), nil // not started yet: no output
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the log of container %s: %w", containerName, err)
 	}
-	return f, nil
+	if opts.Tail <= 0 && opts.LimitBytes <= 0 {
+		return f, nil
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the log of container %s: %w", containerName, err)
+	}
+	return io.NopCloser(bytes.NewReader(logView(b, opts.Tail, opts.LimitBytes))), nil
 }
 
-// RunInContainer is not supported.
-func (p *provider) RunInContainer(context.Context, string, string, string, []string, api.AttachIO) error {
-	return errNotSupported
+// logView is the part of a log that kubectl logs --tail and --limit-bytes ask for: the
+// last tail lines (all when tail <= 0), then at most limit bytes of them (no limit when
+// limit <= 0), like the kubelet applies them.
+func logView(b []byte, tail, limit int) []byte {
+	if tail > 0 {
+		end := len(b)
+		if end > 0 && b[end-1] == '\n' {
+			end-- // a final newline ends the last line, it does not start another
+		}
+		start := 0
+		for i, n := end-1, 0; i >= 0; i-- {
+			if b[i] == '\n' {
+				if n++; n == tail {
+					start = i + 1
+					break
+				}
+			}
+		}
+		b = b[start:]
+	}
+	if limit > 0 && len(b) > limit {
+		b = b[:limit]
+	}
+	return b
+}
+
+// RunInContainer serves kubectl exec: it runs cmd in the container's running process
+// environment (see runner.execAttached) with the session's stdin, stdout and stderr,
+// and returns once cmd exited. A non-zero exit code comes back as exitError, so that
+// kubectl exec exits with it. TTY sessions are refused.
+func (p *provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error {
+	if attach.TTY() {
+		return errors.New("the rig node agent does not support exec with a TTY: run kubectl exec without -t (use -i alone to pass stdin)")
+	}
+	if len(cmd) == 0 {
+		return errors.New("no command to exec: give one after --")
+	}
+	pr := p.get(namespace, podName)
+	if pr == nil {
+		return errdefs.NotFoundf("pod %s/%s is not running on node %s", namespace, podName, p.nodeName)
+	}
+	r, live, err := pr.liveContainer(containerName)
+	if err != nil {
+		return err
+	}
+	r.log.V(1).Info("Running exec session", "command", cmd[0], "stdin", attach.Stdin() != nil)
+	code, err := r.execAttached(ctx, live, cmd, stdio{in: attach.Stdin(), out: writerOrNil(attach.Stdout()), err: writerOrNil(attach.Stderr())})
+	if err != nil {
+		return fmt.Errorf("exec session in container %s of pod %s/%s ended: %w", containerName, namespace, podName, err)
+	}
+	r.log.V(1).Info("Exec session ended", "command", cmd[0], "exitCode", code)
+	return exitError(code)
+}
+
+// writerOrNil keeps a nil stream nil as an io.Writer (a stream that was not asked for).
+func writerOrNil(w io.WriteCloser) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return w
+}
+
+// hasContainer reports whether the pod spec has an (init) container of that name.
+func (pr *podRuntime) hasContainer(name string) bool {
+	pod := pr.podSpecCopy()
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// liveContainer returns the runner and the running process of a container, or why it
+// has none.
+func (pr *podRuntime) liveContainer(name string) (*runner, *liveContainer, error) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	ns, pod, _ := strings.Cut(pr.key, "/")
+	r := pr.runners[name]
+	if r == nil {
+		return nil, nil, fmt.Errorf("container %q of pod %s/%s has not been started (or does not exist): check kubectl get pod %s -n %s", name, ns, pod, pod, ns)
+	}
+	if r.live == nil {
+		return nil, nil, fmt.Errorf("container %q of pod %s/%s is not running: wait for it to run, see kubectl describe pod %s -n %s", name, ns, pod, pod, ns)
+	}
+	return r, r.live, nil
 }
 
 // AttachToContainer is not supported.

@@ -39,6 +39,14 @@ type runner struct {
 	startOnce sync.Once
 	starts    int
 	backoff   restartBackoff
+	live      *liveContainer // the running process, nil when none (under pr.mu)
+}
+
+// liveContainer is a running container process, for exec sessions: how it was started
+// and a channel closed when it exits.
+type liveContainer struct {
+	plan   *execPlan
+	exited <-chan struct{}
 }
 
 func (pr *podRuntime) newRunner(name string, init bool, idx int, policy corev1.RestartPolicy) *runner {
@@ -321,6 +329,8 @@ func (r *runner) runOnce(pod *corev1.Pod, ctr *corev1.Container, plan *execPlan)
 		return 128, 0, false
 	}
 	writePidFile(filepath.Join(plan.ctrDir, "pid"), proc.pid)
+	r.setLive(&liveContainer{plan: plan, exited: proc.exited})
+	defer r.setLive(nil)
 	started := metav1.NewTime(proc.startedAt)
 	hasReadiness := ctr.ReadinessProbe != nil && !r.init
 	r.update(func(s *corev1.ContainerStatus) {
@@ -476,8 +486,18 @@ func (r *runner) runHook(ctx context.Context, h *corev1.LifecycleHandler, plan *
 // execInContainer runs command through the helper with the container's mounts, hosts
 // file, hostname and environment.
 func (r *runner) execInContainer(ctx context.Context, plan *execPlan, command []string) (int, string, error) {
+	spec, err := commandSpec(plan, command)
+	if err != nil {
+		return -1, "", err
+	}
+	return runHelper(ctx, r.pr.a.selfExe, spec, plan.env)
+}
+
+// commandSpec is the container's exec spec with command in place of its own, resolved
+// on the container's PATH like the container's command (see planCommand).
+func commandSpec(plan *execPlan, command []string) (execSpec, error) {
 	if len(command) == 0 {
-		return -1, "", errors.New("empty command")
+		return execSpec{}, errors.New("empty command")
 	}
 	pathVal := ""
 	for _, e := range plan.env {
@@ -488,7 +508,36 @@ func (r *runner) execInContainer(ctx context.Context, plan *execPlan, command []
 	cp := planCommand(command, nil, plan.exe, func(n string) (string, bool) { return lookPathIn(pathVal, n) }, fileExists)
 	spec := plan.spec
 	spec.Path, spec.Argv = cp.path, cp.argv
-	return runHelper(ctx, r.pr.a.selfExe, spec, plan.env)
+	return spec, nil
+}
+
+// errContainerStopped ends exec sessions of a container whose process exited.
+var errContainerStopped = errors.New("the container stopped")
+
+// execAttached runs command in the live container like execInContainer, with an exec
+// session's streams (see streamHelper). The command is killed when ctx ends or the
+// container's process exits, as a container runtime does.
+func (r *runner) execAttached(ctx context.Context, live *liveContainer, command []string, s stdio) (int, error) {
+	spec, err := commandSpec(live.plan, command)
+	if err != nil {
+		return -1, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-live.exited:
+			cancel(errContainerStopped)
+		case <-ctx.Done():
+		}
+	}()
+	return streamHelper(ctx, r.pr.a.selfExe, spec, live.plan.env, s)
+}
+
+func (r *runner) setLive(l *liveContainer) {
+	r.pr.mu.Lock()
+	r.live = l
+	r.pr.mu.Unlock()
 }
 
 func (r *runner) probeTarget(ctr *corev1.Container, plan *execPlan) probeTarget {

@@ -155,17 +155,8 @@ func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string,
 	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- nodeagent.Run(agentCtx, nodeagent.Config{
-			Kubeconfig:    cp.Kubeconfig(),
-			Nodes:         []string{"rig-node-1", "rig-node-2", "rig-node-3"},
-			StateDir:      filepath.Join(dir, "nodes"),
-			PodIPPrefix:   rig.PodIPPrefix,
-			NodeIP:        rig.APIServerIP,
-			ImageMap:      imageMap,
-			APIServerHost: rig.APIServerIP,
-			APIServerPort: fmt.Sprint(cp.APIServerPort()),
-			Log:           log.WithName("nodeagent"),
-		})
+		agentDone <- nodeagent.Run(agentCtx, cp.NodeAgentConfig([]string{"rig-node-1", "rig-node-2", "rig-node-3"},
+			filepath.Join(dir, "nodes"), imageMap, log.WithName("nodeagent")))
 	}()
 	defer func() {
 		stopAgent()
