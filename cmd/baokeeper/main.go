@@ -127,6 +127,9 @@ func runManager(args []string) error {
 	if err := upgradeMetrics.Register(ctrlmetrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)
 	}
+	if err := ctrlmetrics.Registry.Register(metrics.NewStatusCollector(mgr.GetCache(), *openbaoTimeout, ctrl.Log.WithName("metrics"))); err != nil {
+		return fmt.Errorf("failed to register the status metrics: %w", err)
+	}
 	ops := &adminops.Reconciler{
 		Metrics:       upgradeMetrics,
 		Client:        mgr.GetClient(),

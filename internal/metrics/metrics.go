@@ -26,6 +26,8 @@ type Recorder interface {
 	Raft(namespace, name string, failureTolerance, voters int)
 	// BreakGlass reports whether break-glass stops the cluster's automation.
 	BreakGlass(namespace, name string, active bool)
+	// Forget deletes every series of a deleted cluster.
+	Forget(namespace, name string)
 }
 
 // blueGreenPhases are the values of the phase label of baokeeper_bluegreen_phase,
@@ -50,6 +52,7 @@ type Metrics struct {
 	promotions       *prometheus.CounterVec
 	rollbacks        *prometheus.CounterVec
 	breakGlass       *prometheus.GaugeVec
+	snapshotDuration *prometheus.HistogramVec
 }
 
 var _ Recorder = (*Metrics)(nil)
@@ -82,21 +85,34 @@ func New() *Metrics {
 		promotions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_bluegreen_promotions_total",
 			Help: "Blue-green holds released, by how: Requested (baokeeper.dev/promote) or Automatic (autoPromote)."}, append(cl, "how")),
 		rollbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_upgrade_rollbacks_total",
-			Help: "Upgrades rolled back (requested or automatic), by strategy."}, append(cl, "strategy")),
+			Help: "Upgrades rolled back, by strategy and reason: Requested (baokeeper.dev/rollback) or the failure that rolled one back on its own."}, append(cl, "strategy", "reason")),
 		breakGlass: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_break_glass_active",
 			Help: "1 while break-glass stops every automation of the cluster (status.breakGlass.active)."}, cl),
+		snapshotDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_snapshot_duration_seconds",
+			Help:    "Time of a pre-upgrade snapshot, from its step's start to its verified receipt.",
+			Buckets: []float64{1, 2, 5, 10, 30, 60, 120, 300, 600}}, cl),
 	}
 }
 
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Forget deletes every series of a cluster: it was deleted.
+func (m *Metrics) Forget(namespace, name string) {
+	l := prometheus.Labels{"namespace": namespace, "name": name}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.inProgress, m.podsCompleted, m.podsTotal,
+		m.stepDuration, m.upgradeDuration, m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase,
+		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration} {
+		v.DeletePartialMatch(l)
+	}
 }
 
 // UpgradeState implements Recorder.
@@ -153,8 +169,13 @@ func (m *Metrics) Promotion(namespace, name, how string) {
 }
 
 // UpgradeRolledBack implements Recorder.
-func (m *Metrics) UpgradeRolledBack(namespace, name, strategy string) {
-	m.rollbacks.WithLabelValues(namespace, name, strategy).Inc()
+func (m *Metrics) UpgradeRolledBack(namespace, name, strategy, reason string) {
+	m.rollbacks.WithLabelValues(namespace, name, strategy, reason).Inc()
+}
+
+// SnapshotTaken implements Recorder.
+func (m *Metrics) SnapshotTaken(namespace, name string, d time.Duration) {
+	m.snapshotDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
 }
 
 // BreakGlass implements Recorder.

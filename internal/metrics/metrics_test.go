@@ -24,7 +24,8 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	m.UpgradeCompleted("ns", "bao", "BlueGreen", 90*time.Second)
 	m.BlueGreenPhase("ns", "bao", "Sync")
 	m.Promotion("ns", "bao", "Requested")
-	m.UpgradeRolledBack("ns", "bao", "BlueGreen")
+	m.UpgradeRolledBack("ns", "bao", "BlueGreen", "Requested")
+	m.SnapshotTaken("ns", "bao", 4*time.Second)
 	m.BreakGlass("ns", "bao", true)
 
 	g.Expect(testutil.ToFloat64(m.inProgress.WithLabelValues("ns", "bao", "RollingUpdate"))).To(Equal(1.0))
@@ -36,7 +37,8 @@ func TestRecorderExportsWhatItRecords(t *testing.T) {
 	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "Sync"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", "DeployGreen"))).To(Equal(0.0), "one phase at a time")
 	g.Expect(testutil.ToFloat64(m.promotions.WithLabelValues("ns", "bao", "Requested"))).To(Equal(1.0))
-	g.Expect(testutil.ToFloat64(m.rollbacks.WithLabelValues("ns", "bao", "BlueGreen"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.rollbacks.WithLabelValues("ns", "bao", "BlueGreen", "Requested"))).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.snapshotDuration)).To(Equal(1))
 	g.Expect(testutil.ToFloat64(m.breakGlass.WithLabelValues("ns", "bao"))).To(Equal(1.0))
 
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
@@ -61,4 +63,40 @@ func TestRegisterTwiceFails(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	g.Expect(New().Register(reg)).To(Succeed())
 	g.Expect(New().Register(reg)).NotTo(Succeed(), "a second set of the same metrics is a wiring mistake")
+}
+
+func TestForgetDeletesEverySeriesOfOneCluster(t *testing.T) {
+	g := NewWithT(t)
+	m := New()
+	for _, name := range []string{"bao", "other"} {
+		m.UpgradeState("ns", name, "RollingUpdate", true, 1, 3)
+		m.StepCompleted("ns", name, "RollingUpdate", time.Second)
+		m.UpgradeFailed("ns", name, "RollingUpdate", "StepTimeout")
+		m.UpgradeRolledBack("ns", name, "BlueGreen", "Requested")
+		m.SnapshotTaken("ns", name, time.Second)
+		m.Raft("ns", name, 1, 3)
+		m.BlueGreenPhase("ns", name, "Sync")
+		m.BreakGlass("ns", name, false)
+	}
+	reg := prometheus.NewRegistry()
+	g.Expect(m.Register(reg)).To(Succeed())
+	count := func(name string) int {
+		mfs, err := reg.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		n := 0
+		for _, mf := range mfs {
+			for _, s := range mf.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "name" && l.GetValue() == name {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	g.Expect(count("bao")).To(BeNumerically(">", 10))
+	m.Forget("ns", "bao")
+	g.Expect(count("bao")).To(BeZero(), "no series of the deleted cluster")
+	g.Expect(count("other")).To(BeNumerically(">", 10), "the other cluster keeps its series")
 }

@@ -67,6 +67,10 @@ const (
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	c := &baov1.OpenBaoCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		if apierrors.IsNotFound(err) && r.Metrics != nil {
+			// Deleted: none of its series may linger on the dashboards.
+			r.Metrics.Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !c.DeletionTimestamp.IsZero() {
@@ -211,7 +215,7 @@ func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *upgrade.Cluste
 		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, msg+"; nothing was done")
 		return
 	}
-	why := "requested with baokeeper.dev/rollback=" + value
+	why := core.RollbackRequested + baov1.AnnotationRollback + "=" + value
 	if up := c.Status.Upgrade; up != nil && up.Failure != nil {
 		why += fmt.Sprintf(" after %s: %s", up.Failure.Reason, up.Failure.Message)
 		up.Failure = nil

@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,8 +25,11 @@ type Recorder interface {
 	LeaderTransfer(namespace, name string)
 	// UpgradeFailed counts a failure by strategy and reason.
 	UpgradeFailed(namespace, name, strategy, reason string)
-	// UpgradeRolledBack counts an upgrade that was rolled back.
-	UpgradeRolledBack(namespace, name, strategy string)
+	// UpgradeRolledBack counts an upgrade that was rolled back, by reason (Requested,
+	// or the failure that rolled it back on its own).
+	UpgradeRolledBack(namespace, name, strategy, reason string)
+	// SnapshotTaken observes how long a pre-upgrade snapshot took.
+	SnapshotTaken(namespace, name string, d time.Duration)
 	// BlueGreenPhase reports the phase of the blue-green upgrade; "" when none runs.
 	BlueGreenPhase(namespace, name, phase string)
 	// Promotion counts a release of a blue-green hold, by how (Requested, Automatic).
@@ -48,7 +52,9 @@ type Recorder interface {
 //   - a leader transfer: a rolling TransferLeadership step that became ReplaceMember
 //     for the same member, or blue-green's leaderMovedAt being set;
 //   - a promotion: status.blueGreen.promotion becoming Requested or Automatic;
-//   - a rollback: a new status.lastRollback.
+//   - a rollback: a new status.lastRollback, by RollbackReason;
+//   - a snapshot: status.upgrade.snapshot set by a pass whose step was TakeSnapshot
+//     (a reused receipt takes no step and is not timed).
 func RecordUpgrade(rec Recorder, namespace, name, idle string, before, after *baov1.OpenBaoClusterStatus, now time.Time) {
 	b, a := before.Upgrade, after.Upgrade
 	strategy := idle
@@ -69,7 +75,12 @@ func RecordUpgrade(rec Recorder, namespace, name, idle string, before, after *ba
 		rec.UpgradeCompleted(namespace, name, strategy, now.Sub(b.StartedAt.Time))
 	}
 	if lr := after.LastRollback; lr != nil && (before.LastRollback == nil || !sameTime(before.LastRollback.At, lr.At)) {
-		rec.UpgradeRolledBack(namespace, name, strategy)
+		rec.UpgradeRolledBack(namespace, name, strategy, RollbackReason(lr.Reason))
+	}
+	if b != nil && b.Snapshot == nil && a != nil && a.Snapshot != nil {
+		if st := b.CurrentStep; st != nil && st.Action == baov1.StepTakeSnapshot && st.StartedAt != nil {
+			rec.SnapshotTaken(namespace, name, now.Sub(st.StartedAt.Time))
+		}
 	}
 	if b != nil {
 		recordRollingSteps(rec, namespace, name, strategy, b, a, now)
@@ -144,3 +155,34 @@ func progressOf(up *baov1.UpgradeStatus) (completed, total int) {
 }
 
 func sameTime(a, b *metav1.Time) bool { return a.Equal(b) }
+
+// RollbackRequested begins status.blueGreen.rollbackReason of a rollback a person
+// asked for (baokeeper.dev/rollback); an automatic one begins with the failure reason
+// and a colon.
+const RollbackRequested = "requested with "
+
+// RollbackReason is the reason label of a rollback, from its recorded why: Requested,
+// the failure reason that rolled it back on its own, or Automatic when neither can be
+// read (a why written by an earlier release).
+func RollbackReason(why string) string {
+	if strings.HasPrefix(why, RollbackRequested) {
+		return "Requested"
+	}
+	if r, _, ok := strings.Cut(why, ":"); ok && isReasonWord(r) {
+		return r
+	}
+	return "Automatic"
+}
+
+// isReasonWord reports whether s looks like a FailureReason: one CamelCase word.
+func isReasonWord(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
+			return false
+		}
+	}
+	return true
+}

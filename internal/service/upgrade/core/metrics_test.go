@@ -29,9 +29,12 @@ func (c *calls) LeaderTransfer(_, _ string) { c.add("transfer") }
 func (c *calls) UpgradeFailed(_, _, strategy, reason string) {
 	c.add("failed %s %s", strategy, reason)
 }
-func (c *calls) UpgradeRolledBack(_, _, strategy string) { c.add("rolled back %s", strategy) }
-func (c *calls) BlueGreenPhase(_, _, phase string)       { c.add("phase %q", phase) }
-func (c *calls) Promotion(_, _, how string)              { c.add("promotion %s", how) }
+func (c *calls) UpgradeRolledBack(_, _, strategy, reason string) {
+	c.add("rolled back %s %s", strategy, reason)
+}
+func (c *calls) SnapshotTaken(_, _ string, d time.Duration) { c.add("snapshot %s", d) }
+func (c *calls) BlueGreenPhase(_, _, phase string)          { c.add("phase %q", phase) }
+func (c *calls) Promotion(_, _, how string)                 { c.add("promotion %s", how) }
 
 func TestRecordUpgrade(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -150,8 +153,26 @@ func TestRecordUpgrade(t *testing.T) {
 			want: calls{"state BlueGreen true 1/3", `phase "AwaitPromotion"`, "promotion Requested"}},
 		{name: "blue-green: a rollback counts once and clears the phase; currentVersion stays",
 			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.Phase = baov1.BlueGreenRollbackCleanup })},
-			after:  baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
-			want:   calls{"state BlueGreen false 0/0", "rolled back BlueGreen", `phase ""`}},
+			after: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second),
+				Reason: RollbackRequested + "baokeeper.dev/rollback=r1"}},
+			want: calls{"state BlueGreen false 0/0", "rolled back BlueGreen Requested", `phase ""`}},
+		{name: "blue-green: an automatic rollback counts by the failure that caused it",
+			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: blueGreen(nil), BlueGreen: bg(func(s *baov1.BlueGreenStatus) { s.Phase = baov1.BlueGreenRollbackCleanup })},
+			after: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second),
+				Reason: "ValidationFailed: the hook failed (spec.upgrade.blueGreen.autoRollback)"}},
+			want: calls{"state BlueGreen false 0/0", "rolled back BlueGreen ValidationFailed", `phase ""`}},
+		{name: "a snapshot receipt recorded by the snapshot step is timed from the step's start",
+			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) { up.CurrentStep = step(baov1.StepTakeSnapshot, "", 60*time.Second) })},
+			after: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) {
+				up.Snapshot = &baov1.SnapshotReceipt{Location: "s3://b/k", TakenAt: at(85 * time.Second)}
+			})},
+			want: calls{"state RollingUpdate true 1/3", "snapshot 30s"}},
+		{name: "a reused receipt (no snapshot step) is not timed",
+			before: baov1.OpenBaoClusterStatus{Upgrade: rolling(nil)},
+			after: baov1.OpenBaoClusterStatus{Upgrade: rolling(func(up *baov1.UpgradeStatus) {
+				up.Snapshot = &baov1.SnapshotReceipt{Location: "s3://b/k", TakenAt: at(-time.Hour)}
+			})},
+			want: calls{"state RollingUpdate true 1/3"}},
 		{name: "a rollback already recorded is not counted again",
 			before: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
 			after:  baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", LastRollback: &baov1.RollbackRecord{TargetVersion: "2.4.1", At: at(90 * time.Second)}},
@@ -166,5 +187,18 @@ func TestRecordUpgrade(t *testing.T) {
 			RecordUpgrade(&got, "ns", "bao", string(baov1.RollingUpdateStrategy), &tc.before, &tc.after, now)
 			NewWithT(t).Expect(got).To(Equal(tc.want))
 		})
+	}
+}
+
+func TestRollbackReason(t *testing.T) {
+	for _, tc := range []struct{ why, want string }{
+		{RollbackRequested + "baokeeper.dev/rollback=abc after DemoteFailed: x", "Requested"},
+		{"ValidationFailed: hook bao-validate failed (spec.upgrade.blueGreen.autoRollback)", "ValidationFailed"},
+		{"PromoteFailed: job failed", "PromoteFailed"},
+		{"something an earlier release wrote", "Automatic"},
+		{"not a reason: text", "Automatic"},
+		{"", "Automatic"},
+	} {
+		NewWithT(t).Expect(RollbackReason(tc.why)).To(Equal(tc.want), tc.why)
 	}
 }
