@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -54,7 +57,9 @@ func main() {
 
 func runManager(args []string) error {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	metricsAddr := fs.String("metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	metricsAddr := fs.String("metrics-bind-address", ":8443", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	metricsSecure := fs.Bool("metrics-secure", true, "Serve metrics over HTTPS, to callers that the Kubernetes API authenticates (TokenReview) and authorizes (SubjectAccessReview for GET /metrics). false serves plain HTTP to anyone who can reach the port.")
+	metricsCertDir := fs.String("metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint; empty: a self-signed certificate generated at start.")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	leaderElect := fs.Bool("leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	leaseDuration := fs.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby replica waits before it takes over a lease that is no longer renewed: the takeover time after the leading replica dies.")
@@ -64,6 +69,7 @@ func runManager(args []string) error {
 	tokenPath := fs.String("openbao-token-path", "/var/run/secrets/baokeeper/token", "Projected service-account token (audience "+workload.TokenAudience+") used to log in to OpenBao.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
 	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
+	watchNamespaces := fs.String("watch-namespaces", "", "Comma-separated namespaces whose OpenBaoClusters this operator manages; empty: every namespace. With a list, the operator reads and writes only there (Roles suffice; see docs/install.md).")
 	opts := zap.Options{}
 	opts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -89,17 +95,25 @@ func runManager(args []string) error {
 		return fmt.Errorf("leader election needs 0 < --leader-elect-retry-period, 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration; got %s, %s and %s: set them so",
 			*retryPeriod, *renewDeadline, *leaseDuration)
 	}
+	namespaces, err := parseNamespaces(*watchNamespaces)
+	if err != nil {
+		return err
+	}
 	cfg := ctrl.GetConfigOrDie()
+	metricsOpts := metricsserver.Options{BindAddress: *metricsAddr, SecureServing: *metricsSecure, CertDir: *metricsCertDir}
+	if *metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
 		LeaderElectionID:       "baokeeper.openbao.baokeeper.dev",
 		LeaseDuration:          leaseDuration,
 		RenewDeadline:          renewDeadline,
 		RetryPeriod:            retryPeriod,
-		Cache:                  controller.CacheOptions(),
+		Cache:                  controller.CacheOptions(namespaces...),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
@@ -171,4 +185,24 @@ func controllerServiceAccount(flagValue string) (types.NamespacedName, error) {
 		return types.NamespacedName{}, fmt.Errorf("--controller-service-account %q must be namespace/name", v)
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// parseNamespaces reads --watch-namespaces: names separated by commas, each a valid
+// namespace name, none twice.
+func parseNamespaces(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		ns = strings.TrimSpace(ns)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("--watch-namespaces %q: %q is not a namespace name (%s): list namespaces separated by commas, for example team-a,team-b", v, ns, strings.Join(errs, "; "))
+		}
+		if slices.Contains(out, ns) {
+			return nil, fmt.Errorf("--watch-namespaces %q names %s twice: list each namespace once", v, ns)
+		}
+		out = append(out, ns)
+	}
+	return out, nil
 }

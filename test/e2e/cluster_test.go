@@ -35,7 +35,7 @@ const (
 	pollEvery = time.Second
 )
 
-var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
+var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(130), func() {
 	var caPEM []byte
 
 	BeforeAll(func(ctx SpecContext) {
@@ -94,6 +94,10 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
 	}, SpecTimeout(time.Minute))
+
+	It("serves its metrics over HTTPS only to callers the API server authorizes", func(ctx SpecContext) {
+		expectMetricsServedSecurely(ctx, ns, name)
+	}, SpecTimeout(2*time.Minute))
 
 	It("brings back a deleted follower with its data, as a voter", func(ctx SpecContext) {
 		follower := ""

@@ -69,7 +69,13 @@ func startControlPlane(ctx context.Context, binDir, dir string, apiIP, kubeletIP
 		return fail(err)
 	}
 
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return fail(err)
+	}
 	api, err := startProc("kube-apiserver", logDir, []string{bin("kube-apiserver"),
+		"--audit-policy-file=" + policy, "--audit-log-path=" + filepath.Join(dir, AuditLogFile), "--audit-log-format=json",
+		"--audit-log-maxsize=0", "--audit-log-mode=blocking",
 		"--etcd-servers=http://127.0.0.1:2379",
 		"--bind-address=0.0.0.0", "--advertise-address=" + apiIP.String(), fmt.Sprintf("--secure-port=%d", apiPort),
 		"--tls-cert-file=" + p.ServingCert, "--tls-private-key-file=" + p.ServingKey, "--client-ca-file=" + p.CACert,
@@ -158,3 +164,19 @@ func loadPool(path string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// AuditLogFile is the kube-apiserver's audit log in the rig's directory: one JSON
+// event per line, at Metadata level, for the requests of the service accounts of the
+// operator's namespace (baokeeper-system) only. The e2e suite compares what the
+// operator did with what its role grants.
+const AuditLogFile = "audit.log"
+
+// auditPolicy logs the operator's requests when they complete, and nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts:baokeeper-system"]
+- level: None
+`
