@@ -1,0 +1,440 @@
+package kubectlbao
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// FieldManager is the field manager of every write of the plugin; the user the API
+// server names is appended ("kubectl-bao/alice") so that break-glass records who
+// acknowledged it (status.breakGlass.acknowledgedBy).
+const FieldManager = "kubectl-bao"
+
+// maxFieldManagerLength is the API server's limit on a field manager's length.
+const maxFieldManagerLength = 128
+
+// Options are what the commands take from outside. Zero values mean the process's:
+// os streams are set by the caller, time.Now and crypto/rand otherwise.
+type Options struct {
+	// Streams are stdin, stdout and stderr.
+	Streams genericiooptions.IOStreams
+	// Now is the clock, read once per command.
+	Now func() time.Time
+	// Rand is the source of control tokens.
+	Rand io.Reader
+}
+
+// runner holds the flags and options one invocation shares.
+type runner struct {
+	opts  Options
+	flags *genericclioptions.ConfigFlags
+}
+
+// session is one connection to the API server.
+type session struct {
+	cl        client.Client
+	namespace string
+}
+
+// NewRootCommand builds `kubectl bao` with every command and the kubeconfig flags
+// (--kubeconfig, --context, --namespace, ...). Errors are returned, not printed: the
+// caller prints them once.
+func NewRootCommand(o Options) *cobra.Command {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	r := &runner{opts: o, flags: genericclioptions.NewConfigFlags(true)}
+	root := &cobra.Command{
+		Use:   "kubectl-bao",
+		Short: "Follow and steer baokeeper's OpenBao clusters and their upgrades",
+		Long: "kubectl bao shows an OpenBaoCluster's members, Raft health, upgrade, snapshot and break-glass at a glance, " +
+			"says what an upgrade would do before it starts, and writes the manual controls the operator acts on " +
+			"(promote, rollback, retry, pause, resume, break-glass ack), refusing those the operator would ignore.",
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl bao"},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	r.flags.AddFlags(root.PersistentFlags())
+	root.SetIn(o.Streams.In)
+	root.SetOut(o.Streams.Out)
+	root.SetErr(o.Streams.ErrOut)
+	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(),
+		r.controlCommand(ControlPromote, "Release a blue-green upgrade that waits for promotion",
+			"Writes baokeeper.dev/promote with a fresh token. Only while the upgrade holds for it (status.blueGreen.promotion: Waiting): "+
+				"a value set before the hold is refused by the operator and releases nothing, so nothing is written then."),
+		r.controlCommand(ControlRollback, "Roll back a blue-green upgrade before the point of no return",
+			"Writes baokeeper.dev/rollback with a fresh token, only while the operator would start a rollback: a blue-green upgrade whose green has not led yet."),
+		r.controlCommand(ControlRetry, "Retry a failed upgrade or scaling step, or a rolled-back upgrade",
+			"Writes baokeeper.dev/retry with a fresh token, only after a failure (status.upgrade.failure, status.scaling.failure) or a rollback (status.lastRollback)."),
+		r.controlCommand(ControlPause, "Hold the upgrade at its next safe point (spec.upgrade.paused: true)",
+			"Sets spec.upgrade.paused to true: the member or step in progress finishes, then the upgrade holds with UpgradePaused=True."),
+		r.controlCommand(ControlResume, "Let a paused upgrade go on (spec.upgrade.paused: false)",
+			"Sets spec.upgrade.paused to false."),
+		r.breakGlassCommand(),
+	)
+	return root
+}
+
+// oneCluster accepts exactly one argument, the cluster's name.
+func oneCluster(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("name one OpenBaoCluster: %s NAME (kubectl get bao lists them), got %d arguments", cmd.CommandPath(), len(args))
+	}
+	return nil
+}
+
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "", "print the object as json or yaml instead of text")
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+func (r *runner) statusCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:               "status CLUSTER",
+		Short:             "Show members, Raft health, the upgrade, snapshots and break-glass of a cluster",
+		Example:           "  kubectl bao status bao -n vault\n  kubectl bao status bao -o yaml",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := ValidateOutput(output); err != nil {
+				return err
+			}
+			s, err := r.connect()
+			if err != nil {
+				return err
+			}
+			c, err := s.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if output != OutputText {
+				return PrintObject(cmd.OutOrStdout(), output, Printable(c))
+			}
+			return RenderStatus(cmd.OutOrStdout(), c, r.opts.Now())
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func (r *runner) planCommand() *cobra.Command {
+	var output string
+	var req PlanRequest
+	cmd := &cobra.Command{
+		Use:   "plan CLUSTER --to VERSION",
+		Short: "Show what an upgrade to a version would do, without changing anything",
+		Long: "Shows the order of members (rolling: followers first, the leader last; blue-green: green's members and the phases), " +
+			"the prechecks as far as status shows them, the snapshot target and the undo path, computed with the operator's own " +
+			"version policy, prechecks and planner. An invalid version or a downgrade is refused.",
+		Example:           "  kubectl bao plan bao --to 2.4.1\n  kubectl bao plan bao --to 2.4.1 --image registry.example/openbao:2.4.1 -o json",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := ValidateOutput(output); err != nil {
+				return err
+			}
+			if req.To == "" {
+				return fmt.Errorf("name the version to plan for: %s %s --to VERSION", cmd.CommandPath(), args[0])
+			}
+			s, err := r.connect()
+			if err != nil {
+				return err
+			}
+			c, err := s.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			p, err := BuildPlan(c, req, r.opts.Now())
+			if err != nil {
+				return err
+			}
+			if output != OutputText {
+				return PrintObject(cmd.OutOrStdout(), output, p)
+			}
+			return RenderPlan(cmd.OutOrStdout(), p)
+		},
+	}
+	cmd.Flags().StringVar(&req.To, "to", "", "the version to plan the upgrade to (MAJOR.MINOR.PATCH)")
+	cmd.Flags().StringVar(&req.Image, "image", "", "the image to plan with (default: spec.image, or the OpenBao image of --to)")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// TimelineOutput is what kubectl bao timeline prints with -o json|yaml.
+type TimelineOutput struct {
+	// Cluster is namespace/name.
+	Cluster string `json:"cluster"`
+	// Events are oldest first.
+	Events []TimelineEntry `json:"events"`
+}
+
+func (r *runner) timelineCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:               "timeline CLUSTER",
+		Short:             "Show the cluster's events in time order",
+		Example:           "  kubectl bao timeline bao -n vault",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := ValidateOutput(output); err != nil {
+				return err
+			}
+			s, err := r.connect()
+			if err != nil {
+				return err
+			}
+			c, err := s.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			events := &corev1.EventList{}
+			if err := s.cl.List(cmd.Context(), events, client.InNamespace(c.Namespace),
+				client.MatchingFields{"involvedObject.uid": string(c.UID)}); err != nil {
+				return fmt.Errorf("failed to list the events of openbaocluster %s/%s: %w; check that you may list events in %s", c.Namespace, c.Name, err, c.Namespace)
+			}
+			entries := Timeline(events.Items)
+			cluster := c.Namespace + "/" + c.Name
+			if output != OutputText {
+				return PrintObject(cmd.OutOrStdout(), output, TimelineOutput{Cluster: cluster, Events: entries})
+			}
+			return RenderTimeline(cmd.OutOrStdout(), cluster, entries, r.opts.Now())
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// controlFlags are the flags of every control command.
+type controlFlags struct {
+	output       string
+	fieldManager string
+	nonce        string
+}
+
+func (f *controlFlags) add(cmd *cobra.Command) {
+	addOutputFlag(cmd, &f.output)
+	cmd.Flags().StringVar(&f.fieldManager, "field-manager", "",
+		"the field manager of the write (default: "+FieldManager+"/<your user name as the API server knows it>)")
+}
+
+func (r *runner) controlCommand(ctl Control, short, long string) *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:               string(ctl) + " CLUSTER",
+		Short:             short,
+		Long:              long,
+		Example:           fmt.Sprintf("  kubectl bao %s bao -n vault", ctl),
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return r.runControl(cmd, ctl, args[0], &f)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func (r *runner) breakGlassCommand() *cobra.Command {
+	group := &cobra.Command{
+		Use:   "break-glass",
+		Short: "Act on a cluster whose automation stopped (status.breakGlass)",
+	}
+	var f controlFlags
+	ack := &cobra.Command{
+		Use:   "ack CLUSTER --nonce NONCE",
+		Short: "Acknowledge break-glass with the current nonce, after following its recovery steps",
+		Long: "Writes baokeeper.dev/break-glass-ack with the nonce, only when break-glass is active and the nonce is the current " +
+			"status.breakGlass.nonce: a stale or mistyped nonce is refused before anything is written.",
+		Example:           "  kubectl bao break-glass ack bao -n vault --nonce 9f2c...",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.nonce == "" {
+				return fmt.Errorf("name the nonce: %s %s --nonce NONCE (kubectl bao status %s shows status.breakGlass.nonce)", cmd.CommandPath(), args[0], args[0])
+			}
+			return r.runControl(cmd, ControlBreakGlassAck, args[0], &f)
+		},
+	}
+	ack.Flags().StringVar(&f.nonce, "nonce", "", "status.breakGlass.nonce, as kubectl bao status shows it")
+	f.add(ack)
+	group.AddCommand(ack)
+	return group
+}
+
+// runControl reads the cluster, decides with Decide and writes the control once,
+// with the read resourceVersion as precondition; a conflict reads and decides again.
+func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *controlFlags) error {
+	if err := ValidateOutput(f.output); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	s, err := r.connect()
+	if err != nil {
+		return err
+	}
+	manager := f.fieldManager
+	if manager == "" {
+		manager = s.fieldManager(ctx)
+	}
+	if err := validFieldManager(manager); err != nil {
+		return err
+	}
+	var res *RequestResult
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := s.get(ctx, name)
+		if err != nil {
+			return err
+		}
+		now := r.opts.Now()
+		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now})
+		res = &RequestResult{Cluster: c.Namespace + "/" + c.Name, Control: ctl, Field: ctl.Field(), FieldManager: manager,
+			Next: v.Next, Warnings: v.Warnings, Follow: Follow(c)}
+		switch {
+		case v.Noop:
+			res.Next = v.Why
+			return nil
+		case !v.Write:
+			return fmt.Errorf("%w: %s of openbaocluster %s/%s: %s; nothing was written", ErrRefused, ctl, c.Namespace, c.Name, v.Why)
+		}
+		value, err := Value(c, ctl, f.nonce, now, r.opts.Rand)
+		if err != nil {
+			return err
+		}
+		orig := c.DeepCopy()
+		Set(c, ctl, value)
+		if ctl == ControlPause || ctl == ControlResume {
+			value = fmt.Sprint(c.Spec.Upgrade.Paused)
+		}
+		if err := s.cl.Patch(ctx, c, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(manager)); err != nil {
+			return err
+		}
+		res.Value, res.Written = value, true
+		return nil
+	})
+	switch {
+	case errors.Is(err, ErrRefused):
+		return err
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("failed to write %s on openbaocluster %s/%s: it kept changing while this command wrote (%w); run it again", ctl.Field(), s.namespace, name, err)
+	case err != nil:
+		return fmt.Errorf("failed to write %s on openbaocluster %s/%s: %w", ctl.Field(), s.namespace, name, err)
+	}
+	if f.output != OutputText {
+		return PrintObject(cmd.OutOrStdout(), f.output, res)
+	}
+	return RenderResult(cmd.OutOrStdout(), res)
+}
+
+// connect builds one client from the kubeconfig flags.
+func (r *runner) connect() (*session, error) {
+	cfg, err := r.flags.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the kubeconfig: %w; check --kubeconfig, --context and KUBECONFIG", err)
+	}
+	ns, _, err := r.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("failed to find the namespace in the kubeconfig: %w; pass -n NAMESPACE", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("failed to register the Kubernetes types: %w", err)
+	}
+	if err := baov1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("failed to register the OpenBaoCluster types: %w", err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client for %s: %w; check the kubeconfig's server and credentials", cfg.Host, err)
+	}
+	return &session{cl: cl, namespace: ns}, nil
+}
+
+// get reads the cluster.
+func (s *session) get(ctx context.Context, name string) (*baov1.OpenBaoCluster, error) {
+	c := &baov1.OpenBaoCluster{}
+	err := s.cl.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, c)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("openbaocluster %s/%s not found (%w): check the name and -n (kubectl get bao -A lists them)", s.namespace, name, err)
+	case err != nil:
+		return nil, fmt.Errorf("failed to get openbaocluster %s/%s: %w", s.namespace, name, err)
+	}
+	return c, nil
+}
+
+// fieldManager is kubectl-bao/<user>, the user as the API server names it (a
+// SelfSubjectReview), or kubectl-bao when the review is not allowed.
+func (s *session) fieldManager(ctx context.Context) string {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := s.cl.Create(ctx, review); err != nil || review.Status.UserInfo.Username == "" {
+		return FieldManager
+	}
+	m := FieldManager + "/" + strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '_'
+	}, review.Status.UserInfo.Username)
+	if len(m) > maxFieldManagerLength {
+		m = m[:maxFieldManagerLength]
+	}
+	return m
+}
+
+// validFieldManager applies the API server's rules to --field-manager, so that a bad
+// one is refused before anything is read.
+func validFieldManager(m string) error {
+	if len(m) > maxFieldManagerLength {
+		return fmt.Errorf("--field-manager has %d characters; use at most %d", len(m), maxFieldManagerLength)
+	}
+	for _, r := range m {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("--field-manager %q has a character that is not printable; use letters, digits and punctuation", m)
+		}
+	}
+	return nil
+}
+
+// completeClusters completes a cluster name from the namespace's OpenBaoClusters.
+func (r *runner) completeClusters(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	s, err := r.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list := &baov1.OpenBaoClusterList{}
+	if err := s.cl.List(cmd.Context(), list, client.InNamespace(s.namespace)); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, c := range list.Items {
+		if strings.HasPrefix(c.Name, toComplete) {
+			names = append(names, c.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}

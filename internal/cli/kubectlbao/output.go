@@ -1,0 +1,115 @@
+package kubectlbao
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/yaml"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// Output formats of -o.
+const (
+	// OutputText is the default: text for a person.
+	OutputText = ""
+	// OutputJSON prints the object as indented JSON.
+	OutputJSON = "json"
+	// OutputYAML prints the object as YAML.
+	OutputYAML = "yaml"
+)
+
+// ValidateOutput checks -o.
+func ValidateOutput(format string) error {
+	switch format {
+	case OutputText, OutputJSON, OutputYAML:
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use -o json or -o yaml, or leave -o out for text", format)
+}
+
+// PrintObject writes v as JSON or YAML.
+func PrintObject(w io.Writer, format string, v any) error {
+	var b []byte
+	var err error
+	switch format {
+	case OutputJSON:
+		b, err = json.MarshalIndent(v, "", "    ")
+		b = append(b, '\n')
+	case OutputYAML:
+		b, err = yaml.Marshal(v)
+	default:
+		return ValidateOutput(format)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to encode the output as %s: %w", format, err)
+	}
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("failed to write the output: %w", err)
+	}
+	return nil
+}
+
+// Printable is the cluster as kubectl get -o prints it: with apiVersion and kind,
+// without managedFields.
+func Printable(c *baov1.OpenBaoCluster) *baov1.OpenBaoCluster {
+	out := c.DeepCopy()
+	out.APIVersion = baov1.GroupVersion.String()
+	out.Kind = "OpenBaoCluster"
+	out.ManagedFields = nil
+	return out
+}
+
+// RequestResult is what a control command did, for -o json|yaml.
+type RequestResult struct {
+	// Cluster is namespace/name.
+	Cluster string `json:"cluster"`
+	// Control is the command (promote, rollback, retry, pause, resume, break-glass ack).
+	Control Control `json:"control"`
+	// Field is what was written.
+	Field string `json:"field"`
+	// Value is the written value (the token or the nonce; true or false for pause
+	// and resume).
+	Value string `json:"value"`
+	// FieldManager is the field manager of the write.
+	FieldManager string `json:"fieldManager,omitempty"`
+	// Written is false when nothing needed writing.
+	Written bool `json:"written"`
+	// Next says what the operator does next.
+	Next string `json:"next"`
+	// Warnings are what a person should know.
+	Warnings []string `json:"warnings,omitempty"`
+	// Follow are the commands that show how it goes.
+	Follow []string `json:"follow"`
+}
+
+// RenderResult writes a control command's result for a person.
+func RenderResult(w io.Writer, r *RequestResult) error {
+	d := newDescriber(w)
+	if r.Written {
+		d.line(0, "Set %s=%s on openbaocluster %s (field manager %s).", r.Field, r.Value, r.Cluster, orDash(r.FieldManager))
+	} else {
+		d.line(0, "Nothing to write on openbaocluster %s: %s.", r.Cluster, r.Next)
+	}
+	for _, w := range r.Warnings {
+		d.line(0, "Warning: %s", w)
+	}
+	if r.Written {
+		d.line(0, "Next: %s", r.Next)
+	}
+	d.line(0, "Follow it:")
+	for _, f := range r.Follow {
+		d.line(1, "%s", f)
+	}
+	return d.flush()
+}
+
+// Follow are the commands that show how a cluster's upgrade goes.
+func Follow(c *baov1.OpenBaoCluster) []string {
+	return []string{
+		fmt.Sprintf("kubectl bao status %s -n %s", c.Name, c.Namespace),
+		fmt.Sprintf("kubectl bao timeline %s -n %s", c.Name, c.Namespace),
+		fmt.Sprintf("kubectl get openbaocluster %s -n %s -w", c.Name, c.Namespace),
+	}
+}

@@ -1,0 +1,304 @@
+package kubectlbao
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+)
+
+// Control is a manual control that kubectl bao writes.
+type Control string
+
+// The controls, named as their commands.
+const (
+	// ControlPromote writes baokeeper.dev/promote.
+	ControlPromote Control = "promote"
+	// ControlRollback writes baokeeper.dev/rollback.
+	ControlRollback Control = "rollback"
+	// ControlRetry writes baokeeper.dev/retry.
+	ControlRetry Control = "retry"
+	// ControlPause sets spec.upgrade.paused to true.
+	ControlPause Control = "pause"
+	// ControlResume sets spec.upgrade.paused to false.
+	ControlResume Control = "resume"
+	// ControlBreakGlassAck writes baokeeper.dev/break-glass-ack with the nonce.
+	ControlBreakGlassAck Control = "break-glass ack"
+)
+
+// Field is the field a control writes, as a person would name it.
+func (ctl Control) Field() string {
+	switch ctl {
+	case ControlPromote:
+		return "metadata.annotations[" + baov1.AnnotationPromote + "]"
+	case ControlRollback:
+		return "metadata.annotations[" + baov1.AnnotationRollback + "]"
+	case ControlRetry:
+		return "metadata.annotations[" + baov1.AnnotationRetry + "]"
+	case ControlBreakGlassAck:
+		return "metadata.annotations[" + baov1.AnnotationBreakGlassAck + "]"
+	}
+	return "spec.upgrade.paused"
+}
+
+// annotation is the annotation a control writes; empty for pause and resume.
+func (ctl Control) annotation() string {
+	switch ctl {
+	case ControlPromote:
+		return baov1.AnnotationPromote
+	case ControlRollback:
+		return baov1.AnnotationRollback
+	case ControlRetry:
+		return baov1.AnnotationRetry
+	case ControlBreakGlassAck:
+		return baov1.AnnotationBreakGlassAck
+	}
+	return ""
+}
+
+// Verdict is what kubectl bao does with a control request in the cluster's current
+// state, decided by the operator's own rules.
+type Verdict struct {
+	// Write is true when the request is written: the operator will act on it.
+	Write bool
+	// Noop is true when nothing needs writing (pause while paused); not an error.
+	Noop bool
+	// Why says, when nothing is written, why.
+	Why string
+	// Next says what the operator does next once the value is written.
+	Next string
+	// Warnings are what a person should know although the request is written.
+	Warnings []string
+}
+
+// DecideInput is what Decide needs besides the cluster.
+type DecideInput struct {
+	// Control is the request.
+	Control Control
+	// Nonce is --nonce of break-glass ack.
+	Nonce string
+	// FieldManager is the field manager the request is written under; break-glass
+	// records it as acknowledgedBy.
+	FieldManager string
+	// Now is the one clock reading.
+	Now time.Time
+}
+
+// Decide says whether a control request is written, mirroring how the operator
+// handles it (adminops.handleRequests): promote only while bluegreen.AcceptsPromote
+// (a value set before the hold is refused and releases nothing), rollback only
+// while bluegreen.AcceptsRollback, retry only after a failure or a rollback,
+// break-glass ack only with the current nonce (breakglass.Acknowledge), pause and
+// resume only when they change spec.upgrade.paused. What the operator would refuse
+// is not written at all.
+func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
+	var v Verdict
+	switch in.Control {
+	case ControlPromote:
+		v = decidePromote(c)
+	case ControlRollback:
+		v = decideRollback(c, in.Now)
+	case ControlRetry:
+		v = decideRetry(c)
+	case ControlPause, ControlResume:
+		return decidePause(c, in.Control == ControlPause)
+	case ControlBreakGlassAck:
+		return decideAck(c, in)
+	default:
+		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
+	}
+	if bg := c.Status.BreakGlass; v.Write && bg != nil && bg.Active {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("break-glass is active (%s): the operator records this request, but nothing moves until break-glass is acknowledged: "+
+			"kubectl bao break-glass ack %s -n %s --nonce %s", bg.Reason, c.Name, c.Namespace, bg.Nonce))
+	}
+	return v
+}
+
+// refusal is the operator's own words for a request it would ignore, without the
+// "Ignoring <annotation>=<value>: " that starts its event.
+func refusal(kind upgrade.RequestKind, c *baov1.OpenBaoCluster) string {
+	prefix := fmt.Sprintf("Ignoring %s=: ", kind)
+	return strings.TrimPrefix(upgrade.RequestRefusal(upgrade.Request{Kind: kind}, c), prefix)
+}
+
+func decidePromote(c *baov1.OpenBaoCluster) Verdict {
+	bg := c.Status.BlueGreen
+	if !bluegreen.AcceptsPromote(bg) {
+		why := "no promotion is awaited: " + refusal(upgrade.RequestPromote, c)
+		if bg != nil && bg.Promotion == baov1.PromotionPending && c.Spec.Upgrade.BlueGreen.AutoPromote {
+			why += "; spec.upgrade.blueGreen.autoPromote is true, so none will be: the hold is released on its own"
+		} else if bg != nil && bg.Promotion != baov1.PromotionRequested && bg.Promotion != baov1.PromotionAutomatic {
+			why += fmt.Sprintf("; kubectl bao status %s -n %s shows when the hold begins", c.Name, c.Namespace)
+		}
+		return Verdict{Why: why}
+	}
+	return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator releases the hold (status.blueGreen.promotion: Requested, event PromoteAccepted). "+
+		"Then green %s gets the votes, one member at a time (PromoteGreen); blue's followers are demoted (DemoteBlue); blue's leader %s steps down once, onto green "+
+		"(TransferLeadership: once a green member leads there is no rollback, only a restore from the pre-upgrade snapshot); the client Service moves to green (Cutover); "+
+		"blue is removed from Raft and deleted (RemoveBlue, Cleanup), and status.currentVersion becomes %s.",
+		bg.Green.StatefulSet, orDash(c.Status.Leader), orDash(bg.Green.Version))}
+}
+
+func decideRollback(c *baov1.OpenBaoCluster, now time.Time) Verdict {
+	bg := c.Status.BlueGreen
+	if bg == nil {
+		return Verdict{Why: refusal(upgrade.RequestRollback, c)}
+	}
+	rv := bluegreen.AcceptsRollback(bg, Observation(c, now))
+	if !rv.OK {
+		why := rv.Why
+		if rv.PastPointOfNoReturn {
+			if s := c.Status.LastSnapshot; s != nil {
+				why += fmt.Sprintf(" (the snapshot is %s, of %s on %s, Raft index %d)", s.Location, s.FromMember, s.Version, s.RaftIndex)
+			} else {
+				why += " (no pre-upgrade snapshot was taken: spec.upgrade.preUpgradeSnapshot.policy is Never)"
+			}
+		}
+		return Verdict{Why: why}
+	}
+	next := fmt.Sprintf("On its next pass the operator starts the rollback (status.blueGreen.phase: RollbackPromoteBlue, event RollbackStarted): "+
+		"a step in flight finishes first; blue members that were demoted vote again; green's voters are demoted and green's peers removed from Raft; "+
+		"then green's StatefulSet %s and its volumes are deleted. Blue's leader leads throughout (no election) and status.currentVersion stays %s. "+
+		"Afterwards the RolledBack condition says what to do: set spec.version back to %s, or kubectl bao retry %s -n %s to try %s again.",
+		orDash(bg.Green.StatefulSet), orDash(bg.Blue.Version), orDash(bg.Blue.Version), c.Name, c.Namespace, orDash(bg.Green.Version))
+	if up := c.Status.Upgrade; up != nil && up.Failure != nil {
+		next += fmt.Sprintf(" The failure (%s) is cleared and recorded as the rollback's reason.", up.Failure.Reason)
+	}
+	return Verdict{Write: true, Next: next}
+}
+
+func decideRetry(c *baov1.OpenBaoCluster) Verdict {
+	st := &c.Status
+	switch {
+	case st.Upgrade == nil && st.LastRollback != nil && st.LastRollback.Retry == "":
+		lr := st.LastRollback
+		return Verdict{Write: true, Next: fmt.Sprintf("The upgrade to %s may start again: while spec.version names it, the operator plans it afresh on its next pass "+
+			"(prechecks, snapshot, then the %s strategy), as for any new version.", lr.TargetVersion, c.GetStrategy())}
+	case st.Upgrade != nil && st.Upgrade.Failure != nil:
+		f := st.Upgrade.Failure
+		next := fmt.Sprintf("On its next pass the operator clears status.upgrade.failure (%s on %s, event RetryRequested) and goes on from what it observes: "+
+			"the failed step's clock starts again and an executor step gets %d more attempts; members already on the target are not touched again.",
+			f.Reason, orDash(f.Pod), upgrade.DefaultMaxJobAttempts)
+		if f.Reason == baov1.FailureValidationFailed {
+			next += " The validation hook runs once more; if it fails again the upgrade holds again."
+		}
+		return Verdict{Write: true, Next: next}
+	case st.Scaling != nil && st.Scaling.Failure != nil:
+		f := st.Scaling.Failure
+		return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator clears status.scaling.failure (%s on %s, event RetryRequested) and runs the step again from what it observes.",
+			f.Reason, orDash(f.Pod))}
+	}
+	return Verdict{Why: refusal(upgrade.RequestRetry, c)}
+}
+
+func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
+	if c.Spec.Upgrade.Paused == pause {
+		state := "false: nothing is paused"
+		if pause {
+			state = "true already: the upgrade holds at its next safe point"
+		}
+		return Verdict{Noop: true, Why: "spec.upgrade.paused is " + state}
+	}
+	up, bg := c.Status.Upgrade, c.Status.BlueGreen
+	if !pause {
+		next := "The operator goes on from where the upgrade held (UpgradePaused becomes False)."
+		if up == nil {
+			next = "No upgrade holds: the next version change runs without holding."
+		}
+		return Verdict{Write: true, Next: next}
+	}
+	v := Verdict{Write: true}
+	switch {
+	case up == nil:
+		v.Next = "No upgrade runs now: the next version change is planned and then holds before its snapshot, with UpgradePaused=True."
+	case bg != nil && bluegreen.IsRollback(bg.Phase):
+		v.Next = "The flag is recorded for the next upgrade."
+		v.Warnings = append(v.Warnings, fmt.Sprintf("a rollback runs (%s): spec.upgrade.paused does not hold a rollback, it goes on to the end", bg.Phase))
+	case bg != nil:
+		v.Next = fmt.Sprintf("The blue-green upgrade holds before its next executor step (it is in phase %s), with UpgradePaused=True; a step in flight finishes first.", bg.Phase)
+	default:
+		v.Next = "The member in progress finishes; the upgrade holds before the next one, with UpgradePaused=True and the message saying where it holds."
+		if s := up.CurrentStep; s != nil && s.Pod != "" {
+			v.Next = fmt.Sprintf("The member in progress (%s) finishes; the upgrade holds before the next one, with UpgradePaused=True and the message saying where it holds.", s.Pod)
+		}
+	}
+	return v
+}
+
+func decideAck(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
+	bg := c.Status.BreakGlass
+	if ok, why := breakglass.Acknowledge(bg, in.Nonce); !ok {
+		if bg != nil && bg.Active {
+			why += fmt.Sprintf("; copy status.breakGlass.nonce (kubectl bao status %s -n %s shows it)", c.Name, c.Namespace)
+		}
+		return Verdict{Why: why}
+	}
+	return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator leaves break-glass (%s): it records acknowledgedAt and acknowledgedBy (%s, event BreakGlassAcknowledged), "+
+		"observes the cluster afresh and goes on from what it sees: a failed rollback step gets a fresh budget of attempts and time, an upgrade that lost its quorum goes on "+
+		"once autopilot answers again. If the cause is still there, break-glass is entered again with a new nonce.", bg.Reason, orDash(in.FieldManager))}
+}
+
+// Set writes a control into c in memory: the annotation with value, or
+// spec.upgrade.paused. The caller patches the difference.
+func Set(c *baov1.OpenBaoCluster, ctl Control, value string) {
+	switch ctl {
+	case ControlPause:
+		c.Spec.Upgrade.Paused = true
+	case ControlResume:
+		c.Spec.Upgrade.Paused = false
+	default:
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[ctl.annotation()] = value
+	}
+}
+
+// NewToken draws a fresh control token: the Unix time and 8 random hex digits, such
+// as 1764633600-3fa9c2d1. It passes the operator's check of annotation values, sorts
+// by time, and differs from every value set before (the operator acts once per new
+// value). src defaults to crypto/rand.
+func NewToken(now time.Time, src io.Reader) (string, error) {
+	if src == nil {
+		src = rand.Reader
+	}
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(src, b); err != nil {
+		return "", fmt.Errorf("failed to draw a random token: %w", err)
+	}
+	tok := fmt.Sprintf("%d-%s", now.Unix(), hex.EncodeToString(b))
+	if err := upgrade.ValidateRequestValue(tok); err != nil {
+		return "", fmt.Errorf("failed to draw a valid token: %w", err)
+	}
+	return tok, nil
+}
+
+// Value is the value a control writes: the nonce for break-glass ack, a fresh
+// token for the other annotations (drawn again if it equals the annotation's current
+// or last handled value), none for pause and resume.
+func Value(c *baov1.OpenBaoCluster, ctl Control, nonce string, now time.Time, src io.Reader) (string, error) {
+	switch ctl {
+	case ControlPause, ControlResume:
+		return "", nil
+	case ControlBreakGlassAck:
+		return nonce, nil
+	}
+	handled := map[Control]string{ControlPromote: c.Status.Requests.Promote, ControlRollback: c.Status.Requests.Rollback, ControlRetry: c.Status.Requests.Retry}[ctl]
+	for range 3 {
+		tok, err := NewToken(now, src)
+		if err != nil {
+			return "", err
+		}
+		if tok != c.Annotations[ctl.annotation()] && tok != handled {
+			return tok, nil
+		}
+	}
+	return "", fmt.Errorf("failed to draw a token that differs from %s's current value: check the random source", ctl.annotation())
+}

@@ -1,0 +1,384 @@
+package kubectlbao
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+)
+
+// RenderStatus writes what kubectl bao status shows of a cluster, like kubectl
+// describe: the summary, the Raft view with the failure tolerance, every member, the
+// upgrade (strategy, progress, plan, current step, what it waits for, prechecks,
+// failure), the blue-green phase, the snapshot receipts, break-glass with its nonce
+// and recovery steps, and the conditions. It is pure: now is the one clock reading.
+func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
+	d := newDescriber(w)
+	st := &c.Status
+	d.kv(0, "Name", "%s", c.Name)
+	d.kv(0, "Namespace", "%s", c.Namespace)
+	d.kv(0, "Phase", "%s", orDash(string(st.Phase)))
+	d.kv(0, "Message", "%s", orDash(st.Message))
+	d.kv(0, "Version", "%s", versionLine(c))
+	d.kv(0, "Strategy", "%s", c.GetStrategy())
+	d.kv(0, "Paused", "%s", pausedLine(c))
+	d.kv(0, "Members", "%d ready of %d desired (StatefulSet %s)", st.ReadyMembers, c.GetReplicas(), c.ServingStatefulSet())
+	if l := st.OperationLock; l != nil {
+		d.kv(0, "Operation lock", "%s since %s: %s", l.Operation, when(l.AcquiredAt, now), orDash(l.Message))
+	}
+
+	renderRaft(d, c)
+	renderMembers(d, c)
+	renderBreakGlass(d, c, now)
+	renderUpgrade(d, c, now)
+	renderBlueGreen(d, c, now)
+	renderScaling(d, c, now)
+	renderSnapshot(d, 0, "Last snapshot", st.LastSnapshot, "none taken yet", now)
+	if lr := st.LastRollback; lr != nil {
+		d.head(0, "Last rollback")
+		d.kv(1, "Versions", "%s kept, %s rolled back", orDash(lr.FromVersion), orDash(lr.TargetVersion))
+		d.kv(1, "At", "%s", when(lr.At, now))
+		d.kv(1, "Reason", "%s", orDash(lr.Reason))
+		if lr.Retry == "" {
+			d.kv(1, "Again", "set spec.version back to %s, or try %s again with: kubectl bao retry %s -n %s", orDash(lr.FromVersion), orDash(lr.TargetVersion), c.Name, c.Namespace)
+		} else {
+			d.kv(1, "Again", "allowed by %s=%s", baov1.AnnotationRetry, lr.Retry)
+		}
+	}
+	renderConditions(d, c, now)
+	renderRequests(d, c)
+	d.kv(0, "Events", "kubectl bao timeline %s -n %s", c.Name, c.Namespace)
+	return d.flush()
+}
+
+func versionLine(c *baov1.OpenBaoCluster) string {
+	cur := c.Status.CurrentVersion
+	switch {
+	case cur == "":
+		return fmt.Sprintf("%s (nothing observed yet: status.currentVersion is empty)", c.Spec.Version)
+	case upgrade.SameVersion(cur, c.Spec.Version):
+		return fmt.Sprintf("%s (every member runs it)", c.Spec.Version)
+	}
+	return fmt.Sprintf("%s wanted, %s runs (status.currentVersion)", c.Spec.Version, cur)
+}
+
+func pausedLine(c *baov1.OpenBaoCluster) string {
+	if !c.Spec.Upgrade.Paused {
+		return "no"
+	}
+	return fmt.Sprintf("yes (spec.upgrade.paused): an upgrade holds at its next safe point; resume with kubectl bao resume %s -n %s", c.Name, c.Namespace)
+}
+
+func renderRaft(d *describer, c *baov1.OpenBaoCluster) {
+	v := ParseVoters(c.Status.Voters)
+	d.head(0, "Raft")
+	d.kv(1, "Leader", "%s", orDash(c.Status.Leader))
+	if !v.Known {
+		d.kv(1, "Voters", "unknown (status.voters is empty: autopilot could not be read)")
+		d.kv(1, "Failure tolerance", "unknown")
+		return
+	}
+	d.kv(1, "Voters", "%d healthy of %d (a majority is %d)", v.Healthy, v.Total, v.Quorum())
+	switch {
+	case v.QuorumLost():
+		d.kv(1, "Failure tolerance", "0: QUORUM LOST, %d healthy voters of the %d a majority needs", v.Healthy, v.Quorum())
+	default:
+		d.kv(1, "Failure tolerance", "%d (healthy voters minus the majority)", v.FailureTolerance())
+	}
+}
+
+func renderMembers(d *describer, c *baov1.OpenBaoCluster) {
+	if len(c.Status.Members) == 0 {
+		d.kv(0, "Members observed", "none yet")
+		return
+	}
+	d.head(0, "Members observed")
+	rows := make([][]string, 0, len(c.Status.Members))
+	for _, m := range c.Status.Members {
+		rows = append(rows, []string{m.Name, orDash(string(m.RaftRole)), orDash(m.Version), yesNo(m.Healthy), yesNo(m.Ready), orDash(m.Image)})
+	}
+	d.table(1, []string{"NAME", "ROLE", "VERSION", "HEALTHY", "READY", "IMAGE"}, rows)
+}
+
+func renderUpgrade(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	up := c.Status.Upgrade
+	if up == nil {
+		d.kv(0, "Upgrade", "none in progress")
+		return
+	}
+	d.head(0, "Upgrade")
+	d.kv(1, "Strategy", "%s", orDash(string(up.Strategy)))
+	d.kv(1, "Versions", "%s -> %s (image %s)", orDash(up.FromVersion), orDash(up.TargetVersion), orDash(up.TargetImage))
+	d.kv(1, "Started", "%s", when(up.StartedAt, now))
+	if p := up.Progress; p != nil {
+		d.kv(1, "Progress", "%s, %d of %d done", orDash(p.Stage), p.Completed, p.Total)
+	}
+	if plan := up.Plan; plan != nil && len(plan.Pods) > 0 {
+		d.kv(1, "Plan", "%s", planLine(c, plan.Pods))
+	}
+	if len(up.CompletedPods) > 0 {
+		d.kv(1, "Completed", "%s", strings.Join(up.CompletedPods, ", "))
+	}
+	if s := up.CurrentStep; s != nil {
+		d.kv(1, "Current step", "%s", stepLine(s, now))
+	}
+	d.kv(1, "Waiting for", "%s", waitingFor(c))
+	if up.DeferredVersion != "" {
+		d.kv(1, "Deferred", "spec.version %s is planned once this upgrade ends", up.DeferredVersion)
+	}
+	if f := up.Failure; f != nil {
+		d.kv(1, "Failure", "%s on %s at %s: %s", orDash(string(f.Reason)), orDash(f.Pod), when(f.At, now), orDash(f.Message))
+		d.kv(1, "Retry", "fix the cause, then: kubectl bao retry %s -n %s", c.Name, c.Namespace)
+	}
+	if plan := up.Plan; plan != nil {
+		if len(plan.Prechecks) > 0 {
+			d.head(1, "Prechecks")
+			rows := make([][]string, 0, len(plan.Prechecks))
+			for _, p := range plan.Prechecks {
+				rows = append(rows, []string{p.Name, orDash(string(p.Result)), orDash(p.Message)})
+			}
+			d.table(2, []string{"NAME", "RESULT", "MESSAGE"}, rows)
+		}
+		d.kv(1, "Snapshot target", "%s", snapshotTarget(c.Spec.Upgrade.PreUpgradeSnapshot, plan.SnapshotLocation))
+		d.kv(1, "Undo", "%s", orDash(plan.UndoPath))
+	}
+	renderSnapshot(d, 1, "Pre-upgrade snapshot", up.Snapshot, snapshotPending(c), now)
+}
+
+// planLine lists the plan in order, each member marked: done, in progress, the
+// leader.
+func planLine(c *baov1.OpenBaoCluster, pods []string) string {
+	up := c.Status.Upgrade
+	parts := make([]string, 0, len(pods))
+	for i, p := range pods {
+		var marks []string
+		if slices.Contains(up.CompletedPods, p) {
+			marks = append(marks, "done")
+		} else if s := up.CurrentStep; s != nil && s.Pod == p {
+			marks = append(marks, "in progress")
+		}
+		if p == c.Status.Leader {
+			marks = append(marks, "leader")
+		}
+		item := fmt.Sprintf("%d. %s", i+1, p)
+		if len(marks) > 0 {
+			item += " (" + strings.Join(marks, ", ") + ")"
+		}
+		parts = append(parts, item)
+	}
+	return strings.Join(parts, "  ")
+}
+
+func stepLine(s *baov1.UpgradeStep, now time.Time) string {
+	line := fmt.Sprintf("%s %s since %s", orDash(string(s.Action)), orDash(s.Pod), when(s.StartedAt, now))
+	if s.Attempts > 0 {
+		limit := s.MaxAttempts
+		if limit == 0 {
+			limit = upgrade.DefaultMaxJobAttempts
+		}
+		line += fmt.Sprintf(", attempt %d of %d", s.Attempts, limit)
+	}
+	if s.GatesPassedAt != nil {
+		line += ", every gate passed at " + when(s.GatesPassedAt, now) + " (settling)"
+	}
+	return line
+}
+
+// waitingFor is the sentence of what the upgrade waits for: the step's, the
+// upgrade's, or the cluster message.
+func waitingFor(c *baov1.OpenBaoCluster) string {
+	up := c.Status.Upgrade
+	if s := up.CurrentStep; s != nil && s.WaitingFor != "" {
+		return s.WaitingFor
+	}
+	if up.WaitingFor != "" {
+		return up.WaitingFor
+	}
+	return orDash(c.Status.Message)
+}
+
+func snapshotTarget(s baov1.PreUpgradeSnapshotSpec, location string) string {
+	policy := s.Policy
+	if policy == "" {
+		policy = baov1.SnapshotAlways
+	}
+	switch {
+	case policy == baov1.SnapshotNever:
+		return "none (spec.upgrade.preUpgradeSnapshot.policy is Never: undoing means a backup taken elsewhere)"
+	case location != "":
+		return fmt.Sprintf("%s (policy %s)", location, policy)
+	case s.S3 == nil:
+		return fmt.Sprintf("not set (policy %s needs spec.upgrade.preUpgradeSnapshot.s3)", policy)
+	}
+	return fmt.Sprintf("%s (policy %s)", upgrade.SnapshotLocation(s), policy)
+}
+
+func renderSnapshot(d *describer, level int, title string, s *baov1.SnapshotReceipt, none string, now time.Time) {
+	if s == nil {
+		d.kv(level, title, "%s", none)
+		return
+	}
+	d.head(level, title)
+	d.kv(level+1, "Location", "%s", orDash(s.Location))
+	d.kv(level+1, "Taken", "%s from %s on %s, Raft index %d", when(s.TakenAt, now), orDash(s.FromMember), orDash(s.Version), s.RaftIndex)
+	d.kv(level+1, "Size", "%s", bytesIEC(s.SizeBytes))
+	d.kv(level+1, "SHA-256", "%s", orDash(s.SHA256))
+}
+
+// snapshotPending says why the running upgrade has no snapshot receipt.
+func snapshotPending(c *baov1.OpenBaoCluster) string {
+	if c.Spec.Upgrade.PreUpgradeSnapshot.Policy == baov1.SnapshotNever {
+		return "none (policy Never)"
+	}
+	return "not taken yet (nothing of the cluster changes before it is verified)"
+}
+
+func renderBlueGreen(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	bg := c.Status.BlueGreen
+	if bg == nil {
+		return
+	}
+	d.head(0, "Blue-green")
+	d.kv(1, "Phase", "%s since %s%s", orDash(string(bg.Phase)), when(bg.PhaseStartedAt, now), phaseProgress(bg.Phase))
+	d.kv(1, "Blue", "%s", memberSet(bg.Blue))
+	d.kv(1, "Green", "%s", memberSet(bg.Green))
+	if bg.SyncedSince != nil {
+		d.kv(1, "In sync since", "%s (minSyncDuration %s)", when(bg.SyncedSince, now), c.GetMinSyncDuration())
+	}
+	d.kv(1, "Promotion", "%s", promotionLine(c))
+	if s := bg.CurrentStep; s != nil {
+		d.kv(1, "Current step", "%s", stepLine(s, now))
+	}
+	d.kv(1, "Job failures", "%d (the upgrade fails at %d)", bg.JobFailures, c.GetMaxJobFailures())
+	if bg.LeaderMovedAt != nil {
+		d.kv(1, "Point of no return", "passed at %s: green has led, the way back is a restore from the snapshot (%s)", when(bg.LeaderMovedAt, now), bluegreen.RestoreRunbook)
+	} else if !bluegreen.IsRollback(bg.Phase) {
+		d.kv(1, "Point of no return", "not yet: kubectl bao rollback %s -n %s keeps blue", c.Name, c.Namespace)
+	}
+	if bg.RollbackReason != "" {
+		d.kv(1, "Rollback reason", "%s", bg.RollbackReason)
+	}
+}
+
+// phaseProgress says where a phase stands among the upgrade's (or the rollback's).
+func phaseProgress(p baov1.BlueGreenPhase) string {
+	phases, what := bluegreen.Phases(), "phase"
+	if bluegreen.IsRollback(p) {
+		phases, what = bluegreen.RollbackPhases(), "rollback phase"
+	}
+	if i := slices.Index(phases, p); i >= 0 {
+		return fmt.Sprintf(" (%s %d of %d)", what, i+1, len(phases))
+	}
+	return ""
+}
+
+func memberSet(s baov1.MemberSet) string {
+	if s.StatefulSet == "" {
+		return "-"
+	}
+	line := fmt.Sprintf("%s, %d members on %s", s.StatefulSet, s.Replicas, orDash(s.Version))
+	if s.Revision != "" {
+		line += ", revision " + s.Revision
+	}
+	return line
+}
+
+func promotionLine(c *baov1.OpenBaoCluster) string {
+	bg := c.Status.BlueGreen
+	switch {
+	case bluegreen.AcceptsPromote(bg):
+		return fmt.Sprintf("Waiting: green is in sync and waits for you: kubectl bao promote %s -n %s", c.Name, c.Namespace)
+	case bg.Promotion == baov1.PromotionRequested:
+		return fmt.Sprintf("Requested (%s=%s)", baov1.AnnotationPromote, orDash(c.Status.Requests.Promote))
+	case bg.Promotion == baov1.PromotionAutomatic:
+		return "Automatic (spec.upgrade.blueGreen.autoPromote)"
+	case c.Spec.Upgrade.BlueGreen.AutoPromote:
+		return fmt.Sprintf("%s: spec.upgrade.blueGreen.autoPromote releases it at the hold", orDash(string(bg.Promotion)))
+	}
+	return fmt.Sprintf("%s: the hold comes at phase %s", orDash(string(bg.Promotion)), baov1.BlueGreenAwaitPromotion)
+}
+
+func renderScaling(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	sc := c.Status.Scaling
+	if sc == nil {
+		return
+	}
+	d.head(0, "Scaling")
+	d.kv(1, "Replicas", "%d -> %d, started %s", sc.FromReplicas, sc.TargetReplicas, when(sc.StartedAt, now))
+	if s := sc.CurrentStep; s != nil {
+		d.kv(1, "Current step", "%s", stepLine(s, now))
+	}
+	if len(sc.Completed) > 0 {
+		d.kv(1, "Completed", "%s", strings.Join(sc.Completed, ", "))
+	}
+	d.kv(1, "Waiting for", "%s", orDash(sc.WaitingFor))
+	if f := sc.Failure; f != nil {
+		d.kv(1, "Failure", "%s on %s at %s: %s", orDash(string(f.Reason)), orDash(f.Pod), when(f.At, now), orDash(f.Message))
+	}
+}
+
+func renderBreakGlass(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	bg := c.Status.BreakGlass
+	switch {
+	case bg == nil:
+		d.kv(0, "Break-glass", "not active")
+		return
+	case !bg.Active:
+		d.kv(0, "Break-glass", "not active (the last one, %s, was acknowledged at %s by %s)", orDash(string(bg.Reason)), when(bg.AcknowledgedAt, now), orDash(bg.AcknowledgedBy))
+		return
+	}
+	d.kv(0, "Break-glass", "ACTIVE since %s: every automation of this cluster stopped until a person acknowledges", when(bg.EnteredAt, now))
+	d.kv(1, "Reason", "%s", orDash(string(bg.Reason)))
+	d.kv(1, "Message", "%s", orDash(bg.Message))
+	d.kv(1, "Nonce", "%s", orDash(bg.Nonce))
+	d.kv(1, "Leader on entry", "%s", orDash(bg.Leader))
+	if len(bg.Members) > 0 {
+		d.head(1, "Members on entry")
+		rows := make([][]string, 0, len(bg.Members))
+		for _, m := range bg.Members {
+			rows = append(rows, []string{m.Name, orDash(string(m.Role)), orDash(m.Version), yesNo(m.Healthy)})
+		}
+		d.table(2, []string{"NAME", "ROLE", "VERSION", "HEALTHY"}, rows)
+	}
+	d.head(1, "Recovery steps")
+	for i, s := range bg.RecoverySteps {
+		d.line(2, "%d. %s", i+1, s)
+	}
+	d.kv(1, "Runbook", "%s", breakglass.Runbook(bg.Reason))
+	d.kv(1, "Acknowledge", "kubectl bao break-glass ack %s -n %s --nonce %s", c.Name, c.Namespace, orDash(bg.Nonce))
+}
+
+func renderConditions(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	if len(c.Status.Conditions) == 0 {
+		d.kv(0, "Conditions", "none yet")
+		return
+	}
+	d.head(0, "Conditions")
+	rows := make([][]string, 0, len(c.Status.Conditions))
+	for _, cd := range c.Status.Conditions {
+		rows = append(rows, []string{cd.Type, string(cd.Status), orDash(cd.Reason), age(cd.LastTransitionTime, now), orDash(cd.Message)})
+	}
+	d.table(1, []string{"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"}, rows)
+}
+
+func renderRequests(d *describer, c *baov1.OpenBaoCluster) {
+	r := c.Status.Requests
+	if r == (baov1.RequestsStatus{}) {
+		return
+	}
+	d.head(0, "Requests handled")
+	for _, kv := range []struct{ key, val string }{
+		{baov1.AnnotationPromote, r.Promote}, {baov1.AnnotationRollback, r.Rollback},
+		{baov1.AnnotationRetry, r.Retry}, {baov1.AnnotationBreakGlassAck, r.BreakGlassAck},
+	} {
+		if kv.val != "" {
+			d.kv(1, kv.key, "%s", kv.val)
+		}
+	}
+}
