@@ -149,7 +149,7 @@ func planPrechecks(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, d upgrade.Deci
 	for i := range pcs {
 		pc := &pcs[i]
 		switch {
-		case pc.Name == upgrade.PrecheckSnapshotTarget && pc.Result == baov1.PrecheckPassed && c.Spec.Upgrade.PreUpgradeSnapshot.S3 != nil:
+		case pc.Name == upgrade.PrecheckSnapshotTarget && pc.Result == baov1.PrecheckPassed && upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot) != "":
 			s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
 			pc.Result = baov1.PrecheckPending
 			pc.Message = fmt.Sprintf("snapshots go to %s; the operator checks that the bucket is reachable with Secret %s when it plans",
