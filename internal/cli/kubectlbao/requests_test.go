@@ -48,7 +48,9 @@ func TestDecide(t *testing.T) {
 		{reason: "rollback before green leads is written", c: newCluster(withBlueGreen(baov1.BlueGreenSync, baov1.PromotionPending)),
 			in: DecideInput{Control: ControlRollback}, write: true, want: "status.currentVersion stays 2.4.0"},
 		{reason: "rollback of a failed blue-green upgrade clears the failure", c: newCluster(withBlueGreen(baov1.BlueGreenPromoteGreen, baov1.PromotionRequested),
-			func(c *baov1.OpenBaoCluster) { c.Status.Upgrade.Failure = &baov1.UpgradeFailure{Reason: baov1.FailurePromoteFailed} }),
+			func(c *baov1.OpenBaoCluster) {
+				c.Status.Upgrade.Failure = &baov1.UpgradeFailure{Reason: baov1.FailurePromoteFailed}
+			}),
 			in: DecideInput{Control: ControlRollback}, write: true, want: "The failure (PromoteFailed) is cleared"},
 		{reason: "rollback past the point of no return is refused with the snapshot", c: newCluster(withBlueGreen(baov1.BlueGreenCutover, baov1.PromotionRequested),
 			func(c *baov1.OpenBaoCluster) { c.Status.LastSnapshot = receipt() }),
@@ -182,7 +184,9 @@ func TestValue(t *testing.T) {
 		{reason: "pause writes no annotation", c: newCluster(), ctl: ControlPause, want: ""},
 		{reason: "promote draws a token", c: newCluster(), ctl: ControlPromote, src: []byte{1, 2, 3, 4}, want: "1796119200-01020304"},
 		{reason: "a token equal to the annotation's current value is drawn again, and fails when it cannot differ",
-			c: newCluster(func(c *baov1.OpenBaoCluster) { c.Annotations = map[string]string{baov1.AnnotationRetry: "1796119200-01020304"} }),
+			c: newCluster(func(c *baov1.OpenBaoCluster) {
+				c.Annotations = map[string]string{baov1.AnnotationRetry: "1796119200-01020304"}
+			}),
 			ctl: ControlRetry, src: []byte{1, 2, 3, 4}, wantErr: "differs from baokeeper.dev/retry's current value"},
 		{reason: "a token equal to the last handled value is drawn again",
 			c:   newCluster(func(c *baov1.OpenBaoCluster) { c.Status.Requests.Rollback = "1796119200-01020304" }),
