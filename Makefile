@@ -15,6 +15,7 @@ BIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)
 BAO_BIN ?= $(BIN)/bao-2.4.0
 S3_BIN ?= $(BIN)/s3server-7506e5f91cd6
+HELM_BIN ?= $(BIN)/helm-v3.22.0
 GO_TEST_FLAGS ?=
 # Test data (the etcd of envtest and of the rig, OpenBao's Raft logs, S3 objects) lives
 # on tmpfs when the machine has one: the tests need no durability beyond a process
@@ -36,6 +37,18 @@ generate: ## Generate deepcopy code.
 manifests: ## Generate the CRD and RBAC manifests under config/.
 	go tool controller-gen crd rbac:roleName=baokeeper-manager paths="./api/..." paths="./internal/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@# The chart carries copies (helm reads files inside the chart only); test/chart
+	@# fails when they differ.
+	cp config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml charts/baokeeper/crds/
+	cp config/rbac/role.yaml charts/baokeeper/files/manager-role.yaml
+	cp config/grafana/baokeeper-dashboard.json config/prometheus/baokeeper-rules.yaml charts/baokeeper/files/
+
+.PHONY: prometheus-crds
+prometheus-crds: ## Regenerate test/chart/crds (ServiceMonitor, PrometheusRule) from prometheus-operator's API types.
+	cd hack/tools/promcrds && go run sigs.k8s.io/controller-tools/cmd/controller-gen crd:crdVersions=v1 \
+		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:dir=$(CURDIR)/test/chart/crds.all
+	mkdir -p test/chart/crds && mv test/chart/crds.all/monitoring.coreos.com_servicemonitors.yaml test/chart/crds.all/monitoring.coreos.com_prometheusrules.yaml test/chart/crds/
+	rm -rf test/chart/crds.all
 
 .PHONY: fmt
 fmt: ## Run gofmt.
@@ -46,7 +59,7 @@ verify: ## Fail when generated files are stale, gofmt or go vet complain.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l lists: $$out"; exit 1; fi
 	go vet ./...
 	$(MAKE) generate manifests
-	@git diff --exit-code -- api config || { echo "generated files are stale: run make generate manifests and commit"; exit 1; }
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run make generate manifests and commit"; exit 1; }
 
 .PHONY: build
 build: ## Build the baokeeper binary into bin/.
@@ -66,6 +79,10 @@ openbao-bins: ## Build OpenBao 2.4.0 and relinked copies that report other versi
 s3-bins: ## Build the S3-compatible server (SeaweedFS) that receives snapshots in tests.
 	hack/build-bins.sh s3
 
+.PHONY: helm-bins
+helm-bins: ## Build helm (the chart's lint, template and dry-run checks).
+	hack/build-bins.sh helm
+
 .PHONY: rig-bins
 rig-bins: ## Build the whole control plane and kubectl.
 	hack/build-bins.sh rig
@@ -73,9 +90,9 @@ rig-bins: ## Build the whole control plane and kubectl.
 ##@ Test
 
 .PHONY: test
-test: verify rig-bins openbao-bins s3-bins ## Unit, fuzz seeds, envtest, real-OpenBao, real-S3 and rig control-plane tests.
-	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao) =="
-	$(TEST_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
+test: verify rig-bins openbao-bins s3-bins helm-bins ## Unit, fuzz seeds, envtest, real-OpenBao, real-S3, rig control-plane and chart tests.
+	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao, the chart) =="
+	$(TEST_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) HELM_BIN=$(HELM_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
 .PHONY: rig-build

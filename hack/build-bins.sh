@@ -6,6 +6,7 @@
 #   hack/build-bins.sh rig       + kube-controller-manager, kube-scheduler, kubectl
 #   hack/build-bins.sh openbao   bao 2.4.0 and relinked copies    -> bin/bao-<v>
 #   hack/build-bins.sh s3        SeaweedFS `weed` (S3 server)     -> bin/s3server-<hash>
+#   hack/build-bins.sh helm      helm (chart lint and template)   -> bin/helm-<v>
 #
 # Cold builds take minutes on 2 cores; a heartbeat line is printed every 30 s so a
 # person (and CI) can see that work is going on.
@@ -129,10 +130,29 @@ build_s3() {
   mv "$out.tmp" "$out"
 }
 
+# build_helm builds helm (pinned in hack/tools/helm/go.mod, its module versions
+# aligned with baokeeper's and kubernetes' where they share one, so that the shared
+# packages compile once: docs/design/build-cache.md).
+build_helm() {
+  local ver out
+  ver=$(cd "$ROOT/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+  out=$BIN/helm-$ver
+  mkdir -p "$BIN"
+  if [ -x "$out" ]; then
+    log "helm $ver: cached in ${out#$ROOT/}"
+    return
+  fi
+  log "helm $ver: building (cold: a few minutes on 2 cores; most of kubernetes' client packages are shared)"
+  (cd "$ROOT/hack/tools/helm" && run_with_heartbeat "helm" \
+    go build -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$ver" -o "$out.tmp" helm.sh/helm/v3/cmd/helm)
+  mv "$out.tmp" "$out"
+}
+
 case "${1:-}" in
   envtest) build_k8s kube-apiserver; build_etcd ;;
   rig) build_k8s kube-apiserver kube-controller-manager kube-scheduler kubectl; build_etcd ;;
   openbao) build_bao ;;
   s3) build_s3 ;;
-  *) echo "usage: $0 envtest|rig|openbao|s3" >&2; exit 2 ;;
+  helm) build_helm ;;
+  *) echo "usage: $0 envtest|rig|openbao|s3|helm" >&2; exit 2 ;;
 esac

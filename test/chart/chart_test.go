@@ -1,0 +1,227 @@
+// Package chart checks the Helm chart charts/baokeeper with the real helm (built from
+// Go modules into bin/ by hack/build-bins.sh helm) and a real kube-apiserver: the
+// chart lints, renders with several value sets, and every rendered object is accepted
+// by a server-side dry run against an API server that has baokeeper's CRD and the
+// prometheus-operator CRDs (test/chart/crds, generated from prometheus-operator's
+// API types by hack/tools/promcrds).
+package chart
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/baokeeper/baokeeper/test/testenv"
+)
+
+func TestChart(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Helm chart")
+}
+
+var (
+	root  = testenv.RepoRoot()
+	chart = filepath.Join(root, "charts", "baokeeper")
+	helm  string
+	k8s   client.Client
+)
+
+// valueSets are the installs the chart must support.
+var valueSets = map[string][]string{
+	"defaults":                   nil,
+	"namespaced, two namespaces": {"--set", "watchNamespaces={team-a,team-b}"},
+	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true," +
+		"replicas=2,image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+	"plain-HTTP metrics, no leader election": {"--set", "metrics.secure=false,leaderElection.enabled=false,executorImage=registry.example/baokeeper:1.0.0"},
+}
+
+var _ = BeforeSuite(func() {
+	helm = os.Getenv("HELM_BIN")
+	if helm == "" {
+		bins, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*"))
+		if len(bins) > 0 {
+			helm = bins[len(bins)-1]
+		}
+	}
+	if _, err := os.Stat(helm); helm == "" || err != nil {
+		why := "helm is not built: run `make helm-bins` (make test does)"
+		if testenv.Required() {
+			Fail(why)
+		}
+		Skip(why)
+	}
+	assets, skip := testenv.Assets()
+	if skip != "" {
+		if testenv.Required() {
+			Fail(skip)
+		}
+		Skip(skip)
+	}
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(chart, "crds"), filepath.Join(root, "test", "chart", "crds")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	cfg, err := env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	for _, ns := range []string{"baokeeper-system", "team-a", "team-b"} {
+		Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+})
+
+// render runs helm template and returns the rendered objects.
+func render(args ...string) []*unstructured.Unstructured {
+	GinkgoHelper()
+	cmd := exec.Command(helm, append([]string{"template", "baokeeper", chart, "--namespace", "baokeeper-system"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "helm template %v: %s", args, stderr.String())
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			Fail("decoding helm's output: " + err.Error())
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+	Expect(objs).NotTo(BeEmpty())
+	return objs
+}
+
+func kinds(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName())
+	}
+	return out
+}
+
+var _ = Describe("charts/baokeeper", func() {
+	It("carries the same CRD, manager rules, dashboard and alerts as config/ (make manifests copies them)", func() {
+		for copy, src := range map[string]string{
+			"crds/openbao.baokeeper.dev_openbaoclusters.yaml": "config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml",
+			"files/manager-role.yaml":                         "config/rbac/role.yaml",
+			"files/baokeeper-dashboard.json":                  "config/grafana/baokeeper-dashboard.json",
+			"files/baokeeper-rules.yaml":                      "config/prometheus/baokeeper-rules.yaml",
+		} {
+			a, err := os.ReadFile(filepath.Join(chart, copy))
+			Expect(err).NotTo(HaveOccurred())
+			b, err := os.ReadFile(filepath.Join(root, src))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(a)).To(Equal(string(b)), "charts/baokeeper/%s differs from %s: run make manifests", copy, src)
+		}
+	})
+
+	It("passes helm lint with every value set", func() {
+		for name, args := range valueSets {
+			out, err := exec.Command(helm, append([]string{"lint", "--strict", chart}, args...)...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "helm lint (%s): %s", name, out)
+		}
+	})
+
+	It("renders objects that a real API server accepts (server-side dry run) with every value set", func(ctx SpecContext) {
+		for name, args := range valueSets {
+			objs := render(args...)
+			for _, o := range objs {
+				err := k8s.Patch(ctx, o, client.Apply, client.FieldOwner("helm-chart-test"), client.DryRunAll, client.ForceOwnership)
+				Expect(err).NotTo(HaveOccurred(), "%s: %s %s/%s refused by the API server", name, o.GetKind(), o.GetNamespace(), o.GetName())
+			}
+			GinkgoWriter.Printf("%s: %d objects accepted: %s\n", name, len(objs), strings.Join(kinds(objs), ", "))
+		}
+	})
+
+	It("runs the operator non-root, on a read-only root filesystem, with seccomp RuntimeDefault and no capabilities", func() {
+		for name, args := range valueSets {
+			var dep *appsv1.Deployment
+			for _, o := range render(args...) {
+				if o.GetKind() == "Deployment" {
+					dep = &appsv1.Deployment{}
+					Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, dep)).To(Succeed())
+				}
+			}
+			Expect(dep).NotTo(BeNil(), name)
+			pod := dep.Spec.Template.Spec
+			Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()), name)
+			Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault), name)
+			c := pod.Containers[0]
+			Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()), name)
+			Expect(c.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()), name)
+			Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")), name)
+			Expect(c.Resources.Requests).NotTo(BeEmpty(), name)
+			Expect(c.ReadinessProbe).NotTo(BeNil(), name)
+			Expect(c.LivenessProbe).NotTo(BeNil(), name)
+		}
+	})
+
+	It("grants nothing cluster-wide on namespaced objects when it watches a list of namespaces", func() {
+		objs := render(valueSets["namespaced, two namespaces"]...)
+		var roles []string
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ClusterRole":
+				rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+				for _, r := range rules {
+					res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+					for _, x := range res {
+						Expect(x).To(BeElementOf("tokenreviews", "subjectaccessreviews"),
+							"ClusterRole %s grants %s cluster-wide", o.GetName(), x)
+					}
+				}
+			case "Role":
+				roles = append(roles, o.GetNamespace()+"/"+o.GetName())
+			}
+		}
+		Expect(roles).To(ContainElements("team-a/baokeeper-manager", "team-b/baokeeper-manager", "baokeeper-system/baokeeper-leader-election"))
+		var args []string
+		for _, o := range objs {
+			if o.GetKind() == "Deployment" {
+				c, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				args, _, _ = unstructured.NestedStringSlice(c[0].(map[string]any), "args")
+			}
+		}
+		Expect(args).To(ContainElement("--watch-namespaces=team-a,team-b"))
+	})
+
+	It("is a real check: the same dry run refuses an invalid object", func(ctx SpecContext) {
+		bad := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+			"metadata": map[string]any{"name": "bad", "namespace": "baokeeper-system"},
+			"spec":     map[string]any{"endpoints": "not-a-list"},
+		}}
+		err := k8s.Patch(ctx, bad, client.Apply, client.FieldOwner("helm-chart-test"), client.DryRunAll, client.ForceOwnership)
+		var status apierrors.APIStatus
+		Expect(errors.As(err, &status)).To(BeTrue(), "the API server answered: %v", err)
+		Expect(err.Error()).To(ContainSubstring(".spec.endpoints: expected list"))
+	})
+})
