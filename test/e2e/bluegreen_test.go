@@ -32,7 +32,7 @@ const blueGreenTimeout = 6 * time.Minute
 // StatefulSet blue-green left; an auto-promote upgrade of 5 members with the
 // operator killed at three phases; and a version pair refused before anything
 // changes.
-var _ = Describe("Blue-green upgrades", Ordered, func() {
+var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 	const ns = "e2e-bluegreen"
 	var tc *testCluster
 	ctx := context.Background()

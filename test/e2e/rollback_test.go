@@ -67,7 +67,7 @@ func setExecutorFault(action, member string) {
 // whose green peer cannot be removed, which enters break-glass, refuses a wrong nonce
 // and finishes on the right one; a rollback refused after the point of no return;
 // and, under RollingUpdate, a loss of quorum that enters break-glass.
-var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, func() {
+var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, SpecPriority(480), func() {
 	const ns = "e2e-rollback"
 	var tc *testCluster
 	var blue []string

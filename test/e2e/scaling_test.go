@@ -31,7 +31,7 @@ const scaleTimeout = 4 * time.Minute
 // writer, loses its leader's ordinal, grows back onto the volumes of removed members,
 // refuses a scale request during an upgrade, and then survives the leader's pod being
 // deleted by hand in the middle of a second upgrade.
-var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", Ordered, func() {
+var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", Ordered, SpecPriority(290), func() {
 	const ns = "e2e-scale"
 	var tc *testCluster
 	ctx := context.Background()

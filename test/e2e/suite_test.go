@@ -48,6 +48,10 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "baokeeper end to end on the local rig")
 }
 
+// Every top-level Describe carries SpecPriority(its duration in seconds, as measured
+// in a parallel run): Ginkgo hands out the longest first, so the two processes end
+// close together instead of one idling while the other runs a long Describe.
+//
 // The rig is shared by every Ginkgo process (make test-e2e runs two): process 1
 // starts it and installs baokeeper, then hands the rig's directory to the others.
 // Each Describe has a namespace of its own, so the processes never share a cluster.

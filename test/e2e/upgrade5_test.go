@@ -39,7 +39,7 @@ const (
 	operatorPodsLabel = "app.kubernetes.io/name=baokeeper"
 )
 
-var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a middle ordinal", Ordered, func() {
+var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a middle ordinal", Ordered, SpecPriority(110), func() {
 	const fiveNS = "e2e-upgrade5"
 	var tc *testCluster
 
@@ -80,7 +80,7 @@ var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a
 	}, SpecTimeout(10*time.Minute))
 })
 
-var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, func() {
+var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, SpecPriority(85), func() {
 	const killNS = "e2e-opkill"
 	var tc *testCluster
 

@@ -17,7 +17,7 @@ import (
 
 const upNS = "e2e-upgrade"
 
-var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", Ordered, func() {
+var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", Ordered, SpecPriority(110), func() {
 	var tc *testCluster
 
 	BeforeAll(func(ctx SpecContext) {
