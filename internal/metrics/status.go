@@ -28,7 +28,7 @@ type StatusCollector struct {
 	log     logr.Logger
 
 	phase, versionInfo, desired, ready, members, leader, healthyVoters *prometheus.Desc
-	stepStarted, stepTimeout, failed, snapshotTaken                   *prometheus.Desc
+	stepStarted, stepTimeout, failed, snapshotTaken                    *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*StatusCollector)(nil)
