@@ -112,14 +112,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		ctrl.LoggerFrom(ctx).V(1).Info("Holding operations: the spec is refused", "reason", string(ref.Reason))
 		return ctrl.Result{}, nil
 	}
+	var poll ctrl.Result
 	if c.Status.Upgrade == nil {
 		// Membership first: an upgrade plans over the members that exist, and a
 		// voter left behind would hold its quorum budget forever.
-		if res, handled, err := r.reconcileScaling(ctx, c, obs); handled || err != nil {
-			return res, err
+		sres, handled, err := r.reconcileScaling(ctx, c, obs)
+		if handled || err != nil {
+			return sres, err
 		}
+		poll = sres // a requested scaling that cannot start yet
 	}
-	return r.reconcileUpgrade(ctx, c, obs)
+	ures, err := r.reconcileUpgrade(ctx, c, obs)
+	if poll.RequeueAfter > 0 && (ures.RequeueAfter == 0 || poll.RequeueAfter < ures.RequeueAfter) {
+		ures.RequeueAfter = poll.RequeueAfter
+	}
+	return ures, err
 }
 
 // recordState exports what this pass changed, once its status is written: the

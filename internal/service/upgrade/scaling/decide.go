@@ -140,6 +140,15 @@ func Needed(in Input) bool {
 	return d.Action != ActionComplete
 }
 
+// Requested reports whether the spec asks for a size the StatefulSet does not run yet
+// (or the StatefulSet controller has not caught up with it). It needs no Raft view:
+// while Needed cannot be decided (autopilot unreadable, a member restarting), a
+// requested change is what the upgrade manager polls for, because nothing else wakes
+// it (its watch reacts to generation and annotation changes only).
+func Requested(in Input) bool {
+	return in.Target != in.Replicas || !in.ReplicasCurrent
+}
+
 // Decide is the scaling state machine: given the persisted operation and one
 // observation, the single next action. Like the rolling one, it is idempotent: an
 // intent whose outcome is visible moves on instead of acting again.

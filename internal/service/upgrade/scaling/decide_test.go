@@ -136,6 +136,32 @@ func TestNeeded(t *testing.T) {
 	g.Expect(Needed(Input{Cluster: c, Target: 3, Replicas: 3, Names: name})).To(BeFalse(), "nothing is decided without a trustworthy Raft view")
 }
 
+func TestRequested(t *testing.T) {
+	w := newWorld(3, 0)
+	unknown := w.observe(1)
+	unknown.AutopilotKnown = false
+	for _, tc := range []struct {
+		name, reason string
+		in           Input
+		want         bool
+	}{
+		{name: "the size it has", reason: "nothing to wait for: an idle cluster costs no poll",
+			in: Input{Cluster: w.observe(3), Target: 3, Replicas: 3, ReplicasCurrent: true}},
+		{name: "spec.replicas raised", reason: "the operation starts once Raft can be read",
+			in: Input{Cluster: w.observe(3), Target: 5, Replicas: 3, ReplicasCurrent: true}, want: true},
+		{name: "spec.replicas raised while autopilot cannot be read", reason: "the member just restarted (the restore runbook): poll until it answers, nothing else will wake the upgrade manager",
+			in: Input{Cluster: unknown, Target: 3, Replicas: 1, ReplicasCurrent: true}, want: true},
+		{name: "spec.replicas lowered", reason: "a scale-down is a request too",
+			in: Input{Cluster: w.observe(3), Target: 1, Replicas: 3, ReplicasCurrent: true}, want: true},
+		{name: "the StatefulSet controller has not seen the last change", reason: "its replicas are not what runs yet",
+			in: Input{Cluster: w.observe(3), Target: 3, Replicas: 3}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(Requested(tc.in)).To(Equal(tc.want), tc.reason)
+		})
+	}
+}
+
 func TestNonVoterPromotionWaitsForAutopilot(t *testing.T) {
 	g := NewWithT(t)
 	w := newWorld(3, 0)
