@@ -51,7 +51,7 @@ func TestCheck(t *testing.T) {
 	g.Expect(res.Used).To(Equal(map[Grant]int{
 		{Resource: "pods", Verb: "list"}: 1,
 		{Group: "openbao.baokeeper.dev", Resource: "openbaoclusters/status", Verb: "patch"}: 1,
-		{URL: "/openid/v1/jwks", Verb: "get"}:                                                1,
+		{URL: "/openid/v1/jwks", Verb: "get"}:                                               1,
 	}))
 	g.Expect(res.Unused).To(ConsistOf(
 		Grant{Resource: "secrets", Verb: "list"}, Grant{Resource: "secrets", Verb: "delete"},
