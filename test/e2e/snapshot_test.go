@@ -37,10 +37,11 @@ const (
 	snapCreds  = "s3-credentials"
 )
 
-var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 server", Ordered, func() {
+var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 server", Ordered, SpecPriority(360), func() {
 	var (
-		s3 *s3server.Server
-		tc *testCluster
+		s3           *s3server.Server
+		tc           *testCluster
+		restoreCheck string
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -52,6 +53,9 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		DeferCleanup(s3.Stop)
 		tc = newTestCluster(ctx, snapNS, 3)
 		DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, snapNS) }, NodeTimeout(3*time.Minute))
+		// Written before any snapshot: the restore at the end must bring it back.
+		restoreCheck = randomValue()
+		tc.writeKV(ctx, "restore-check", restoreCheck)
 	}, NodeTimeout(bringUp+2*time.Minute))
 
 	It("holds the upgrade at its prechecks while the S3 target refuses the credentials, touching nothing", func(ctx SpecContext) {
@@ -213,6 +217,48 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		Expect(jobs.Items).To(HaveLen(4), "no new snapshot Job")
 		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("SnapshotReused"))
 	}, SpecTimeout(10*time.Minute))
+
+	It("goes back to the pre-upgrade snapshot with the restore runbook's commands: the cluster re-created at the old version holds the data of the snapshot and grows back to 3 voters", func(ctx SpecContext) {
+		c := tc.get(ctx, Default)
+		last := c.Status.LastSnapshot
+		Expect(last).NotTo(BeNil())
+		Expect(last.Version).To(Equal("2.4.0"), "the snapshot was taken before 2.4.0 went to 2.4.1")
+		Expect(c.Status.CurrentVersion).To(Equal("2.5.0"))
+		By("writing a key after the snapshot: the restore drops it")
+		tc.writeKV(ctx, "after-snapshot", "lost-by-the-restore")
+
+		out := runRunbook(ctx, "restore-from-snapshot.md", snapNS,
+			"AWS_ACCESS_KEY_ID="+s3server.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+s3server.SecretAccessKey,
+			"AWS_DEFAULT_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
+		Expect(out).To(ContainSubstring("bao.snap: OK"), "the download is the snapshot baokeeper verified")
+		Expect(out).To(ContainSubstring(restoreCheck), "the runbook's check reads the key written before the snapshot")
+
+		By("the cluster runs 2.4.0 on 3 voters, with the snapshot's data on every member")
+		members := memberNames(3)
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.0"))
+			g.Expect(c.Status.ReadyMembers).To(BeEquivalentTo(3))
+		}, 5*time.Minute, pollEvery).Should(Succeed())
+		tc.refresh(ctx, members...)
+		Eventually(func(g Gomega) {
+			st, err := tc.autopilot(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(st.Healthy).To(BeTrue())
+			g.Expect(st.Voters).To(ConsistOf(members))
+		}, 3*time.Minute, pollEvery).Should(Succeed())
+		tc.expectAllOn(ctx, "2.4.0")
+		for _, m := range members {
+			Eventually(func(g Gomega) {
+				v, found := tc.readKV(ctx, m, "restore-check")
+				g.Expect(found).To(BeTrue(), "restore-check through %s", m)
+				g.Expect(v).To(Equal(restoreCheck))
+			}, time.Minute, pollEvery).Should(Succeed())
+			_, found := tc.readKV(ctx, m, "after-snapshot")
+			Expect(found).To(BeFalse(), "a write after the snapshot is gone, through %s", m)
+		}
+	}, SpecTimeout(20*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.
