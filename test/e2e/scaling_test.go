@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -102,10 +103,14 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 		Eventually(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade).NotTo(BeNil()) }, time.Minute, 200*time.Millisecond).Should(Succeed())
-		c := tc.get(ctx, Default)
 		five := int32(5)
-		c.Spec.Replicas = &five
-		err := k8s.Update(ctx, c)
+		// A status write of the operator between the read and the update is a
+		// Conflict, not the answer: read again until the API server judges the request.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			c := tc.get(ctx, Default)
+			c.Spec.Replicas = &five
+			return k8s.Update(ctx, c)
+		})
 		Expect(err).To(HaveOccurred(), "a scale request during an upgrade must be refused")
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("spec.replicas cannot change while an upgrade runs"))

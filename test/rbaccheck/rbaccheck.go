@@ -27,6 +27,10 @@ type Request struct {
 	Grant     Grant
 	Namespace string
 	Code      int
+	// Forbidden is true when RBAC refused it (the audit annotation
+	// authorization.k8s.io/decision is "forbid"); a 403 from admission (say, an
+	// object created in a namespace being deleted) is not RBAC's answer.
+	Forbidden bool
 }
 
 // Grant is one permission: a verb on a resource (group, resource[/subresource]), or on
@@ -61,6 +65,7 @@ type event struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+	Annotations map[string]string `json:"annotations"`
 }
 
 // ReadAudit returns the requests of user in an audit log of JSON lines.
@@ -80,7 +85,7 @@ func ReadAudit(r io.Reader, user string) ([]Request, error) {
 		if e.User.Username != user {
 			continue
 		}
-		req := Request{Verb: e.Verb}
+		req := Request{Verb: e.Verb, Forbidden: e.Annotations["authorization.k8s.io/decision"] == "forbid"}
 		if e.ResponseStatus != nil {
 			req.Code = e.ResponseStatus.Code
 		}
@@ -132,7 +137,7 @@ type Result struct {
 	Unused []Grant
 	// Explained are grants no request used, with the reason they are kept.
 	Explained map[Grant]string
-	// Denied are requests the API server refused with 403: the role lacks them.
+	// Denied are requests RBAC refused: the role lacks them.
 	Denied []Request
 	// Stale are explanations for grants that were used after all, or that the role
 	// does not grant: the list must shrink with the code.
@@ -144,7 +149,7 @@ type Result struct {
 func Check(reqs []Request, grants []Grant, explained map[Grant]string) Result {
 	res := Result{Used: map[Grant]int{}, Explained: map[Grant]string{}}
 	for _, r := range reqs {
-		if r.Code == 403 {
+		if r.Forbidden {
 			res.Denied = append(res.Denied, r)
 			continue
 		}

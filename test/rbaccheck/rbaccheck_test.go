@@ -13,7 +13,8 @@ const sa = "system:serviceaccount:baokeeper-system:baokeeper"
 const log = `{"kind":"Event","verb":"list","requestURI":"/api/v1/pods?limit=500","user":{"username":"` + sa + `"},"objectRef":{"resource":"pods","apiVersion":"v1"},"responseStatus":{"code":200}}
 {"kind":"Event","verb":"patch","requestURI":"/apis/openbao.baokeeper.dev/v1alpha1/namespaces/ns/openbaoclusters/bao/status","user":{"username":"` + sa + `"},"objectRef":{"resource":"openbaoclusters","subresource":"status","namespace":"ns","apiGroup":"openbao.baokeeper.dev"},"responseStatus":{"code":200}}
 {"kind":"Event","verb":"get","requestURI":"/openid/v1/jwks","user":{"username":"` + sa + `"},"responseStatus":{"code":200}}
-{"kind":"Event","verb":"delete","requestURI":"/api/v1/namespaces/ns/secrets/x","user":{"username":"` + sa + `"},"objectRef":{"resource":"secrets","namespace":"ns"},"responseStatus":{"code":403}}
+{"kind":"Event","verb":"delete","requestURI":"/api/v1/namespaces/ns/secrets/x","user":{"username":"` + sa + `"},"objectRef":{"resource":"secrets","namespace":"ns"},"responseStatus":{"code":403},"annotations":{"authorization.k8s.io/decision":"forbid"}}
+{"kind":"Event","verb":"create","requestURI":"/api/v1/namespaces/gone/pods","user":{"username":"` + sa + `"},"objectRef":{"resource":"pods","namespace":"gone"},"responseStatus":{"code":403},"annotations":{"authorization.k8s.io/decision":"allow"}}
 {"kind":"Event","verb":"get","requestURI":"/api/v1/namespaces/ns/pods/bao-0","user":{"username":"someone-else"},"objectRef":{"resource":"pods","namespace":"ns"},"responseStatus":{"code":200}}
 `
 
@@ -25,8 +26,9 @@ func TestReadAudit(t *testing.T) {
 		{Verb: "list", Grant: Grant{Resource: "pods", Verb: "list"}, Code: 200},
 		{Verb: "patch", Grant: Grant{Group: "openbao.baokeeper.dev", Resource: "openbaoclusters/status", Verb: "patch"}, Namespace: "ns", Code: 200},
 		{Verb: "get", Grant: Grant{URL: "/openid/v1/jwks", Verb: "get"}, Code: 200},
-		{Verb: "delete", Grant: Grant{Resource: "secrets", Verb: "delete"}, Namespace: "ns", Code: 403},
-	}), "only the user's requests, subresources and URLs kept apart")
+		{Verb: "delete", Grant: Grant{Resource: "secrets", Verb: "delete"}, Namespace: "ns", Code: 403, Forbidden: true},
+		{Verb: "create", Grant: Grant{Resource: "pods", Verb: "create"}, Namespace: "gone", Code: 403},
+	}), "only the user's requests, subresources and URLs kept apart; RBAC's refusals told from admission's")
 
 	_, err = ReadAudit(strings.NewReader("not json\n"), sa)
 	g.Expect(err).To(MatchError(ContainSubstring("line 1 is not an audit event")))
@@ -58,7 +60,7 @@ func TestCheck(t *testing.T) {
 		Grant{Group: "openbao.baokeeper.dev", Resource: "openbaoclusters/status", Verb: "update"}),
 		"grants nobody used and nobody explained")
 	g.Expect(res.Explained).To(HaveKeyWithValue(Grant{Resource: "pods", Verb: "delete"}, "replacing a member"))
-	g.Expect(res.Denied).To(HaveLen(1), "the 403 is reported, not counted as a use")
+	g.Expect(res.Denied).To(HaveLen(1), "RBAC's refusal is reported, not counted as a use; admission's 403 is neither")
 	g.Expect(res.Stale).To(ConsistOf(Grant{Resource: "nodes", Verb: "get"}, Grant{Resource: "pods", Verb: "list"}),
 		"explanations for grants used after all, or not granted, must go")
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 )
 
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;delete
 
 // SetupUpgradeWithManager registers the operations (adminops) reconciler: it watches
 // the clusters' spec and annotations, their StatefulSets, member pods and executor
