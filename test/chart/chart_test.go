@@ -28,7 +28,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/baokeeper/baokeeper/test/testenv"
 )
@@ -69,24 +68,11 @@ var _ = BeforeSuite(func() {
 		}
 		Skip(why)
 	}
-	assets, skip := testenv.Assets()
-	if skip != "" {
-		if testenv.Required() {
-			Fail(skip)
-		}
-		Skip(skip)
-	}
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(chart, "crds"), filepath.Join(root, "test", "chart", "crds")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	cfg, err := env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	env := testenv.StartEnvtest(filepath.Join(chart, "crds"), filepath.Join(root, "test", "chart", "crds"))
+	var err error
+	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	for _, ns := range []string{"baokeeper-system", "team-a", "team-b"} {
 		Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())

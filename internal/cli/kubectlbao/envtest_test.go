@@ -48,25 +48,12 @@ var env suite
 const ns = "vault"
 
 var _ = BeforeSuite(func() {
-	assets, skip := testenv.Assets()
-	if skip != "" {
-		if testenv.Required() {
-			Fail(skip)
-		}
-		Skip(skip)
-	}
 	scheme := runtime.NewScheme()
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(baov1.AddToScheme(scheme)).To(Succeed())
-	te := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	cfg, err := te.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(te.Stop)
-	env.k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	te := testenv.StartEnvtest(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"))
+	var err error
+	env.k8s, err = client.New(te.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
 	alice, err := te.AddUser(envtest.User{Name: "alice", Groups: []string{"system:masters"}}, nil)

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/test/testenv"
@@ -28,24 +27,11 @@ func TestApplyEnvtest(t *testing.T) {
 var k8s client.Client
 
 var _ = BeforeSuite(func() {
-	assets, skip := testenv.Assets()
-	if skip != "" {
-		if testenv.Required() {
-			Fail(skip)
-		}
-		Skip(skip)
-	}
 	scheme := runtime.NewScheme()
 	Expect(baov1.AddToScheme(scheme)).To(Succeed())
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	cfg, err := env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	env := testenv.StartEnvtest(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"))
+	var err error
+	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 })
 
