@@ -99,6 +99,7 @@ test: verify rig-bins openbao-bins s3-bins helm-bins ## Unit, fuzz seeds, envtes
 rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 	go build -o $(BIN)/rig ./test/rig/cmd/rig
 	go build -o $(BIN)/baokeeper ./cmd/baokeeper
+	go build -o $(BIN)/kubectl-bao ./cmd/kubectl-bao
 	go test -c -tags e2e -o $(BIN)/e2e.test ./test/e2e
 	go build -o $(BIN)/ginkgo github.com/onsi/ginkgo/v2/ginkgo
 
@@ -108,10 +109,10 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 # left to make bench-upgrade, which runs alone.
 E2E_PROCS ?= 2
 .PHONY: test-e2e
-test-e2e: rig-bins openbao-bins s3-bins rig-build ## End-to-end specs on the local rig (needs root).
+test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace), $(E2E_PROCS) Ginkgo processes =="
 	ns=baokeeper-e2e-$$$$; code=0; \
-		$(TEST_ENV) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
+		$(TEST_ENV) HELM_BIN=$(HELM_BIN) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
 			--label-filter='!bench' $(E2E_FLAGS) $(BIN)/e2e.test || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 

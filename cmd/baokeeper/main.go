@@ -99,6 +99,11 @@ func runManager(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(namespaces) == 0 {
+		log.Info("Watching OpenBaoClusters in every namespace")
+	} else {
+		log.Info("Watching OpenBaoClusters in these namespaces only", "watchNamespaces", namespaces)
+	}
 	cfg := ctrl.GetConfigOrDie()
 	metricsOpts := metricsserver.Options{BindAddress: *metricsAddr, SecureServing: *metricsSecure, CertDir: *metricsCertDir}
 	if *metricsSecure {

@@ -1,6 +1,6 @@
 // Command gen-dashboard writes baokeeper's Grafana dashboard,
-// config/grafana/baokeeper-dashboard.json and config/grafana/dashboard-configmap.yaml,
-// from internal/observability/dashboard. Run it from anywhere in the repository:
+// config/grafana/baokeeper-dashboard.json, config/grafana/dashboard-configmap.yaml
+// and the picture of its layout, docs/images/dashboard-layout.svg, from internal/observability/dashboard. Run it from anywhere in the repository:
 //
 //	go run ./hack/gen-dashboard
 //
@@ -33,6 +33,6 @@ func run() error {
 	if err := dashboard.Write(root); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s and %s\n", dashboard.JSONPath, dashboard.ConfigMapPath)
+	fmt.Printf("wrote %s, %s and %s\n", dashboard.JSONPath, dashboard.ConfigMapPath, dashboard.LayoutPath)
 	return nil
 }

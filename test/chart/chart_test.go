@@ -50,7 +50,8 @@ var valueSets = map[string][]string{
 	"namespaced, two namespaces": {"--set", "watchNamespaces={team-a,team-b}"},
 	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true," +
 		"replicas=2,image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-	"plain-HTTP metrics, no leader election": {"--set", "metrics.secure=false,leaderElection.enabled=false,executorImage=registry.example/baokeeper:1.0.0"},
+	"plain-HTTP metrics, no leader election": {"--set", "metrics.secure=false,leaderElection.enabled=false,executorImage=registry.example/baokeeper:1.0.0," +
+		"metrics.port=9443,healthProbe.port=9081"},
 }
 
 var _ = BeforeSuite(func() {
@@ -197,6 +198,25 @@ var _ = Describe("charts/baokeeper", func() {
 			}
 		}
 		Expect(args).To(ContainElement("--watch-namespaces=team-a,team-b"))
+	})
+
+	It("listens on the ports it is given, and probes and exposes those", func() {
+		var dep *appsv1.Deployment
+		for _, o := range render(valueSets["plain-HTTP metrics, no leader election"]...) {
+			if o.GetKind() == "Deployment" {
+				dep = &appsv1.Deployment{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, dep)).To(Succeed())
+			}
+		}
+		Expect(dep).NotTo(BeNil())
+		c := dep.Spec.Template.Spec.Containers[0]
+		Expect(c.Args).To(ContainElements("--metrics-bind-address=:9443", "--health-probe-bind-address=:9081"))
+		ports := map[string]int32{}
+		for _, p := range c.Ports {
+			ports[p.Name] = p.ContainerPort
+		}
+		Expect(ports).To(Equal(map[string]int32{"metrics": 9443, "probes": 9081}))
+		Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("probes"))
 	})
 
 	It("is a real check: the same dry run refuses an invalid object", func(ctx SpecContext) {

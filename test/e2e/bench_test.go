@@ -97,6 +97,17 @@ type benchRow struct {
 	blueGreen bool
 }
 
+// benchSizes are the cluster sizes the benchmark measures.
+var benchSizes = []int32{3, 5}
+
+// benchNamespace is the namespace of algo's run on n members.
+func benchNamespace(algo benchAlgorithm, n int32) string {
+	return fmt.Sprintf("bench-%s-%d", algo.short, n)
+}
+
+// benchBlueGreenNamespace is the namespace of the blue-green run on n members.
+func benchBlueGreenNamespace(n int32) string { return fmt.Sprintf("bench-bg-%d", n) }
+
 var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure, func() {
 	var rows []*benchRow
 
@@ -109,7 +120,7 @@ var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure
 			benchFrom, benchTo, runtime.NumCPU(), loadAverage(), t)
 	})
 
-	for _, n := range []int32{3, 5} {
+	for _, n := range benchSizes {
 		for _, algo := range benchAlgorithms {
 			It(fmt.Sprintf("measures %s on %d members", algo.name, n), func(ctx SpecContext) {
 				row := &benchRow{algorithm: algo.name, members: n}
@@ -132,7 +143,7 @@ var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure
 // rolling rows do not apply.
 func runBlueGreenBench(ctx context.Context, n int32, row *benchRow) {
 	GinkgoHelper()
-	namespace := fmt.Sprintf("bench-bg-%d", n)
+	namespace := benchBlueGreenNamespace(n)
 	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
 	tc := newTestCluster(ctx, namespace, n)
 	tc.update(ctx, func(c *baov1.OpenBaoCluster) {
@@ -175,7 +186,7 @@ func runBlueGreenBench(ctx context.Context, n int32, row *benchRow) {
 // ordinal, upgrades it to 2.4.1 with algo under the observer and fills row.
 func runBench(ctx context.Context, algo benchAlgorithm, n int32, row *benchRow) {
 	GinkgoHelper()
-	namespace := fmt.Sprintf("bench-%s-%d", algo.short, n)
+	namespace := benchNamespace(algo, n)
 	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
 	tc := newTestCluster(ctx, namespace, n)
 	image := operatorImage(ctx)

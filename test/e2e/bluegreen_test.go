@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/cli/kubectlbao"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -72,11 +74,18 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 		Expect(eventMessagesOf(ctx, ns, "RequestRefused")).To(ContainElement(ContainSubstring("promote=early")),
 			"a promote value set before the hold is refused with an event")
 
-		By("fixing the hook and retrying: it passes, and the upgrade waits for promotion")
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-			c.Spec.Upgrade.BlueGreen.ValidationHook.Args = []string{"status"}
-			c.Annotations["baokeeper.dev/retry"] = "hook-fixed"
-		})
+		By("kubectl bao promote while nothing waits for promotion: refused, nothing written")
+		_, stderr, err := runKubectlBao(ctx, "-n", ns, "promote", "bao")
+		Expect(err).To(HaveOccurred(), "kubectl bao promote during the hook's failure")
+		Expect(stderr).To(ContainSubstring("nothing was written"))
+		Expect(tc.get(ctx, Default).Annotations).To(HaveKeyWithValue("baokeeper.dev/promote", "early"))
+
+		By("fixing the hook and retrying with kubectl bao retry: it passes, and the upgrade waits for promotion")
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.BlueGreen.ValidationHook.Args = []string{"status"} })
+		var written kubectlbao.RequestResult
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", ns, "retry", "bao", "-o", "json")), &written)).To(Succeed())
+		Expect(written.Written).To(BeTrue(), written.Next)
+		Expect(tc.get(ctx, Default).Annotations).To(HaveKeyWithValue("baokeeper.dev/retry", written.Value))
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.BlueGreen).NotTo(BeNil(), c.Status.Message)
@@ -89,8 +98,13 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 			g.Expect(tc.get(ctx, g).Status.BlueGreen.Phase).To(Equal(baov1.BlueGreenAwaitPromotion))
 		}, 3*time.Second, pollEvery).Should(Succeed(), "the hold lasts until a new promote value")
 
-		By("promoting with a new value")
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Annotations["baokeeper.dev/promote"] = "go" })
+		status := kubectlBao(ctx, "-n", ns, "status", "bao")
+		Expect(status).To(ContainSubstring("waits for you: kubectl bao promote bao -n "+ns), status)
+
+		By("promoting with kubectl bao promote: a fresh token")
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", ns, "promote", "bao", "-o", "json")), &written)).To(Succeed())
+		Expect(written.Written).To(BeTrue(), written.Next)
+		Expect(written.Value).NotTo(Equal("early"))
 		tc.waitUpgraded(ctx, "2.4.1", blueGreenTimeout)
 		tc.setMembers(green...)
 		obs.endWindow()

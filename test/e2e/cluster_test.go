@@ -39,7 +39,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 	var caPEM []byte
 
 	BeforeAll(func(ctx SpecContext) {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		createNamespace(ctx, ns)
 		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: appSA, Namespace: ns}})).To(Succeed())
 		three := int32(3)
 		c := &baov1.OpenBaoCluster{

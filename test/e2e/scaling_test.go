@@ -210,7 +210,7 @@ func (tc *testCluster) waitScaled(ctx context.Context, n int) {
 func (tc *testCluster) expectRaftMembers(ctx context.Context, members []string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		tok, err := tc.login(ctx, token(ctx, operatorNS, "baokeeper"), workload.ControllerRole)
+		tok, err := tc.login(ctx, operatorToken(ctx, tc.ns), workload.ControllerRole)
 		g.Expect(err).NotTo(HaveOccurred())
 		s, err := tc.client(members[0], tok).Logical().ReadWithContext(ctx, "sys/storage/raft/configuration")
 		g.Expect(err).NotTo(HaveOccurred())

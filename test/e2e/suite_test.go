@@ -90,9 +90,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}, 3*time.Minute, 250*time.Millisecond).Should(Succeed())
 
 	connect()
-	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election)")
-	kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "test", "e2e", "manager"))
-	kubectl(ctx, "-n", "baokeeper-system", "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election), watching the suite's namespaces")
+	installSuiteOperator(ctx)
 	return []byte(rigDir)
 }, func(dir []byte) {
 	if rigDir == "" {

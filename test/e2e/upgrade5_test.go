@@ -172,7 +172,7 @@ type testCluster struct {
 // Running with every member a healthy voter.
 func newTestCluster(ctx context.Context, namespace string, replicas int32) *testCluster {
 	GinkgoHelper()
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	createNamespace(ctx, namespace)
 	for _, sa := range []string{appSA, adminSA} {
 		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
 	}
@@ -323,7 +323,7 @@ func (tc *testCluster) login(ctx context.Context, jwt, role string) (string, err
 // autopilot reads autopilot state with the controller's read-only identity, from the
 // first member that answers.
 func (tc *testCluster) autopilot(ctx context.Context) (*baoapi.AutopilotState, error) {
-	tok, err := tc.login(ctx, token(ctx, operatorNS, "baokeeper"), workload.ControllerRole)
+	tok, err := tc.login(ctx, operatorToken(ctx, tc.ns), workload.ControllerRole)
 	if err != nil {
 		return nil, err
 	}

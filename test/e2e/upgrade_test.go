@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,16 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/cli/kubectlbao"
 )
 
 const upNS = "e2e-upgrade"
 
-var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", Ordered, SpecPriority(110), func() {
+// This Describe runs under the operator installed with the Helm chart, in namespace
+// mode (operators_test.go), and drives its last upgrade through kubectl bao.
+var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1, by the operator installed with the Helm chart", Ordered, SpecPriority(130), func() {
 	var tc *testCluster
 
 	BeforeAll(func(ctx SpecContext) {
+		installChartOperator(ctx)
 		tc = newTestCluster(ctx, upNS, 3)
-	}, NodeTimeout(bringUp+time.Minute))
+		expectChartOperatorManages(upNS)
+	}, NodeTimeout(bringUp+3*time.Minute))
 
 	It("keeps every acknowledged write, changes leader exactly once, onto the new version", func(ctx SpecContext) {
 		obs := tc.observe(ctx)
@@ -55,10 +61,17 @@ var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", 
 		}, time.Minute, pollEvery).Should(Succeed())
 	}, SpecTimeout(3*time.Minute))
 
-	It("holds a paused upgrade before the first member and finishes it when resumed", func(ctx SpecContext) {
+	It("holds a paused upgrade before the first member and finishes it when resumed, driven through kubectl bao", func(ctx SpecContext) {
 		before := podUIDs(ctx)
+		By("kubectl bao pause")
+		var res kubectlbao.RequestResult
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", upNS, "pause", name, "-o", "json")), &res)).To(Succeed())
+		Expect(res.Written).To(BeTrue(), res.Next)
+		Expect(res.Value).To(Equal("true"))
+		Expect(getUp(ctx, Default).Spec.Upgrade.Paused).To(BeTrue())
+
 		obs := tc.observe(ctx)
-		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = true; c.Spec.Version = "2.5.0" })
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.5.0" })
 		Eventually(func(g Gomega) {
 			c := getUp(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
@@ -67,17 +80,50 @@ var _ = Describe("A rolling upgrade of a 3-member cluster from 2.4.0 to 2.4.1", 
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 		}, 2*time.Minute, pollEvery).Should(Succeed())
+		status := kubectlBao(ctx, "-n", upNS, "status", name)
+		Expect(status).To(MatchRegexp(`Paused:\s+yes \(spec.upgrade.paused\)`), status)
+		Expect(status).To(ContainSubstring("kubectl bao resume "+name+" -n "+upNS), status)
 		Consistently(func() map[string]types.UID { return podUIDs(ctx) }, 5*time.Second, pollEvery).Should(Equal(before), "no member replaced while paused")
 
-		setSpec(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = false })
+		By("kubectl bao pause again: nothing to write")
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", upNS, "pause", name, "-o", "json")), &res)).To(Succeed())
+		Expect(res.Written).To(BeFalse())
+
+		By("kubectl bao resume")
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", upNS, "resume", name, "-o", "json")), &res)).To(Succeed())
+		Expect(res.Written).To(BeTrue(), res.Next)
+		Expect(res.Value).To(Equal("false"))
 		tc.waitUpgraded(ctx, "2.5.0", 5*time.Minute)
 		obs.endWindow()
-		res := obs.finish(ctx)
-		res.report("paused, then resumed upgrade 3 members, 2.4.1 to 2.5.0")
-		res.expectClean(tc, 1, "2.5.0")
+		upgraded := obs.finish(ctx)
+		upgraded.report("paused, then resumed upgrade 3 members, 2.4.1 to 2.5.0, through kubectl bao")
+		upgraded.expectClean(tc, 1, "2.5.0")
 		tc.expectAllOn(ctx, "2.5.0")
+
+		By("kubectl bao timeline: the upgrade's events in time order")
+		var tl kubectlbao.TimelineOutput
+		Expect(json.Unmarshal([]byte(kubectlBao(ctx, "-n", upNS, "timeline", name, "-o", "json")), &tl)).To(Succeed())
+		var reasons []string
+		for i, e := range tl.Events {
+			if i > 0 {
+				Expect(e.Time.Before(&tl.Events[i-1].Time)).To(BeFalse(), "event %d (%s) is older than the one before", i, e.Reason)
+			}
+			reasons = append(reasons, e.Reason)
+		}
+		Expect(reasons).To(ContainElements("UpgradePlanned", "UpgradeStep", "UpgradeCompleted"))
+		Expect(lastIndex(reasons, "UpgradePlanned")).To(BeNumerically("<", lastIndex(reasons, "UpgradeCompleted")), "%v", reasons)
 	}, SpecTimeout(8*time.Minute))
 })
+
+// lastIndex is the index of the last s in list, or -1.
+func lastIndex(list []string, s string) int {
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] == s {
+			return i
+		}
+	}
+	return -1
+}
 
 func getUp(ctx context.Context, g Gomega) *baov1.OpenBaoCluster {
 	c := &baov1.OpenBaoCluster{}

@@ -18,7 +18,7 @@ import (
 	"github.com/baokeeper/baokeeper/test/testenv"
 )
 
-const regenerate = "run `go run ./hack/gen-dashboard` and commit config/grafana"
+const regenerate = "run `go run ./hack/gen-dashboard` and commit config/grafana and docs/images"
 
 func TestCommittedFilesAreWhatTheGeneratorWrites(t *testing.T) {
 	files, err := Render()

@@ -33,7 +33,11 @@ func Render() (map[string][]byte, error) {
 		return nil, fmt.Errorf("failed to marshal the dashboard to JSON: %w", err)
 	}
 	js = append(js, '\n')
-	return map[string][]byte{JSONPath: js, ConfigMapPath: configMap(js)}, nil
+	svg, err := layoutSVG(js)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{JSONPath: js, ConfigMapPath: configMap(js), LayoutPath: svg}, nil
 }
 
 // configMap wraps the dashboard's JSON in a ConfigMap for the Grafana sidecar, which

@@ -1,0 +1,229 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Two installs of baokeeper run on the rig, each watching its own namespaces, so
+// that no cluster has two operators:
+//   - the suite's operator, from config/default through kustomize (test/e2e/manager,
+//     with a shorter leader election), in baokeeper-system, in namespace mode
+//     (--watch-namespaces) over suiteNamespaces;
+//   - one installed through the Helm chart (charts/baokeeper) in chartOperatorNS, in
+//     namespace mode over chartNamespaces: Roles only, no ClusterRole on namespaced
+//     objects. The rolling upgrade Describe (upgrade_test.go) runs under it.
+//
+// A Describe's namespace must be in exactly one of the two lists: createNamespace
+// refuses any other.
+
+const (
+	chartRelease    = "baokeeper-helm"
+	chartOperatorNS = "baokeeper-helm"
+	// The rig's pods share one network stack: the chart's operator listens on ports
+	// other than the suite's (8443 and 8081).
+	chartMetricsPort = 8444
+	chartProbePort   = 8082
+)
+
+// chartNamespaces are the namespaces the chart-installed operator watches.
+var chartNamespaces = []string{upNS}
+
+// suiteNamespaces are the namespaces the suite's operator watches: every Describe's
+// and the benchmark's.
+func suiteNamespaces() []string {
+	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill"}
+	for _, n := range benchSizes {
+		out = append(out, benchBlueGreenNamespace(n))
+		for _, a := range benchAlgorithms {
+			out = append(out, benchNamespace(a, n))
+		}
+	}
+	return out
+}
+
+// operatorToken is a token of the service account of the operator that manages the
+// clusters of namespace: OpenBao's controller role is bound to it.
+func operatorToken(ctx context.Context, namespace string) string {
+	GinkgoHelper()
+	if slices.Contains(chartNamespaces, namespace) {
+		return token(ctx, chartOperatorNS, chartRelease)
+	}
+	return token(ctx, operatorNS, "baokeeper")
+}
+
+// createNamespace creates a Describe's namespace, which one of the two operators
+// must watch; an existing one (the chart's Role is in it) is kept.
+func createNamespace(ctx context.Context, namespace string) {
+	GinkgoHelper()
+	Expect(slices.Contains(suiteNamespaces(), namespace) || slices.Contains(chartNamespaces, namespace)).To(BeTrue(),
+		"namespace %s is watched by no operator of the suite: add it to suiteNamespaces or chartNamespaces (test/e2e/operators_test.go)", namespace)
+	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// installSuiteOperator applies test/e2e/manager with --watch-namespaces added, from
+// a kustomization written into the rig's directory.
+func installSuiteOperator(ctx context.Context) {
+	GinkgoHelper()
+	dir := filepath.Join(rigDir, "operator")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	// kustomize takes a base by a relative path only.
+	base, err := filepath.Rel(dir, filepath.Join(root, "test", "e2e", "manager"))
+	Expect(err).NotTo(HaveOccurred())
+	k := fmt.Sprintf(`# Written by the e2e suite (test/e2e/operators_test.go).
+resources:
+- %s
+patches:
+- target:
+    kind: Deployment
+    name: baokeeper
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --watch-namespaces=%s
+`, base, strings.Join(suiteNamespaces(), ","))
+	Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644)).To(Succeed())
+	kubectl(ctx, "apply", "--server-side", "-k", dir)
+	kubectl(ctx, "-n", operatorNS, "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+}
+
+// installChartOperator installs charts/baokeeper as release chartRelease in
+// chartOperatorNS, watching chartNamespaces (created first: the chart puts its
+// Roles there), and waits for its Deployment to be available. The release is
+// uninstalled when the calling container ends.
+func installChartOperator(ctx context.Context) {
+	GinkgoHelper()
+	for _, n := range chartNamespaces {
+		createNamespace(ctx, n)
+	}
+	By("installing baokeeper with the Helm chart into " + chartOperatorNS + ", watching " + strings.Join(chartNamespaces, ","))
+	// The CRD is already there (the suite's install); helm leaves crds/ alone then.
+	helm(ctx, "install", chartRelease, filepath.Join(root, "charts", "baokeeper"),
+		"--namespace", chartOperatorNS, "--create-namespace",
+		"--set", "image.tag=latest",
+		"--set", "watchNamespaces={"+strings.Join(chartNamespaces, ",")+"}",
+		"--set", fmt.Sprintf("metrics.port=%d,healthProbe.port=%d", chartMetricsPort, chartProbePort),
+		"--wait", "--timeout", "2m")
+	DeferCleanup(func(ctx SpecContext) {
+		helm(ctx, "uninstall", chartRelease, "--namespace", chartOperatorNS, "--wait", "--timeout", "1m")
+	}, NodeTimeout(2*time.Minute))
+
+	By("checking that the chart granted nothing cluster-wide on namespaced objects")
+	out := kubectl(ctx, "get", "clusterrolebindings", "-l", "app.kubernetes.io/instance="+chartRelease,
+		"-o", "jsonpath={range .items[*]}{.roleRef.name}{\"\\n\"}{end}")
+	for _, role := range strings.Fields(out) {
+		rules := kubectl(ctx, "get", "clusterrole", role, "-o", "jsonpath={range .rules[*]}{.resources}{\"\\n\"}{end}")
+		for _, line := range strings.Split(strings.TrimSpace(rules), "\n") {
+			Expect(line).To(Or(BeEmpty(), ContainSubstring("tokenreviews"), ContainSubstring("subjectaccessreviews")),
+				"ClusterRole %s of the chart grants %s cluster-wide", role, line)
+		}
+	}
+}
+
+// expectChartOperatorManages checks that the chart's operator, not the suite's,
+// reconciles the clusters of namespace: it logged creating their StatefulSet, and
+// no pod of the suite's operator (the rig keeps the logs of deleted pods too) ever
+// logged anything of that namespace.
+func expectChartOperatorManages(namespace string) {
+	GinkgoHelper()
+	key := fmt.Sprintf(`"namespace":%q`, namespace)
+	Expect(operatorLogLines(chartOperatorNS, "Creating StatefulSet", key)).NotTo(BeEmpty(),
+		"the chart's operator created the StatefulSet of %s", namespace)
+	Expect(operatorLogLines(chartOperatorNS, "Creating StatefulSet")).NotTo(BeEmpty())
+	for _, op := range []struct{ namespace, watches string }{
+		{chartOperatorNS, namespace},
+		{operatorNS, suiteNamespaces()[0]},
+	} {
+		started := operatorLogLines(op.namespace, "Watching OpenBaoClusters in these namespaces only")
+		Expect(started).NotTo(BeEmpty(), "the operator in %s logs the namespaces it watches", op.namespace)
+		for _, line := range started {
+			var entry struct {
+				WatchNamespaces []string `json:"watchNamespaces"`
+			}
+			Expect(json.Unmarshal([]byte(line), &entry)).To(Succeed(), line)
+			Expect(entry.WatchNamespaces).To(ContainElement(op.watches), line)
+			if op.namespace == operatorNS {
+				Expect(entry.WatchNamespaces).NotTo(ContainElement(namespace), "the suite's operator must not watch %s", namespace)
+			}
+		}
+	}
+	Expect(operatorLogLines(operatorNS, key)).To(BeEmpty(), "the suite's operator never logged anything of %s", namespace)
+}
+
+// operatorLogLines returns the lines of every operator pod's log in namespace that
+// contain all of subs.
+func operatorLogLines(namespace string, subs ...string) []string {
+	GinkgoHelper()
+	logs, err := filepath.Glob(filepath.Join(rigDir, "nodes", "pods", namespace+"_*", "manager.log"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(logs).NotTo(BeEmpty(), "no operator log in %s", namespace)
+	var out []string
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		Expect(err).NotTo(HaveOccurred())
+	lines:
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, s := range subs {
+				if !strings.Contains(line, s) {
+					continue lines
+				}
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// helm runs helm (bin/helm-<version>, built by make helm-bins) against the rig.
+func helm(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	bin := os.Getenv("HELM_BIN")
+	if bin == "" {
+		bins, _ := filepath.Glob(filepath.Join(root, "bin", "helm-v*"))
+		Expect(bins).NotTo(BeEmpty(), "no helm in bin/: run make helm-bins, or set HELM_BIN")
+		bin = bins[len(bins)-1]
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	// helm keeps its cache and configuration under HOME unless told otherwise.
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(rigDir, "helm", "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(rigDir, "helm", "config"), "HELM_DATA_HOME="+filepath.Join(rigDir, "helm", "data"))
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, out)
+	return string(out)
+}
+
+// kubectlBao runs the kubectl plugin (bin/kubectl-bao) against the rig and returns
+// its standard output; it fails the spec on a non-zero exit.
+func kubectlBao(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	out, stderr, err := runKubectlBao(ctx, args...)
+	Expect(err).NotTo(HaveOccurred(), "kubectl bao %v: %s%s", args, out, stderr)
+	return out
+}
+
+// runKubectlBao runs the plugin and returns its standard output and error.
+func runKubectlBao(ctx context.Context, args ...string) (string, string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl-bao"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
