@@ -200,6 +200,14 @@ func (c *OpenBaoCluster) GetStepTimeout() time.Duration {
 	return DurationOr(c.Spec.Upgrade.Rolling.StepTimeout, DefaultStepTimeout)
 }
 
+// GetLeaderHandoff returns spec.upgrade.rolling.leaderHandoff or the default.
+func (c *OpenBaoCluster) GetLeaderHandoff() LeaderHandoff {
+	if h := c.Spec.Upgrade.Rolling.LeaderHandoff; h != "" {
+		return h
+	}
+	return DefaultLeaderHandoff
+}
+
 // GetSettleTime returns spec.upgrade.rolling.settleTime or its default; 0s is kept.
 func (c *OpenBaoCluster) GetSettleTime() time.Duration {
 	return DurationOr(c.Spec.Upgrade.Rolling.SettleTime, DefaultSettleTime)

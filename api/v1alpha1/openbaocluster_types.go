@@ -246,7 +246,32 @@ type RollingUpdateSpec struct {
 	// +kubebuilder:default=1000
 	// +kubebuilder:validation:Minimum=0
 	MaxLagEntries *int64 `json:"maxLagEntries,omitempty"`
+
+	// leaderHandoff is how the leader, replaced last, hands leadership to the members
+	// that already run the target: StepDown (an executor Job asks it to step down,
+	// then its pod is deleted) or Shutdown (its pod is deleted: OpenBao's graceful
+	// shutdown transfers leadership to the most up-to-date voter, all of which run the
+	// target by then). Empty means the operator's default (docs/upgrades.md).
+	// +optional
+	LeaderHandoff LeaderHandoff `json:"leaderHandoff,omitempty"`
 }
+
+// LeaderHandoff is how a rolling upgrade moves leadership off the old leader.
+// +kubebuilder:validation:Enum=StepDown;Shutdown
+type LeaderHandoff string
+
+const (
+	// LeaderHandoffStepDown steps the leader down with an executor Job, verifies the
+	// new leader, then deletes the old leader's pod.
+	LeaderHandoffStepDown LeaderHandoff = "StepDown"
+	// LeaderHandoffShutdown deletes the leader's pod once every other voter runs the
+	// target; its graceful shutdown hands leadership over.
+	LeaderHandoffShutdown LeaderHandoff = "Shutdown"
+)
+
+// DefaultLeaderHandoff is the hand-off of an empty spec.upgrade.rolling.leaderHandoff:
+// Shutdown, measured faster with the same single election (docs/design/leader-handoff.md).
+const DefaultLeaderHandoff = LeaderHandoffShutdown
 
 // BlueGreenSpec tunes the blue-green strategy (docs/upgrades.md, "Blue-green").
 type BlueGreenSpec struct {
@@ -750,7 +775,7 @@ type Precheck struct {
 }
 
 // StepAction is what an upgrade or scaling step does.
-// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;AddMember;PromoteMember;DemoteMember;RemoveMember;Validate
+// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;ShutdownLeader;AddMember;PromoteMember;DemoteMember;RemoveMember;Validate
 type StepAction string
 
 // Step actions.
@@ -761,6 +786,9 @@ const (
 	StepTransferLeadership StepAction = "TransferLeadership"
 	// StepReplaceMember replaces a member's pod (rolling).
 	StepReplaceMember StepAction = "ReplaceMember"
+	// StepShutdownLeader replaces the leader's pod once every other voter runs the
+	// target: its graceful shutdown hands leadership over (leaderHandoff: Shutdown).
+	StepShutdownLeader StepAction = "ShutdownLeader"
 	// StepAddMember starts a new member (scaling), which joins as a non-voter,
 	// catches up and is promoted.
 	StepAddMember StepAction = "AddMember"

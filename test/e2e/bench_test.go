@@ -68,6 +68,22 @@ var benchAlgorithms = []benchAlgorithm{
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = benchTo })
 		return 0
 	}},
+	{name: "baokeeper, settleTime 0s, leaderHandoff StepDown", short: "bk-stepdown", trigger: func(ctx context.Context, tc *testCluster, _ string) int {
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
+			c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffStepDown
+			c.Spec.Version = benchTo
+		})
+		return 0
+	}},
+	{name: "baokeeper, settleTime 0s, leaderHandoff Shutdown", short: "bk-shutdown", trigger: func(ctx context.Context, tc *testCluster, _ string) int {
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
+			c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffShutdown
+			c.Spec.Version = benchTo
+		})
+		return 0
+	}},
 	{name: "StatefulSet RollingUpdate", short: "sts", external: true, trigger: func(ctx context.Context, tc *testCluster, _ string) int {
 		tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate"},"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,
 			workload.ContainerName, upgrade.DefaultImage(benchTo)))
@@ -92,6 +108,8 @@ type benchRow struct {
 	total      time.Duration // trigger -> all members on the target
 	intrinsic  time.Duration // sum over members of old pod deleted -> new pod Ready
 	overhead   time.Duration // mean over members of (previous Ready or trigger) -> pod deleted
+	// controller is the operator's own overhead between members (baokeeper rows).
+	controller overheads
 	detail     string
 	// blueGreen rows have no per-member replacement: their members are new pods.
 	blueGreen bool
@@ -218,10 +236,12 @@ func runBench(ctx context.Context, algo benchAlgorithm, n int32, row *benchRow) 
 	doneAt := tc.waitAllOn(ctx, obs, benchTo, benchUpgradeTimeout-time.Since(start))
 	obs.endWindowAt(doneAt)
 	var extra []string
-	if algo.name == "baokeeper" {
+	if !algo.external {
 		tc.waitUpgraded(ctx, benchTo, 2*time.Minute)
 		extra = append(extra, fmt.Sprintf("status.currentVersion %s at +%s (polled every %s)", benchTo, secs(time.Since(start)), pollEvery))
 		stepDowns = tc.stepDownJobs(ctx)
+		row.controller = tc.controllerOverhead(ctx, start)
+		extra = append(extra, "controller overhead (a member done → the next member's first action, from the operator's event times): "+row.controller.String())
 	}
 	res := obs.finish(ctx)
 	Expect(res.watchErr).NotTo(HaveOccurred())
@@ -296,20 +316,20 @@ func (r *benchRow) fill(tc *testCluster, res upgradeResult, start, doneAt time.T
 // benchTable renders the rows as a Markdown table.
 func benchTable(rows []*benchRow) string {
 	var b strings.Builder
-	b.WriteString("| algorithm | members | elections | longest write gap | failed write attempts | acked in window | lost writes | total | Σ intrinsic | overhead / member | total − Σ intrinsic |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| algorithm | members | elections | longest write gap | failed write attempts | acked in window | lost writes | total | Σ intrinsic | overhead / member | total − Σ intrinsic | controller overhead median / max |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rows {
 		if !r.done {
-			fmt.Fprintf(&b, "| %s | %d | did not complete (see the spec's output) |  |  |  |  |  |  |  |  |\n", r.algorithm, r.members)
+			fmt.Fprintf(&b, "| %s | %d | did not complete (see the spec's output) |  |  |  |  |  |  |  |  |  |\n", r.algorithm, r.members)
 			continue
 		}
 		if r.blueGreen {
-			fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | n/a | n/a | n/a |\n", r.algorithm, r.members, r.elections,
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | n/a | n/a | n/a | n/a |\n", r.algorithm, r.members, r.elections,
 				secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total))
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s |\n", r.algorithm, r.members, r.elections,
-			secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total), secs(r.intrinsic), secs(r.overhead), secs(r.total-r.intrinsic))
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", r.algorithm, r.members, r.elections,
+			secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total), secs(r.intrinsic), secs(r.overhead), secs(r.total-r.intrinsic), r.controller.cell())
 	}
 	return b.String()
 }
@@ -568,4 +588,70 @@ func scaleOperator(ctx context.Context, replicas int32) {
 			return p.DeletionTimestamp == nil && strings.HasPrefix(holder, p.Name+"_")
 		})).To(BeTrue(), "Lease held by %q, not by a running operator pod", holder)
 	}, 2*time.Minute, benchPoll).Should(Succeed())
+}
+
+// overheads are the operator's gaps between members: from the event that a member
+// is done ("<member> upgraded to <version>", emitted in the pass where its gates and
+// settle time passed) to the next member's first action (its pod's deletion, or the
+// leader's step-down Job), both timed by the operator (events.k8s.io eventTime, to
+// the microsecond).
+type overheads []time.Duration
+
+func (o overheads) sorted() overheads {
+	s := slices.Clone(o)
+	slices.Sort(s)
+	return s
+}
+
+func (o overheads) cell() string {
+	if len(o) == 0 {
+		return "n/a"
+	}
+	s := o.sorted()
+	median := s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf("%s / %s", secs2(median), secs2(s[len(s)-1]))
+}
+
+func (o overheads) String() string {
+	parts := make([]string, len(o))
+	for i, d := range o {
+		parts[i] = secs2(d)
+	}
+	return "[" + strings.Join(parts, " ") + "] median / max " + o.cell()
+}
+
+// controllerOverhead reads the cluster's events since start and returns, for every
+// member after the first, the time from the previous member's completion to this
+// member's first action.
+func (tc *testCluster) controllerOverhead(ctx context.Context, start time.Time) overheads {
+	GinkgoHelper()
+	evs, err := cs.EventsV1().Events(tc.ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	type ev struct {
+		at   time.Time
+		note string
+	}
+	var list []ev
+	for _, e := range evs.Items {
+		if e.Regarding.Kind != "OpenBaoCluster" || e.EventTime.Time.Before(start.Add(-time.Second)) {
+			continue
+		}
+		list = append(list, ev{e.EventTime.Time, e.Note})
+	}
+	slices.SortFunc(list, func(a, b ev) int { return a.at.Compare(b.at) })
+	var out overheads
+	var doneAt time.Time
+	for _, e := range list {
+		switch {
+		case strings.Contains(e.note, " upgraded to "+benchTo):
+			doneAt = e.at
+		case !doneAt.IsZero() && (strings.HasPrefix(e.note, "Replacing ") || strings.Contains(e.note, "to step down")):
+			out = append(out, e.at.Sub(doneAt))
+			doneAt = time.Time{}
+		}
+	}
+	return out
 }

@@ -40,6 +40,9 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 	BeforeAll(func() {
 		tc = newTestCluster(ctx, ns, 3)
 		DeferCleanup(func() { deleteNamespace(context.Background(), ns) })
+		// This Describe's upgrades hand leadership off with a step-down Job (the
+		// other Describes use the default, Shutdown): the stale-Job spec below needs one.
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffStepDown })
 	})
 
 	It("grows 3 → 5 under load: no lost write, no election, and the Raft configuration is exactly the 5 members, all voters", func() {

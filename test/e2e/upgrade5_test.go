@@ -92,24 +92,24 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 		kubectl(ctx, "-n", operatorNS, "rollout", "status", "deployment/baokeeper", "--timeout=120s")
 	}, NodeTimeout(5*time.Minute))
 
-	It("completes after a crash at the persisted TransferLeadership step and another after the leader's pod deletion", func(ctx SpecContext) {
+	It("completes after a crash at the persisted ShutdownLeader step and another after the leader's pod deletion", func(ctx SpecContext) {
 		oldLeader := tc.settledLeader(ctx)
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 
-		By("killing the operator once the leader's TransferLeadership step is persisted")
+		By("killing the operator once the leader's ShutdownLeader step is persisted")
 		var step baov1.UpgradeStep
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
 			g.Expect(c.Status.Upgrade.CurrentStep).NotTo(BeNil())
-			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepTransferLeadership))
+			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepShutdownLeader))
 			step = *c.Status.Upgrade.CurrentStep
-		}, 4*time.Minute, 100*time.Millisecond).Should(Succeed())
+		}, 4*time.Minute, 50*time.Millisecond).Should(Succeed())
 		Expect(step.Pod).To(Equal(oldLeader))
 		killA := killOperator(ctx)
-		GinkgoWriter.Printf("killed the operator at %s of %s (attempts %d); a new process took the lease after %s\n",
-			step.Action, step.Pod, step.Attempts, killA.Round(100*time.Millisecond))
+		GinkgoWriter.Printf("killed the operator at %s of %s; a new process took the lease after %s\n",
+			step.Action, step.Pod, killA.Round(100*time.Millisecond))
 
 		By("killing the operator again once the old leader's pod deletion is issued")
 		oldUID := obs.firstUID(oldLeader)
@@ -118,7 +118,7 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 			c := tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
 			g.Expect(c.Status.Upgrade.CurrentStep).NotTo(BeNil())
-			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepReplaceMember))
+			g.Expect(c.Status.Upgrade.CurrentStep.Action).To(Equal(rolling.StepShutdownLeader))
 			g.Expect(c.Status.Upgrade.CurrentStep.Pod).To(Equal(oldLeader))
 			p, err := cs.CoreV1().Pods(killNS).Get(ctx, oldLeader, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -130,7 +130,7 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 			seen = fmt.Sprintf("deletionTimestamp %v, new UID %v", p.DeletionTimestamp != nil, p.UID != oldUID)
 		}, 4*time.Minute, 100*time.Millisecond).Should(Succeed())
 		killB := killOperator(ctx)
-		GinkgoWriter.Printf("killed the operator during ReplaceMember of %s (%s); a new process took the lease after %s\n",
+		GinkgoWriter.Printf("killed the operator during ShutdownLeader of %s (%s); a new process took the lease after %s\n",
 			oldLeader, seen, killB.Round(100*time.Millisecond))
 
 		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
@@ -143,6 +143,7 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 
 		res.expectClean(tc, 1, "2.4.1")
 		Expect(res.leaders[0]).To(Equal(oldLeader))
+		Expect(jobs.Items).To(BeEmpty(), "the Shutdown hand-off runs no step-down Job")
 		tc.expectAllOn(ctx, "2.4.1")
 	}, SpecTimeout(10*time.Minute))
 })

@@ -182,6 +182,9 @@ func rollingSteps(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, target, targetI
 		if name == obs.Leader {
 			role = string(baov1.RaftRoleLeader)
 			action = "last: steps down once onto a member already on the target (the one planned election), then replaced like the others"
+			if c.GetLeaderHandoff() == baov1.LeaderHandoffShutdown {
+				action = "last: its pod is deleted once every other member runs the target; its graceful shutdown hands leadership to one of them (the one planned election), then it is gated like the others"
+			}
 		} else if m != nil && m.PodReady && upgrade.SameVersion(m.Version, target) && m.Image == targetImage {
 			action = "already runs the target: only gated, never replaced again"
 		}

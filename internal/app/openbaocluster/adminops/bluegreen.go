@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,10 +22,6 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
-
-// blueGreenPoll is how often a blue-green upgrade that waits on OpenBao looks again.
-// Only a cluster in the middle of one is polled this often.
-const blueGreenPoll = 500 * time.Millisecond
 
 // Event reasons of blue-green upgrades.
 const (
@@ -61,7 +56,7 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 		d.Event = ""
 	}
 	return r.execute(ctx, c, obs, d.Action, strategyHooks{
-		poll: blueGreenPoll,
+		poll: upgradePoll,
 		job:  func(core.Action) (*batchv1.Job, error) { return r.blueGreenJob(c, d) },
 		complete: func() {
 			c.Status.StatefulSet = d.Status.Green.StatefulSet

@@ -28,7 +28,8 @@ const holdRequeue = 10 * time.Second
 type strategyHooks struct {
 	// job builds the executor Job of a CreateJob.
 	job func(a core.Action) (*batchv1.Job, error)
-	// poll is the requeue of a Wait without a timer of its own.
+	// poll is how soon a pass that waits on OpenBao or on a pod looks again (OpenBao
+	// has no watch). Only a cluster with an upgrade in progress polls this often.
 	poll time.Duration
 	// complete finishes the status of a Complete beyond currentVersion, the cleared
 	// upgrade and the released lock; nil for nothing more.
@@ -60,7 +61,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		if err := r.deleteObject(ctx, c, obs, a); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+		return ctrl.Result{RequeueAfter: h.poll}, nil
 	case core.KindCreateJob:
 		job, err := h.job(a)
 		if err != nil {
@@ -73,7 +74,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		if created {
 			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", capitalizeFirst(a.WaitingFor), job.Name))
 		}
-		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+		return ctrl.Result{RequeueAfter: h.poll}, nil
 	case core.KindHold:
 		return ctrl.Result{RequeueAfter: holdRequeue}, nil
 	case core.KindFail:
@@ -121,6 +122,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		// Waiting on OpenBao, which has no watch: look again soon.
 		return ctrl.Result{RequeueAfter: h.poll}, nil
 	}
+	// A timer (settle time, cooldown): wake when it ends, and meanwhile every 2 s.
 	return ctrl.Result{RequeueAfter: min(a.RequeueAfter, openbaoPollInterval)}, nil
 }
 

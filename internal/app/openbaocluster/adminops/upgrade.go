@@ -35,6 +35,12 @@ const UpgradeFieldManager = "baokeeper-upgrade"
 // has no watch. Only clusters with an upgrade in progress are polled.
 const openbaoPollInterval = 2 * time.Second
 
+// upgradePoll is how often an upgrade in progress looks again while a gate waits on
+// OpenBao or on a pod: each pass reads every member's sys/health and autopilot state
+// once (members + 1 requests), so one cluster costs at most 2 × (members + 1)
+// requests per second while its upgrade waits, and nothing more once it is done.
+const upgradePoll = 500 * time.Millisecond
+
 // persistRequeue is how soon a pass that only recorded an intent runs again: the
 // status write of our own does not trigger a pass, and the action waits for it.
 const persistRequeue = 200 * time.Millisecond
@@ -144,9 +150,10 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	in := rolling.Input{
 		Upgrade: up, Cluster: obs, TargetImage: up.TargetImage, TargetVersion: up.TargetVersion,
 		TemplateImage: workload.ContainerImage(&sts.Spec.Template.Spec), Paused: c.Spec.Upgrade.Paused,
-		StepTimeout: c.GetStepTimeout(),
-		SettleTime:  c.GetSettleTime(),
-		MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+		StepTimeout:   c.GetStepTimeout(),
+		SettleTime:    c.GetSettleTime(),
+		MaxLag:        uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+		LeaderHandoff: c.GetLeaderHandoff(),
 	}
 	if up.CurrentStep != nil && up.CurrentStep.Action == rolling.StepTransferLeadership && up.CurrentStep.Attempts > 0 {
 		job, _, err := r.observeJob(ctx, c, stepDownJobName(c, up), up.ID, obs.Now)
@@ -165,10 +172,10 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	}
 
 	d := rolling.Decide(in)
-	rolling.Record(up, d, obs, up.TargetImage)
+	rolling.Record(up, d, obs, up.TargetImage, c.GetLeaderHandoff())
 	up.Progress = rollingProgress(up)
 	return r.execute(ctx, c, obs, rolling.ToAction(d, up.TargetImage, up.TargetVersion), strategyHooks{
-		poll: openbaoPollInterval,
+		poll: upgradePoll,
 		job: func(a core.Action) (*batchv1.Job, error) {
 			switch a.Job {
 			case core.JobStepDown:

@@ -101,6 +101,10 @@ func recordRollingSteps(rec Recorder, namespace, name, strategy string, b, a *ba
 	}
 	if !slices.Contains(b.CompletedPods, st.Pod) && slices.Contains(done, st.Pod) {
 		rec.StepCompleted(namespace, name, strategy, now.Sub(st.StartedAt.Time))
+		if st.Action == baov1.StepShutdownLeader {
+			// The shut-down leader's step ends once a leader on the target was verified.
+			rec.LeaderTransfer(namespace, name)
+		}
 	}
 	if a != nil && a.CurrentStep != nil && st.Action == baov1.StepTransferLeadership &&
 		a.CurrentStep.Pod == st.Pod && a.CurrentStep.Action == baov1.StepReplaceMember {

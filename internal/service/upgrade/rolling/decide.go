@@ -51,6 +51,10 @@ const (
 	StepTransferLeadership = upgrade.StepTransferLeadership
 	// StepReplaceMember is the replacement of a member's pod.
 	StepReplaceMember = upgrade.StepReplaceMember
+	// StepShutdownLeader is the leader's step with leaderHandoff Shutdown: its pod is
+	// deleted once every other voter runs the target, and its graceful shutdown hands
+	// leadership over.
+	StepShutdownLeader = baov1.StepShutdownLeader
 )
 
 // Failure reasons.
@@ -92,6 +96,9 @@ type Input struct {
 	// CanPromote says whether promote Jobs can be named for this upgrade (it has an
 	// ID; upgrades started by an earlier release have none and wait instead).
 	CanPromote bool
+	// LeaderHandoff is how the leader's step moves leadership
+	// (spec.upgrade.rolling.leaderHandoff); empty means baov1.DefaultLeaderHandoff.
+	LeaderHandoff baov1.LeaderHandoff
 }
 
 // Decision is what to do next and why.
@@ -148,6 +155,8 @@ func Decide(in Input) Decision {
 		return failStep(in, ReasonStepTimeout, fmt.Sprintf("%s did not finish within %s: %s", step.Pod, in.StepTimeout, waitingSummary(step)))
 	}
 	switch step.Action {
+	case StepShutdownLeader:
+		return decideShutdownLeader(in, step)
 	case StepTransferLeadership:
 		if upgraded(in, step.Pod) {
 			// The leader's pod was re-created on the target (deleted by hand, a node
@@ -198,15 +207,78 @@ func decideNext(in Input) Decision {
 
 // StepActionFor is the first step action of a member, planned on what is observed
 // at that moment: the leader first hands off leadership, unless it already runs the
-// target image (then there is nothing to replace).
-func StepActionFor(c *upgrade.Cluster, pod, targetImage string) baov1.StepAction {
+// target image (then there is nothing to replace). With leaderHandoff Shutdown, a
+// leader whose every other member runs the target is shut down instead: any voter
+// that takes over runs the target. A leader with members still on the old version
+// (an election nobody planned put it there) is stepped down in either mode, as
+// before.
+func StepActionFor(c *upgrade.Cluster, pod, targetImage, targetVersion string, handoff baov1.LeaderHandoff) baov1.StepAction {
+	if handoff == "" {
+		handoff = baov1.DefaultLeaderHandoff
+	}
 	if c.Leader == pod {
 		if m := c.Member(pod); m != nil && m.PodExists && !m.PodTerminating && m.Image == targetImage {
 			return StepReplaceMember
 		}
+		if handoff == baov1.LeaderHandoffShutdown && othersUpgraded(c, pod, targetImage, targetVersion) {
+			return StepShutdownLeader
+		}
 		return StepTransferLeadership
 	}
 	return StepReplaceMember
+}
+
+// othersUpgraded reports whether every member but pod runs the target: a Ready pod
+// on the target image that reports the target version, a healthy voter.
+func othersUpgraded(c *upgrade.Cluster, pod, targetImage, targetVersion string) bool {
+	for _, m := range c.Members {
+		if m.Name == pod {
+			continue
+		}
+		if !m.PodExists || m.PodTerminating || !m.PodReady || m.Image != targetImage ||
+			!upgrade.SameVersion(m.Version, targetVersion) || !m.Voter || !m.Healthy {
+			return false
+		}
+	}
+	return true
+}
+
+// decideShutdownLeader replaces the leader by deleting its pod: OpenBao's graceful
+// shutdown (SIGTERM) transfers leadership to the most up-to-date voter, and every
+// other voter runs the target, so there is exactly one election and it lands on the
+// target. If the transfer fails, the remaining voters elect a leader by timeout,
+// again among members on the target. The deletion waits for the quorum budget and
+// for every other member to be upgraded on this observation; afterwards the step
+// waits for a leader on the target version before the member's own gates.
+func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	m := c.Member(step.Pod)
+	if m != nil && m.PodExists && !m.PodTerminating && m.Image != in.TargetImage {
+		if !c.AutopilotKnown {
+			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: "waiting for a trustworthy read of autopilot state before shutting the leader down"}
+		}
+		if !othersUpgraded(c, step.Pod, in.TargetImage, in.TargetVersion) {
+			return Decision{Action: ActionWait, Pod: step.Pod,
+				WaitingFor: fmt.Sprintf("waiting for every member but %s to be a healthy voter on %s before shutting %s down", step.Pod, in.TargetVersion, step.Pod)}
+		}
+		if ok, why := QuorumBudget(c, step.Pod); !ok {
+			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to shut %s down: %s", step.Pod, why)}
+		}
+		what := "the leader"
+		if c.Leader != step.Pod {
+			what = "a former leader"
+		}
+		return Decision{Action: ActionDeletePod, Pod: step.Pod,
+			WaitingFor: fmt.Sprintf("deleting %s, %s, so it restarts on %s: its graceful shutdown hands leadership to a member on %s", step.Pod, what, in.TargetImage, in.TargetVersion)}
+	}
+	if !c.AutopilotKnown || c.Leader == "" {
+		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s was shut down; waiting for a new leader", step.Pod)}
+	}
+	if l := c.Member(c.Leader); l == nil || !upgrade.SameVersion(l.Version, in.TargetVersion) {
+		return Decision{Action: ActionWait, Pod: step.Pod,
+			WaitingFor: fmt.Sprintf("%s was shut down; waiting for the new leader %s to report %s", step.Pod, c.Leader, in.TargetVersion)}
+	}
+	return decideReplace(in, step)
 }
 
 // upgraded reports whether a member already runs the target: a Ready pod, not being
@@ -300,6 +372,11 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 	}
 	if gate != nil {
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: gate.WaitingFor}
+	}
+	if step.GatesPassedAt == nil && in.SettleTime <= 0 {
+		// Nothing to wait for: the member is done in this pass, without a pass that
+		// only records when its gates passed.
+		return Decision{Action: ActionCompleteMember, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s runs %s", step.Pod, in.TargetVersion)}
 	}
 	if step.GatesPassedAt == nil {
 		return Decision{Action: ActionGatesPassed, Pod: step.Pod, RequeueAfter: in.SettleTime,

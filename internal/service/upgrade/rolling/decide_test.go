@@ -315,7 +315,7 @@ func TestRecordKeepsStartTimeWhenLeadershipComesBack(t *testing.T) {
 	g := NewWithT(t)
 	c := healthyCluster(3, 0)
 	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-0", t0.Add(-time.Minute))}
-	Record(up, Decision{Action: ActionBeginStep, Pod: "bao-0"}, c, newImage)
+	Record(up, Decision{Action: ActionBeginStep, Pod: "bao-0"}, c, newImage, baov1.LeaderHandoffStepDown)
 	g.Expect(up.CurrentStep.Action).To(Equal(StepTransferLeadership))
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(t0.Add(-time.Minute)), "the step timeout counts from the first attempt")
 }
@@ -329,10 +329,10 @@ func TestRecordKeepsWhatAFailedStepWaitedFor(t *testing.T) {
 	in := Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: time.Minute}
 	d := Decide(in)
 	g.Expect(d.Action).To(Equal(ActionFail))
-	Record(up, d, c, newImage)
+	Record(up, d, c, newImage, "")
 	g.Expect(up.Failure.Message).To(ContainSubstring("last waiting for bao-2 to become Ready"))
 	again := Decide(in)
-	Record(up, again, c, newImage)
+	Record(up, again, c, newImage, "")
 	g.Expect(up.CurrentStep.WaitingFor).To(Equal("waiting for bao-2 to become Ready (initialized and unsealed)"),
 		"the failed step keeps what it waited for, for the next failure message")
 }
@@ -343,7 +343,7 @@ func TestSettleTimeSurvivesTheStatusRoundTrip(t *testing.T) {
 	up := &baov1.UpgradeStatus{CurrentStep: step(StepReplaceMember, "bao-2", t0)}
 	c := healthyCluster(3, 0)
 	c.Now = passed
-	Record(up, Decision{Action: ActionGatesPassed, Pod: "bao-2"}, c, newImage)
+	Record(up, Decision{Action: ActionGatesPassed, Pod: "bao-2"}, c, newImage, "")
 	// What a later pass reads back: metav1.Time is serialized to the second.
 	b, err := up.CurrentStep.GatesPassedAt.MarshalJSON()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -356,8 +356,108 @@ func TestSettleTimeSurvivesTheStatusRoundTrip(t *testing.T) {
 func TestStepActionForPlansOnWhatIsObserved(t *testing.T) {
 	g := NewWithT(t)
 	c := healthyCluster(3, 1)
-	g.Expect(StepActionFor(c, "bao-1", newImage)).To(Equal(StepTransferLeadership), "a leader on the old image hands off first")
-	g.Expect(StepActionFor(c, "bao-2", newImage)).To(Equal(StepReplaceMember), "a follower is replaced")
+	g.Expect(StepActionFor(c, "bao-1", newImage, newVersion, baov1.LeaderHandoffStepDown)).To(Equal(StepTransferLeadership), "a leader on the old image hands off first")
+	g.Expect(StepActionFor(c, "bao-2", newImage, newVersion, baov1.LeaderHandoffStepDown)).To(Equal(StepReplaceMember), "a follower is replaced")
 	c.Members[1].Image = newImage
-	g.Expect(StepActionFor(c, "bao-1", newImage)).To(Equal(StepReplaceMember), "a leader already on the target image is only gated")
+	g.Expect(StepActionFor(c, "bao-1", newImage, newVersion, baov1.LeaderHandoffStepDown)).To(Equal(StepReplaceMember), "a leader already on the target image is only gated")
+}
+
+// upgradedBut returns n members with every one but the leader on the target.
+func upgradedBut(n, leader int) *upgrade.Cluster {
+	c := healthyCluster(n, leader)
+	for i := range c.Members {
+		if i != leader {
+			c.Members[i].Image, c.Members[i].Version = newImage, newVersion
+		}
+	}
+	return c
+}
+
+func TestStepActionForTheShutdownHandoff(t *testing.T) {
+	cases := []struct {
+		name   string
+		reason string
+		mutate func(c *upgrade.Cluster)
+		want   baov1.StepAction
+	}{
+		{name: "every other member upgraded", reason: "any voter that takes over runs the target: shut the leader down",
+			want: StepShutdownLeader},
+		{name: "a member still on the old image", reason: "an election nobody planned put this leader in charge mid-plan: step down, as before",
+			mutate: func(c *upgrade.Cluster) { c.Members[2].Image, c.Members[2].Version = oldImage, "2.4.0" }, want: StepTransferLeadership},
+		{name: "an upgraded member not a voter yet", reason: "it could not take over: step down instead of waiting on a guess",
+			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter = false }, want: StepTransferLeadership},
+		{name: "the leader already on the target", reason: "nothing to replace",
+			mutate: func(c *upgrade.Cluster) { c.Members[0].Image = newImage }, want: StepReplaceMember},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := upgradedBut(3, 0)
+			if tc.mutate != nil {
+				tc.mutate(c)
+			}
+			NewWithT(t).Expect(StepActionFor(c, "bao-0", newImage, newVersion, baov1.LeaderHandoffShutdown)).To(Equal(tc.want), tc.reason)
+		})
+	}
+	NewWithT(t).Expect(StepActionFor(upgradedBut(3, 0), "bao-0", newImage, newVersion, baov1.LeaderHandoffStepDown)).
+		To(Equal(StepTransferLeadership), "StepDown keeps the step-down Job")
+	NewWithT(t).Expect(StepActionFor(upgradedBut(3, 0), "bao-0", newImage, newVersion, "")).
+		To(Equal(StepShutdownLeader), "empty is the default, Shutdown")
+}
+
+func TestDecideShutdownLeader(t *testing.T) {
+	cases := []struct {
+		name       string
+		reason     string
+		mutate     func(c *upgrade.Cluster)
+		want       Action
+		wantWaitOn string
+	}{
+		{name: "every other member a healthy voter on the target", reason: "delete the leader's pod: its shutdown hands over",
+			want: ActionDeletePod, wantWaitOn: "graceful shutdown hands leadership"},
+		{name: "autopilot read right after an election", reason: "nothing disruptive on an untrustworthy read",
+			mutate: func(c *upgrade.Cluster) { c.AutopilotKnown = false }, want: ActionWait, wantWaitOn: "trustworthy read"},
+		{name: "another member unhealthy", reason: "the successor must be a healthy voter on the target",
+			mutate: func(c *upgrade.Cluster) { c.Members[1].Healthy = false }, want: ActionWait, wantWaitOn: "healthy voter on 2.4.1"},
+		{name: "leadership moved to an upgraded member meanwhile", reason: "a follower now: it is replaced the same way",
+			mutate: func(c *upgrade.Cluster) { c.Leader = "bao-2" }, want: ActionDeletePod, wantWaitOn: "a former leader"},
+		{name: "pod gone, no leader yet", reason: "wait for the election to finish",
+			mutate: func(c *upgrade.Cluster) { c.Members[0].PodExists, c.Leader = false, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
+		{name: "pod back on the target, a leader on the target", reason: "then only the member's own gates remain; with settleTime 0s it is done in this pass",
+			mutate: func(c *upgrade.Cluster) {
+				c.Members[0].Image, c.Members[0].Version, c.Leader = newImage, newVersion, "bao-1"
+			}, want: ActionCompleteMember},
+		{name: "pod terminating", reason: "the deletion is under way: never delete twice",
+			mutate: func(c *upgrade.Cluster) { c.Members[0].PodTerminating, c.Leader = true, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := upgradedBut(3, 0)
+			if tc.mutate != nil {
+				tc.mutate(c)
+			}
+			start := metav1.NewTime(t0.Add(-time.Minute))
+			up := &baov1.UpgradeStatus{TargetVersion: newVersion, Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}},
+				CompletedPods: []string{"bao-2", "bao-1"}, CurrentStep: &baov1.UpgradeStep{Action: StepShutdownLeader, Pod: "bao-0", StartedAt: &start}}
+			d := Decide(Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: newVersion, TemplateImage: newImage,
+				StepTimeout: 10 * time.Minute, MaxLag: 100, LeaderHandoff: baov1.LeaderHandoffShutdown})
+			g.Expect(d.Action).To(Equal(tc.want), "%s: %s", tc.reason, d.WaitingFor)
+			g.Expect(d.WaitingFor).To(ContainSubstring(tc.wantWaitOn), tc.reason)
+		})
+	}
+}
+
+func TestSettleTimeZeroCompletesTheMemberInThePassItsGatesPass(t *testing.T) {
+	for _, tc := range []struct {
+		settle time.Duration
+		want   Action
+	}{{0, ActionCompleteMember}, {2 * time.Second, ActionGatesPassed}} {
+		c := upgradedBut(3, 0)
+		start := metav1.NewTime(t0.Add(-time.Minute))
+		up := &baov1.UpgradeStatus{TargetVersion: newVersion, Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}},
+			CompletedPods: []string{"bao-2"}, CurrentStep: &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-1", StartedAt: &start}}
+		d := Decide(Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: newVersion, TemplateImage: newImage,
+			StepTimeout: 10 * time.Minute, SettleTime: tc.settle, MaxLag: 100})
+		NewWithT(t).Expect(d.Action).To(Equal(tc.want), "settleTime %s: %s", tc.settle, d.WaitingFor)
+	}
 }

@@ -21,11 +21,11 @@ import (
 // image is gated, not deleted again (and deletions carry a UID precondition), and a
 // step-down Job has a deterministic name, so creating it again is AlreadyExists. The
 // envtest restart specs crash the operator after every pass to hold this.
-func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster, targetImage string) {
+func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster, targetImage string, handoff baov1.LeaderHandoff) {
 	now := metav1.NewTime(c.Now)
 	switch d.Action {
 	case ActionBeginStep:
-		action := StepActionFor(c, d.Pod, targetImage)
+		action := StepActionFor(c, d.Pod, targetImage, up.TargetVersion, handoff)
 		if up.CurrentStep != nil && up.CurrentStep.Pod == d.Pod {
 			// The same member again (leadership came back to it): keep its start time
 			// so the step timeout still counts from the first attempt, and keep

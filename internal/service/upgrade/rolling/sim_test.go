@@ -18,8 +18,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const (
-	oldImage = "ghcr.io/openbao/openbao:2.4.0"
-	newImage = "ghcr.io/openbao/openbao:2.4.1"
+	oldImage   = "ghcr.io/openbao/openbao:2.4.0"
+	newImage   = "ghcr.io/openbao/openbao:2.4.1"
+	newVersion = "2.4.1"
 )
 
 type simMember struct {
@@ -43,10 +44,15 @@ type world struct {
 	job           upgrade.Job
 	leaderChanges int
 	log           []string
+	// handoff is the upgrade's leaderHandoff; with Shutdown, deleting the leader's
+	// pod hands leadership to an upgraded healthy voter, as OpenBao's graceful
+	// shutdown does, and is a defect only while a member still runs the old image.
+	handoff baov1.LeaderHandoff
 }
 
 func newWorld(t *testing.T, n, leader int) *world {
-	w := &world{t: t, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), members: map[string]*simMember{}, template: oldImage}
+	w := &world{t: t, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), members: map[string]*simMember{}, template: oldImage,
+		handoff: baov1.LeaderHandoffStepDown}
 	for i := range n {
 		name := fmt.Sprintf("bao-%d", i)
 		w.names = append(w.names, name)
@@ -122,7 +128,22 @@ func (w *world) perform(d Decision) {
 		w.job = upgrade.Job{Phase: upgrade.JobRunning}
 	case ActionDeletePod:
 		if d.Pod == w.leader {
-			w.t.Fatalf("deleted the leader's pod %s", d.Pod)
+			if w.handoff != baov1.LeaderHandoffShutdown {
+				w.t.Fatalf("deleted the leader's pod %s", d.Pod)
+			}
+			w.leader = ""
+			for _, name := range w.names {
+				if m := w.members[name]; name != d.Pod && (m.image != newImage || !m.healthy) {
+					w.t.Fatalf("shut the leader %s down while %s was not an upgraded healthy voter", d.Pod, name)
+				}
+			}
+			for _, name := range w.names {
+				if name != d.Pod {
+					w.leader = name
+					w.leaderChanges++
+					break
+				}
+			}
 		}
 		down := 0
 		for _, m := range w.members {
@@ -146,7 +167,7 @@ func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []stri
 	for pass := 0; pass < 500; pass++ {
 		c = w.observe()
 		in := Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: "2.4.1", TemplateImage: w.template,
-			StepTimeout: 5 * time.Minute, SettleTime: 2 * time.Second, MaxLag: 100, StepDownJob: w.job}
+			StepTimeout: 5 * time.Minute, SettleTime: 2 * time.Second, MaxLag: 100, StepDownJob: w.job, LeaderHandoff: w.handoff}
 		d := Decide(in)
 		if d.Action == ActionFail {
 			t.Fatalf("upgrade failed: %s", d.Message)
@@ -158,7 +179,7 @@ func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []stri
 		if d.Action != ActionWait {
 			seq = append(seq, strings.TrimSpace(fmt.Sprintf("%s %s", d.Action, d.Pod)))
 		}
-		Record(up, d, c, newImage)
+		Record(up, d, c, newImage, w.handoff)
 		if restartEvery > 0 && pass%restartEvery == 0 {
 			// The operator restarts: only the persisted status survives; the action of
 			// this pass is lost and must be re-derived by the next Decide.
@@ -200,6 +221,27 @@ func TestRollingGoldenSequences(t *testing.T) {
 	}
 }
 
+// TestRollingShutdownHandoffGoldenSequences: with leaderHandoff Shutdown the leader,
+// last, is deleted without a step-down once every other member is upgraded; one
+// leadership change, onto the target, and never a step-down Job.
+func TestRollingShutdownHandoffGoldenSequences(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		for _, leader := range []int{0, n / 2, n - 1} {
+			t.Run(fmt.Sprintf("%d-members-leader-%d", n, leader), func(t *testing.T) {
+				g := NewWithT(t)
+				w := newWorld(t, n, leader)
+				w.handoff = baov1.LeaderHandoffShutdown
+				up, seq := run(t, w, 0)
+				g.Expect(w.leaderChanges).To(Equal(1), "exactly one leadership change")
+				g.Expect(w.members[w.leader].image).To(Equal(newImage), "the new leader runs the target")
+				g.Expect(up.CompletedPods[n-1]).To(Equal(fmt.Sprintf("bao-%d", leader)), "the leader is replaced last")
+				g.Expect(strings.Join(seq, "\n")).NotTo(ContainSubstring(string(ActionStepDown)), "no step-down")
+				golden(t, fmt.Sprintf("rolling-shutdown-%d-leader-%d.golden", n, leader), strings.Join(seq, "\n")+"\n")
+			})
+		}
+	}
+}
+
 // TestRollingSurvivesRestartsBetweenSteps drops the action of every k-th pass, as if
 // the operator crashed right after persisting the intent: the upgrade still completes
 // with one leader change and never acts twice on the same member.
@@ -209,6 +251,10 @@ func TestRollingSurvivesRestartsBetweenSteps(t *testing.T) {
 			t.Run(fmt.Sprintf("restart-every-%d-leader-%d", every, leader), func(t *testing.T) {
 				g := NewWithT(t)
 				w := newWorld(t, 3, leader)
+				// Odd restart periods with the Shutdown hand-off, even ones with StepDown.
+				if every%2 == 1 {
+					w.handoff = baov1.LeaderHandoffShutdown
+				}
 				up, _ := run(t, w, every)
 				g.Expect(w.leaderChanges).To(Equal(1))
 				g.Expect(up.CompletedPods).To(HaveLen(3))
