@@ -205,7 +205,7 @@ var _ = Describe("plan", func() {
 		Expect(err).NotTo(HaveOccurred())
 		got := squash(out)
 		Expect(got).To(ContainSubstring("Plan for vault/pl: 2.4.0 -> 2.4.1 (RollingUpdate). Nothing was changed."))
-		Expect(got).To(MatchRegexp(`1\. pl-2 Voter .* 2\. pl-0 Voter .* 3\. pl-1 Leader last: steps down once`))
+		Expect(got).To(MatchRegexp(`1\. pl-2 Voter .* 2\. pl-0 Voter .* 3\. pl-1 Leader last: its pod is deleted once every other member runs the target`))
 		Expect(got).To(ContainSubstring("SnapshotTarget Pending snapshots go to s3://snaps/prod (https://s3.example)"))
 		Expect(got).To(ContainSubstring("Undo: OpenBao does not support downgrades in place"))
 		Expect(get("pl").ResourceVersion).To(Equal(before.ResourceVersion), "plan writes nothing")

@@ -57,7 +57,11 @@ func TestBuildPlanOrder(t *testing.T) {
 			g.Expect(stepMembers(p)).To(Equal(tc.want))
 			last := p.Steps[len(p.Steps)-1]
 			g.Expect(last.Role).To(Equal("Leader"))
-			g.Expect(last.Action).To(ContainSubstring("steps down once"))
+			g.Expect(last.Action).To(ContainSubstring("graceful shutdown hands leadership"), "the default hand-off, Shutdown")
+			c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffStepDown
+			p, err = BuildPlan(c, PlanRequest{To: "2.4.1"}, testNow())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Steps[len(p.Steps)-1].Action).To(ContainSubstring("steps down once"), "leaderHandoff StepDown")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,11 +56,11 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 
 	BeforeAll(func() { k = isolatedAPIServer() })
 
-	DescribeTable("replaces every member once, the leader last after one step-down, whichever pass the operator dies after",
-		func(replicas, leader int32, wantOrder []int32) {
-			prefix := fmt.Sprintf("restart%d", replicas)
+	DescribeTable("replaces every member once, the leader last after one hand-off, whichever pass the operator dies after",
+		func(handoff baov1.LeaderHandoff, replicas, leader int32, wantOrder []int32) {
+			prefix := fmt.Sprintf("restart%d-%s", replicas, strings.ToLower(string(handoff)))
 			By("a reference run without a crash")
-			ref := runUpgrade(ctx, k, upgradeRun{ns: prefix + "-ref", replicas: replicas, leader: leader, crashAt: -1})
+			ref := runUpgrade(ctx, k, upgradeRun{ns: prefix + "-ref", replicas: replicas, leader: leader, crashAt: -1, handoff: handoff})
 			expectSafeUpgrade(ctx, ref, leader, wantOrder)
 			passes := len(ref.writes)
 			GinkgoWriter.Printf("reference run: %d passes, %d step-down Job(s)%s\n", passes, len(ref.jobs()), ref.history())
@@ -79,7 +80,7 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 					defer GinkgoRecover()
 					slots <- struct{}{}
 					defer func() { <-slots }()
-					w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("%s-k%d", prefix, crashAt), replicas: replicas, leader: leader, crashAt: crashAt})
+					w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("%s-k%d", prefix, crashAt), replicas: replicas, leader: leader, crashAt: crashAt, handoff: handoff})
 					for i := range crashAt {
 						Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
 					}
@@ -90,8 +91,10 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 			}
 			wg.Wait()
 		},
-		Entry("3 members, leader ordinal 1", int32(3), int32(1), []int32{2, 0, 1}),
-		Entry("5 members, leader ordinal 2", int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
+		Entry("3 members, leader ordinal 1, step-down", baov1.LeaderHandoffStepDown, int32(3), int32(1), []int32{2, 0, 1}),
+		Entry("5 members, leader ordinal 2, step-down", baov1.LeaderHandoffStepDown, int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
+		Entry("3 members, leader ordinal 1, shutdown", baov1.LeaderHandoffShutdown, int32(3), int32(1), []int32{2, 0, 1}),
+		Entry("5 members, leader ordinal 2, shutdown", baov1.LeaderHandoffShutdown, int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
 	)
 
 	// The quorum budget is checked when a member's step begins; its pod is deleted in a
@@ -99,15 +102,18 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	// after a restart possibly much later. A member that failed in between must hold
 	// the deletion.
 	DescribeTable("holds a deletion while another member is down, when that member failed after the step began",
-		func(failAfter func(ref *upgradeWorld) int, member int32) {
-			ref := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d-ref", member), replicas: 3, leader: 1, crashAt: -1})
+		func(handoff baov1.LeaderHandoff, failAfter func(ref *upgradeWorld) int, member int32) {
+			suffix := strings.ToLower(string(handoff))
+			ref := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d-%s-ref", member, suffix), replicas: 3, leader: 1, crashAt: -1, handoff: handoff})
 			at := failAfter(ref)
-			w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d", member), replicas: 3, leader: 1, crashAt: -1,
+			w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("fail%d-%s", member, suffix), replicas: 3, leader: 1, crashAt: -1, handoff: handoff,
 				fail: &memberFailure{member: member, after: at, passes: 5}})
 			expectSafeUpgrade(ctx, w, 1, []int32{2, 0, 1})
 		},
-		Entry("bao-0 fails after bao-2's step began", func(ref *upgradeWorld) int { return ref.deletions()[0].pass - 1 }, int32(0)),
-		Entry("bao-2, upgraded, fails while the leader steps down", func(ref *upgradeWorld) int { return ref.jobs()[0].pass }, int32(2)),
+		Entry("bao-0 fails after bao-2's step began", baov1.LeaderHandoffStepDown, func(ref *upgradeWorld) int { return ref.deletions()[0].pass - 1 }, int32(0)),
+		Entry("bao-2, upgraded, fails while the leader steps down", baov1.LeaderHandoffStepDown, func(ref *upgradeWorld) int { return ref.jobs()[0].pass }, int32(2)),
+		Entry("bao-2, upgraded, fails right before the leader's shutdown", baov1.LeaderHandoffShutdown,
+			func(ref *upgradeWorld) int { d := ref.deletions(); return d[len(d)-1].pass - 2 }, int32(2)),
 	)
 })
 
@@ -124,6 +130,8 @@ type upgradeRun struct {
 	crashAt int
 	// fail, when set, fails a member for a while.
 	fail *memberFailure
+	// handoff is the cluster's spec.upgrade.rolling.leaderHandoff.
+	handoff baov1.LeaderHandoff
 }
 
 // memberFailure fails a member after a pass, for a number of passes.
@@ -139,6 +147,8 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 	GinkgoHelper()
 	ns := run.ns
 	c := createRestartCluster(ctx, k, ns, run.replicas)
+	c.Spec.Upgrade.Rolling.LeaderHandoff = run.handoff
+	Expect(k.Update(ctx, c)).To(Succeed())
 
 	w := newUpgradeWorld(k, c, run.leader, restartTo)
 	w.step(ctx) // pods created
@@ -221,7 +231,9 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 	for _, d := range dels {
 		order = append(order, d.member)
 		Expect(d.uid).To(Equal(w.original[d.member]), "%s: pass %d deleted a pod of %s that was not the original", name, d.pass, d.member)
-		Expect(d.leader).NotTo(Equal(d.member), "%s: pass %d deleted %s while it led", name, d.pass, d.member)
+		if c.Spec.Upgrade.Rolling.LeaderHandoff != baov1.LeaderHandoffShutdown || d.member != w.names[leader] {
+			Expect(d.leader).NotTo(Equal(d.member), "%s: pass %d deleted %s while it led", name, d.pass, d.member)
+		}
 	}
 	var want []string
 	for _, o := range wantOrder {
@@ -231,18 +243,27 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 	lastDel := dels[len(dels)-1]
 	Expect(lastDel.member).To(Equal(w.names[leader]), "%s: the leader goes last", name)
 
-	// One step-down Job, whose leadership change came before the leader's deletion.
 	jobList := &batchv1.JobList{}
 	Expect(w.k.List(ctx, jobList, client.InNamespace(c.Namespace))).To(Succeed())
-	Expect(jobList.Items).To(HaveLen(1), "%s: Jobs", name)
 	jobs := w.jobs()
-	Expect(jobs).To(HaveLen(1), "%s: step-down Jobs", name)
-	Expect(jobs[0].member).To(Equal(w.names[leader]), name)
-	Expect(jobs[0].leader).To(Equal(w.names[leader]), "%s: the Job asked the leader to step down", name)
-	Expect(jobs[0].pass).To(BeNumerically("<", lastDel.pass), "%s: step-down before the leader's deletion", name)
 	Expect(w.leaders).To(HaveLen(1), "%s: elections", name)
 	Expect(w.leaders[0].from).To(Equal(w.names[leader]), name)
-	Expect(w.leaders[0].pass).To(BeNumerically("<", lastDel.pass), "%s: leadership moved before the leader's deletion", name)
+	Expect(w.pods[w.leaders[0].to]).NotTo(BeNil(), name)
+	Expect(workload.ContainerImage(&w.pods[w.leaders[0].to].Spec)).To(Equal(w.target), "%s: the new leader runs the target", name)
+	if c.Spec.Upgrade.Rolling.LeaderHandoff == baov1.LeaderHandoffShutdown {
+		// No Job; the leader's own deletion handed leadership over, while it led.
+		Expect(jobList.Items).To(BeEmpty(), "%s: Jobs", name)
+		Expect(lastDel.leader).To(Equal(w.names[leader]), "%s: the leader was shut down while it led", name)
+		Expect(w.leaders[0].pass).To(Equal(lastDel.pass), "%s: leadership moved with the leader's shutdown", name)
+	} else {
+		// One step-down Job, whose leadership change came before the leader's deletion.
+		Expect(jobList.Items).To(HaveLen(1), "%s: Jobs", name)
+		Expect(jobs).To(HaveLen(1), "%s: step-down Jobs", name)
+		Expect(jobs[0].member).To(Equal(w.names[leader]), name)
+		Expect(jobs[0].leader).To(Equal(w.names[leader]), "%s: the Job asked the leader to step down", name)
+		Expect(jobs[0].pass).To(BeNumerically("<", lastDel.pass), "%s: step-down before the leader's deletion", name)
+		Expect(w.leaders[0].pass).To(BeNumerically("<", lastDel.pass), "%s: leadership moved before the leader's deletion", name)
+	}
 
 	Expect(w.maxDown).To(BeNumerically("<=", 1), "%s: at most one member down at a time; %s", name, w.downNote)
 }

@@ -218,6 +218,10 @@ func (w *upgradeWorld) podDeleted(pod *corev1.Pod) {
 	if cur := w.pods[pod.Name]; cur != nil && cur.UID == pod.UID {
 		w.pods[pod.Name] = nil
 	}
+	if pod.Name == w.leader {
+		// A leader's graceful shutdown hands leadership to another voter.
+		w.elect()
+	}
 	var down []string
 	for _, name := range w.names {
 		if p := w.pods[name]; p == nil || !podReady(p) {
