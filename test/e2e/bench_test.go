@@ -68,22 +68,8 @@ var benchAlgorithms = []benchAlgorithm{
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = benchTo })
 		return 0
 	}},
-	{name: "baokeeper, settleTime 0s, leaderHandoff StepDown", short: "bk-stepdown", trigger: func(ctx context.Context, tc *testCluster, _ string) int {
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-			c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
-			c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffStepDown
-			c.Spec.Version = benchTo
-		})
-		return 0
-	}},
-	{name: "baokeeper, settleTime 0s, leaderHandoff Shutdown", short: "bk-shutdown", trigger: func(ctx context.Context, tc *testCluster, _ string) int {
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-			c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
-			c.Spec.Upgrade.Rolling.LeaderHandoff = baov1.LeaderHandoffShutdown
-			c.Spec.Version = benchTo
-		})
-		return 0
-	}},
+	baokeeperWith(baov1.LeaderHandoffStepDown, "bk-stepdown"),
+	baokeeperWith(baov1.LeaderHandoffShutdown, "bk-shutdown"),
 	{name: "StatefulSet RollingUpdate", short: "sts", external: true, trigger: func(ctx context.Context, tc *testCluster, _ string) int {
 		tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate"},"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,
 			workload.ContainerName, upgrade.DefaultImage(benchTo)))
@@ -92,6 +78,19 @@ var benchAlgorithms = []benchAlgorithm{
 	{name: "reverse ordinal (existing operator)", short: "revord", external: true, trigger: func(ctx context.Context, tc *testCluster, image string) int {
 		return tc.reverseOrdinalUpgrade(ctx, image)
 	}},
+}
+
+// baokeeperWith is baokeeper with settleTime 0s and the given leader hand-off.
+func baokeeperWith(handoff baov1.LeaderHandoff, short string) benchAlgorithm {
+	return benchAlgorithm{name: "baokeeper, settleTime 0s, leaderHandoff " + string(handoff), short: short,
+		trigger: func(ctx context.Context, tc *testCluster, _ string) int {
+			tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
+				c.Spec.Upgrade.Rolling.LeaderHandoff = handoff
+				c.Spec.Version = benchTo
+			})
+			return 0
+		}}
 }
 
 // benchRow is the outcome of one run.

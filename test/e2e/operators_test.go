@@ -147,7 +147,6 @@ func expectChartOperatorManages(namespace string) {
 	key := fmt.Sprintf(`"namespace":%q`, namespace)
 	Expect(operatorLogLines(chartOperatorNS, "Creating StatefulSet", key)).NotTo(BeEmpty(),
 		"the chart's operator created the StatefulSet of %s", namespace)
-	Expect(operatorLogLines(chartOperatorNS, "Creating StatefulSet")).NotTo(BeEmpty())
 	for _, op := range []struct{ namespace, watches string }{
 		{chartOperatorNS, namespace},
 		{operatorNS, suiteNamespaces()[0]},

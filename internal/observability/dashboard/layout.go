@@ -10,8 +10,8 @@ import (
 // LayoutPath is the picture of the dashboard's layout that the README shows.
 const LayoutPath = "docs/images/dashboard-layout.svg"
 
-// Grafana's grid: 24 columns; a height unit is 30 px in Grafana, drawn here at
-// the same scale as a column (gridUnitX x gridUnitY px).
+// Grafana's grid: 24 columns; a column is drawn gridUnitX px wide and a height unit
+// gridUnitY px high (Grafana uses 30 px; the picture is a little flatter).
 const (
 	gridColumns = 24
 	gridUnitX   = 40
