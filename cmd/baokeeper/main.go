@@ -129,6 +129,7 @@ func runManager(args []string) error {
 		return fmt.Errorf("failed to create a Kubernetes client: %w", err)
 	}
 	clk := clock.RealClock{}
+	upgradeMetrics := metrics.New()
 	r := &app.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -136,13 +137,12 @@ func runManager(args []string) error {
 		Clock:     clk,
 		Rand:      rand.Reader,
 		Issuer:    saissuer.NewCachedSource(saissuer.RESTGetter{Client: cs.Discovery().RESTClient()}, clk, 10*time.Minute),
-		OpenBao:   &app.CachingClientFactory{TokenPath: *tokenPath, Timeout: *openbaoTimeout},
+		OpenBao:   &app.CachingClientFactory{TokenPath: *tokenPath, Timeout: *openbaoTimeout, Instrument: upgradeMetrics.InstrumentOpenBao},
 		Config:    app.Config{ControllerServiceAccount: sa, HealthTimeout: *openbaoTimeout},
 	}
 	if err := controller.SetupWithManager(mgr, r); err != nil {
 		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)
 	}
-	upgradeMetrics := metrics.New()
 	if err := upgradeMetrics.Register(ctrlmetrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)
 	}

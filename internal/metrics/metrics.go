@@ -10,9 +10,11 @@
 package metrics
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 )
@@ -53,6 +55,7 @@ type Metrics struct {
 	rollbacks        *prometheus.CounterVec
 	breakGlass       *prometheus.GaugeVec
 	snapshotDuration *prometheus.HistogramVec
+	openbaoRequests  *prometheus.CounterVec
 }
 
 var _ Recorder = (*Metrics)(nil)
@@ -91,13 +94,26 @@ func New() *Metrics {
 		snapshotDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_snapshot_duration_seconds",
 			Help:    "Time of a pre-upgrade snapshot, from its step's start to its verified receipt.",
 			Buckets: []float64{1, 2, 5, 10, 30, 60, 120, 300, 600}}, cl),
+		openbaoRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_openbao_requests_total",
+			Help: "HTTP requests the controller sent to the cluster's OpenBao members, by answer code (0: no answer) and method."},
+			append(cl, "code", "method")),
+	}
+}
+
+// InstrumentOpenBao wraps the transport of the controller's OpenBao client of one
+// cluster so that each request counts in baokeeper_openbao_requests_total: the
+// request rate an upgrade's polling costs OpenBao is on the dashboard, not guessed.
+func (m *Metrics) InstrumentOpenBao(namespace, name string) func(http.RoundTripper) http.RoundTripper {
+	counter := m.openbaoRequests.MustCurryWith(prometheus.Labels{"namespace": namespace, "name": name})
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return promhttp.InstrumentRoundTripperCounter(counter, rt)
 	}
 }
 
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -110,7 +126,7 @@ func (m *Metrics) Forget(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "name": name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.inProgress, m.podsCompleted, m.podsTotal,
 		m.stepDuration, m.upgradeDuration, m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase,
-		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration} {
+		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests} {
 		v.DeletePartialMatch(l)
 	}
 }

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,7 @@ func TestForgetDeletesEverySeriesOfOneCluster(t *testing.T) {
 		m.Raft("ns", name, 1, 3)
 		m.BlueGreenPhase("ns", name, "Sync")
 		m.BreakGlass("ns", name, false)
+		m.openbaoRequests.WithLabelValues("ns", name, "200", "get").Inc()
 	}
 	reg := prometheus.NewRegistry()
 	g.Expect(m.Register(reg)).To(Succeed())
@@ -99,4 +102,31 @@ func TestForgetDeletesEverySeriesOfOneCluster(t *testing.T) {
 	m.Forget("ns", "bao")
 	g.Expect(count("bao")).To(BeZero(), "no series of the deleted cluster")
 	g.Expect(count("other")).To(BeNumerically(">", 10), "the other cluster keeps its series")
+}
+
+func TestInstrumentOpenBaoCountsEachRequestOfItsCluster(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/sys/health" {
+			w.WriteHeader(http.StatusTooManyRequests) // a standby's answer
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	m := New()
+	a := &http.Client{Transport: m.InstrumentOpenBao("ns", "a")(http.DefaultTransport)}
+	b := &http.Client{Transport: m.InstrumentOpenBao("ns", "b")(http.DefaultTransport)}
+	for _, c := range []struct {
+		client *http.Client
+		path   string
+	}{{a, "/v1/sys/leader"}, {a, "/v1/sys/leader"}, {a, "/v1/sys/health"}, {b, "/v1/sys/leader"}} {
+		resp, err := c.client.Get(srv.URL + c.path)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resp.Body.Close()).To(Succeed())
+	}
+	g.Expect(testutil.ToFloat64(m.openbaoRequests.WithLabelValues("ns", "a", "200", "get"))).To(Equal(2.0))
+	g.Expect(testutil.ToFloat64(m.openbaoRequests.WithLabelValues("ns", "a", "429", "get"))).To(Equal(1.0))
+	g.Expect(testutil.ToFloat64(m.openbaoRequests.WithLabelValues("ns", "b", "200", "get"))).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(m.openbaoRequests)).To(Equal(3), "one series per cluster, code and method")
 }

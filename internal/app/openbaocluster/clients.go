@@ -3,6 +3,7 @@ package openbaocluster
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -18,6 +19,9 @@ type CachingClientFactory struct {
 	TokenPath string
 	// Timeout bounds each OpenBao call.
 	Timeout time.Duration
+	// Instrument, when set, returns the transport wrapper of one cluster's client
+	// (metrics.Metrics.InstrumentOpenBao counts its requests).
+	Instrument func(namespace, name string) func(http.RoundTripper) http.RoundTripper
 
 	mu      sync.Mutex
 	clients map[string]openbao.Reader
@@ -31,14 +35,18 @@ func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte)
 	if cl, ok := f.clients[key]; ok {
 		return cl, nil
 	}
-	cl, err := openbao.New(openbao.Config{
+	cfg := openbao.Config{
 		Address:   fmt.Sprintf("https://%s.%s.svc:%d", workload.NamesFor(c).ClientService(), c.Namespace, workload.APIPort),
 		CACertPEM: caPEM,
 		AuthMount: workload.AuthMount,
 		Role:      workload.ControllerRole,
 		TokenPath: f.TokenPath,
 		Timeout:   f.Timeout,
-	})
+	}
+	if f.Instrument != nil {
+		cfg.WrapTransport = f.Instrument(c.Namespace, c.Name)
+	}
+	cl, err := openbao.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to build the OpenBao client of %s/%s: %w", c.Namespace, c.Name, err)
 	}

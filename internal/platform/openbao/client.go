@@ -145,6 +145,9 @@ type Config struct {
 	// Timeout bounds each call; a sooner ctx deadline wins. Zero means
 	// DefaultTimeout; negative values are rejected.
 	Timeout time.Duration
+	// WrapTransport, when set, wraps the HTTP transport, for example to count
+	// requests (as client-go's rest.Config.WrapTransport does).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Dialer opens network connections; *net.Dialer is one.
@@ -203,6 +206,8 @@ type settings struct {
 	// the active one, and following it would send the request (and the
 	// token) to a node the caller did not pick.
 	followRedirects bool
+	// wrapTransport is Config.WrapTransport.
+	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // client is the one implementation behind Reader and MemberClient: it
@@ -251,6 +256,7 @@ func newReader(cfg Config, now func() time.Time) (*reader, error) {
 		timeout:              cfg.Timeout,
 		proxyFromEnvironment: true,
 		followRedirects:      true,
+		wrapTransport:        cfg.WrapTransport,
 	}, now)
 	if err != nil {
 		return nil, err
@@ -338,10 +344,14 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	if s.proxyFromEnvironment {
 		transport.Proxy = http.ProxyFromEnvironment
 	}
+	var rt http.RoundTripper = transport
+	if s.wrapTransport != nil {
+		rt = s.wrapTransport(rt)
+	}
 	return &client{
 		s: s,
 		httpClient: &http.Client{
-			Transport: transport,
+			Transport: rt,
 			// The api client follows a redirect itself when it may (and
 			// refuses protocol downgrades); net/http must never follow one
 			// on its own.

@@ -400,3 +400,26 @@ func TestErrorMessagesSayWhatToCheck(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("OpenBao answered HTTP 503 (Vault is sealed)")))
 	g.Expect(err).To(MatchError(ContainSubstring("check whether the node is sealed")))
 }
+
+func TestWrapTransportSeesEveryRequest(t *testing.T) {
+	g := NewWithT(t)
+	b := newFakeBao(t)
+	var seen []string
+	c, _, _ := newTestClient(t, b, func(cfg *Config) {
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+				seen = append(seen, r.URL.Path)
+				return rt.RoundTrip(r)
+			})
+		}
+	})
+
+	_, err := c.Leader(t.Context())
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(seen).To(Equal([]string{"/v1/" + pathLeader}), "the wrapped transport carried the request")
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
