@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,26 +32,51 @@ import (
 )
 
 // The upgrade benchmark (`make bench-upgrade`, label "bench", excluded from `make
-// test-e2e`) upgrades fresh 3- and 5-member clusters from 2.4.0 to 2.4.1 three ways,
-// under the same writer and leader poller as the rolling-upgrade specs, and prints one
-// row per run. docs/benchmarks.md explains the columns and records results.
+// test-e2e`) measures every way of changing the version of 3- and 5-member clusters
+// under the same writer and leader poller as the rolling-upgrade specs. Each way runs
+// as a series on one cluster: before every run the leader is put on ordinal 0, a
+// middle ordinal or the highest (in turn, so that drift on the machine spreads over
+// the positions), then the cluster moves one patch version up the chain 2.4.0,
+// 2.4.1, ..., 2.4.9 (relinked copies of 2.4.0 that report those versions). It prints
+// one line per run and a table of medians and ranges per way, size and position;
+// docs/benchmarks.md explains the columns and records results.
 const (
-	benchFrom = "2.4.0"
-	benchTo   = "2.4.1"
 	// benchPoll is how often the test drives and checks: the reverse-ordinal driver
 	// and the "all on target" check react within it.
 	benchPoll = 250 * time.Millisecond
-	// benchDriverAttempt numbers the step-down Jobs of the reverse-ordinal driver, far
-	// from the operator's own attempts (1 to rolling.MaxStepDownAttempts) and
-	// moveLeaderToMiddle's (101 on).
-	benchDriverAttempt = 201
-	// benchMaxPlacement bounds the forced elections that put the leader on the
-	// highest ordinal. Each lands there with a chance of about 1/(N-1); on 5 members
-	// the rig has needed up to 14.
+	// benchFirstAttempt numbers the step-down Jobs of the test (leader placement and
+	// the reverse-ordinal driver), far from the operator's own attempts (1 to
+	// rolling.MaxStepDownAttempts) and moveLeaderToMiddle's (101 on).
+	benchFirstAttempt = 201
+	// benchMaxPlacement bounds the forced elections of one leader placement. A kill
+	// lands leadership on the wanted member with a chance of about 1/(N-1); on 5
+	// members the rig has needed up to 14.
 	benchMaxPlacement = 40
 	// benchUpgradeTimeout bounds one upgrade, trigger to all members on the target.
 	benchUpgradeTimeout = 8 * time.Minute
+	// benchRunsEnv overrides benchRuns, for a quick try: BENCH_FLAGS does not reach
+	// the environment, so `BENCH_RUNS=1 make bench-upgrade`.
+	benchRunsEnv = "BENCH_RUNS"
+	// benchRuns is how many runs each way makes at each leader position.
+	benchRuns = 3
 )
+
+// benchVersion is the k-th version of the chain: 2.4.0, 2.4.1, ...
+// (hack/build-bins.sh builds them for make bench-upgrade, test/rig/images.txt maps
+// their images).
+func benchVersion(k int) string { return fmt.Sprintf("2.4.%d", k) }
+
+// benchPosition is where the leader is put before a run.
+type benchPosition struct {
+	name    string
+	ordinal func(n int) int
+}
+
+var benchPositions = []benchPosition{
+	{name: "ordinal 0", ordinal: func(int) int { return 0 }},
+	{name: "middle", ordinal: func(n int) int { return n / 2 }},
+	{name: "highest", ordinal: func(n int) int { return n - 1 }},
+}
 
 // benchAlgorithm is one way of replacing the members.
 type benchAlgorithm struct {
@@ -58,45 +85,63 @@ type benchAlgorithm struct {
 	// external means the test drives the upgrade itself, with the operator scaled
 	// to zero so that nothing reverts the StatefulSet.
 	external bool
-	// trigger starts the upgrade (and, for a driver, carries it out) and returns
-	// how many step-down Jobs it ran.
-	trigger func(ctx context.Context, tc *testCluster, image string) int
+	// setup configures the cluster once, before the series (baokeeper's rows).
+	setup func(c *baov1.OpenBaoCluster)
+	// runsPerPosition is how many runs the way makes at each position; 0 means
+	// benchRuns (or BENCH_RUNS).
+	runsPerPosition int
+	// trigger starts the upgrade to version to (and, for a driver, carries it out)
+	// and returns how many step-down Jobs it ran.
+	trigger func(ctx context.Context, s *benchSeries, to string) int
 }
 
 var benchAlgorithms = []benchAlgorithm{
-	{name: "baokeeper", short: "baokeeper", trigger: func(ctx context.Context, tc *testCluster, _ string) int {
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = benchTo })
+	baokeeperWith("baokeeper, settleTime 0s", "bk0", ptrTo(baov1.Duration("0s")), baov1.LeaderHandoffShutdown, 0),
+	baokeeperWith(fmt.Sprintf("baokeeper, default settleTime (%s)", baov1.DefaultSettleTime), "bk", nil, baov1.LeaderHandoffShutdown, 1),
+	baokeeperWith("baokeeper, settleTime 0s, leaderHandoff StepDown", "bk-stepdown", ptrTo(baov1.Duration("0s")), baov1.LeaderHandoffStepDown, 1),
+	{name: "StatefulSet RollingUpdate", short: "sts", external: true, trigger: func(ctx context.Context, s *benchSeries, to string) int {
+		s.tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate"},"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,
+			workload.ContainerName, upgrade.DefaultImage(to)))
 		return 0
 	}},
-	baokeeperWith(baov1.LeaderHandoffStepDown, "bk-stepdown"),
-	baokeeperWith(baov1.LeaderHandoffShutdown, "bk-shutdown"),
-	{name: "StatefulSet RollingUpdate", short: "sts", external: true, trigger: func(ctx context.Context, tc *testCluster, _ string) int {
-		tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate"},"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,
-			workload.ContainerName, upgrade.DefaultImage(benchTo)))
-		return 0
-	}},
-	{name: "reverse ordinal (existing operator)", short: "revord", external: true, trigger: func(ctx context.Context, tc *testCluster, image string) int {
-		return tc.reverseOrdinalUpgrade(ctx, image)
+	{name: "reverse ordinal (existing operator)", short: "revord", external: true, trigger: func(ctx context.Context, s *benchSeries, to string) int {
+		return s.reverseOrdinalUpgrade(ctx, to)
 	}},
 }
 
-// baokeeperWith is baokeeper with settleTime 0s and the given leader hand-off.
-func baokeeperWith(handoff baov1.LeaderHandoff, short string) benchAlgorithm {
-	return benchAlgorithm{name: "baokeeper, settleTime 0s, leaderHandoff " + string(handoff), short: short,
-		trigger: func(ctx context.Context, tc *testCluster, _ string) int {
-			tc.update(ctx, func(c *baov1.OpenBaoCluster) {
-				c.Spec.Upgrade.Rolling.SettleTime = ptrTo(baov1.Duration("0s"))
-				c.Spec.Upgrade.Rolling.LeaderHandoff = handoff
-				c.Spec.Version = benchTo
-			})
+// baokeeperWith is baokeeper with the given settle time (nil: the default) and
+// leader hand-off, runs runs at each position (0: benchRuns).
+func baokeeperWith(label, short string, settle *baov1.Duration, handoff baov1.LeaderHandoff, runs int) benchAlgorithm {
+	return benchAlgorithm{name: label, short: short, runsPerPosition: runs,
+		setup: func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Rolling.SettleTime = settle
+			c.Spec.Upgrade.Rolling.LeaderHandoff = handoff
+		},
+		trigger: func(ctx context.Context, s *benchSeries, to string) int {
+			s.tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = to })
 			return 0
 		}}
+}
+
+// runs is how many runs a way makes at each position: benchRuns (or BENCH_RUNS),
+// or fewer when the way asks for fewer.
+func (a benchAlgorithm) runs() int {
+	n := benchRuns
+	if v, err := strconv.Atoi(os.Getenv(benchRunsEnv)); err == nil && v > 0 {
+		n = v
+	}
+	if a.runsPerPosition > 0 {
+		return min(a.runsPerPosition, n)
+	}
+	return n
 }
 
 // benchRow is the outcome of one run.
 type benchRow struct {
 	algorithm string
 	members   int32
+	position  string
+	from, to  string
 	done      bool // every figure below was measured
 
 	elections  int
@@ -107,9 +152,14 @@ type benchRow struct {
 	total      time.Duration // trigger -> all members on the target
 	intrinsic  time.Duration // sum over members of old pod deleted -> new pod Ready
 	overhead   time.Duration // mean over members of (previous Ready or trigger) -> pod deleted
+	// settle is the settle time the operator waits in all: settleTime × members.
+	settle time.Duration
 	// controller is the operator's own overhead between members (baokeeper rows).
 	controller overheads
-	detail     string
+	// requestRate is the operator's OpenBao requests per second to this cluster over
+	// the run (baokeeper rows; -1 when not measured).
+	requestRate float64
+	detail      string
 	// blueGreen rows have no per-member replacement: their members are new pods.
 	blueGreen bool
 }
@@ -117,48 +167,159 @@ type benchRow struct {
 // benchSizes are the cluster sizes the benchmark measures.
 var benchSizes = []int32{3, 5}
 
-// benchNamespace is the namespace of algo's run on n members.
+// benchNamespace is the namespace of algo's series on n members.
 func benchNamespace(algo benchAlgorithm, n int32) string {
 	return fmt.Sprintf("bench-%s-%d", algo.short, n)
 }
 
-// benchBlueGreenNamespace is the namespace of the blue-green run on n members.
+// benchBlueGreenNamespace is the namespace of the blue-green series on n members.
 func benchBlueGreenNamespace(n int32) string { return fmt.Sprintf("bench-bg-%d", n) }
 
 var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure, func() {
 	var rows []*benchRow
+	loadStart := loadAverage()
 
 	AfterAll(func() {
 		t := benchTable(rows)
 		AddReportEntry("upgrade benchmark", t)
 		// Plain stdout as well, so the table ends up in `make bench-upgrade` output
 		// however Ginkgo is asked to report.
-		fmt.Fprintf(os.Stdout, "\n==== upgrade benchmark %s -> %s (%d CPUs, load average at the end %s) ====\n%s\n",
-			benchFrom, benchTo, runtime.NumCPU(), loadAverage(), t)
+		fmt.Fprintf(os.Stdout, "\n==== upgrade benchmark, one patch version per run from %s (%d CPUs, load average at the start %s, at the end %s) ====\n%s\n",
+			benchVersion(0), runtime.NumCPU(), loadStart, loadAverage(), t)
 	})
+	record := func(r *benchRow) { rows = append(rows, r) }
 
 	for _, n := range benchSizes {
 		for _, algo := range benchAlgorithms {
 			It(fmt.Sprintf("measures %s on %d members", algo.name, n), func(ctx SpecContext) {
-				row := &benchRow{algorithm: algo.name, members: n}
-				rows = append(rows, row)
-				runBench(ctx, algo, n, row)
-			}, SpecTimeout(25*time.Minute))
+				runBenchSeries(ctx, algo, n, record)
+			}, SpecTimeout(90*time.Minute))
 		}
 		It(fmt.Sprintf("measures baokeeper blue-green on %d members", n), func(ctx SpecContext) {
-			row := &benchRow{algorithm: "baokeeper blue-green (autoPromote, minSyncDuration 0s)", members: n, blueGreen: true}
-			rows = append(rows, row)
-			runBlueGreenBench(ctx, n, row)
-		}, SpecTimeout(25*time.Minute))
+			runBlueGreenSeries(ctx, n, record)
+		}, SpecTimeout(60*time.Minute))
 	}
 })
 
-// runBlueGreenBench brings up a cluster of n members on 2.4.0 with the leader on the
-// highest ordinal and upgrades it blue-green to 2.4.1 (autoPromote, no sync wait, no
-// hook) under the observer. The finish line is status.currentVersion on the target
-// with blue gone: green's members are new pods, so the per-member columns of the
-// rolling rows do not apply.
-func runBlueGreenBench(ctx context.Context, n int32, row *benchRow) {
+// benchSeries is one way's runs on one cluster.
+type benchSeries struct {
+	tc      *testCluster
+	algo    benchAlgorithm
+	image   string // the operator's, for the test's step-down Jobs
+	attempt int32  // the last step-down Job attempt number used
+	// requests reads the operator's request counter of the cluster (nil: the
+	// operator is scaled to zero).
+	requests func(ctx context.Context) float64
+}
+
+func (s *benchSeries) nextAttempt() int32 {
+	s.attempt++
+	return s.attempt
+}
+
+// runBenchSeries brings up a cluster of n members on the first version of the chain
+// and runs algo on it at each leader position in turn, recording one row per run.
+func runBenchSeries(ctx context.Context, algo benchAlgorithm, n int32, record func(*benchRow)) {
+	GinkgoHelper()
+	namespace := benchNamespace(algo, n)
+	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
+	tc := newTestCluster(ctx, namespace, n)
+	s := &benchSeries{tc: tc, algo: algo, image: operatorImage(ctx), attempt: benchFirstAttempt - 1}
+	if algo.setup != nil {
+		tc.update(ctx, algo.setup)
+	}
+	if algo.external {
+		By("scaling the operator to zero, so that nothing reverts what the test does")
+		scaleOperator(ctx, 0)
+		// Cleanups run last-in first-out: the namespace goes before the operator
+		// comes back, so it never sees the half-done StatefulSet.
+		DeferCleanup(func(ctx SpecContext) { scaleOperator(ctx, 1) }, NodeTimeout(3*time.Minute))
+		DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
+	} else {
+		s.requests = operatorRequestCounter(ctx, namespace)
+	}
+	k := 0
+	for r := 0; r < algo.runs(); r++ {
+		for _, pos := range benchPositions {
+			row := &benchRow{algorithm: algo.name, members: n, position: pos.name, from: benchVersion(k), to: benchVersion(k + 1), requestRate: -1}
+			k++
+			record(row)
+			s.run(ctx, pos, row)
+		}
+	}
+}
+
+// run puts the leader on pos, upgrades the cluster from row.from to row.to under the
+// observer and fills row.
+func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow) {
+	GinkgoHelper()
+	tc := s.tc
+	n := len(tc.memberList())
+	target := tc.memberList()[pos.ordinal(n)]
+	By(fmt.Sprintf("putting the leader on %s (%s)", target, pos.name))
+	kills, placeJobs := tc.placeLeaderOn(ctx, target, s)
+	tc.waitPodsReady(ctx)
+	Expect(tc.settledLeader(ctx)).To(Equal(target), "the leader moved after its placement")
+	settle := time.Duration(0)
+	if !s.algo.external {
+		settle = tc.get(ctx, Default).GetSettleTime() * time.Duration(n)
+	}
+	row.settle = settle
+
+	obs := tc.observe(ctx)
+	Expect(obs.leaderLog()).To(Equal([]string{target}), "the leader moved before the upgrade")
+	By(fmt.Sprintf("upgrading %s -> %s: %s, leader on %s", row.from, row.to, s.algo.name, pos.name))
+	load := loadAverage()
+	var before float64
+	if s.requests != nil {
+		before = s.requests(ctx)
+	}
+	start := time.Now()
+	// The change window is the same for every algorithm: from the trigger to the
+	// finish line (a driver's trigger carries the whole upgrade out).
+	obs.beginWindow()
+	stepDowns := s.algo.trigger(ctx, s, row.to)
+	doneAt := tc.waitAllOn(ctx, obs, row.to, benchUpgradeTimeout-time.Since(start))
+	obs.endWindowAt(doneAt)
+	var extra []string
+	if !s.algo.external {
+		tc.waitUpgraded(ctx, row.to, 2*time.Minute)
+		statusAt := time.Since(start)
+		if s.requests != nil {
+			row.requestRate = (s.requests(ctx) - before) / statusAt.Seconds()
+		}
+		extra = append(extra, fmt.Sprintf("status.currentVersion %s at +%s (polled every %s), operator's OpenBao requests %.1f/s",
+			row.to, secs(statusAt), pollEvery, row.requestRate))
+		stepDowns = tc.stepDownJobsSince(ctx, start)
+		row.controller = tc.controllerOverhead(ctx, start, row.to)
+		extra = append(extra, "controller overhead (a member done → the next member's first action, from the operator's event times): "+row.controller.String())
+	}
+	res := obs.finish(ctx)
+	Expect(res.watchErr).NotTo(HaveOccurred())
+	Expect(res.unreadable).To(BeZero(), "every acknowledged write is read back: %v", res.problems)
+
+	row.fill(tc, res, start, doneAt)
+	head := fmt.Sprintf("%s, %d members, %s -> %s: load average at the trigger %s, settle %s in all, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), step-down Jobs during the upgrade %d, "+
+		"window %s, acked in window %d (floor %d), longest gap in window %s, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v",
+		s.algo.name, n, row.from, row.to, load, secs(settle), target, pos.name, kills, placeJobs, stepDowns,
+		secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.lost, res.sampleBad, res.elections, res.termsString(), res.leaders, res.versions)
+	row.detail = strings.Join(append([]string{head}, extra...), "; ") + "\n" + row.detail
+	AddReportEntry(fmt.Sprintf("bench %s %d %s %s", s.algo.short, n, pos.name, row.to), row.detail)
+	fmt.Fprintf(GinkgoWriter, "%s\n", row.detail)
+	Expect(row.done).To(BeTrue(), "the pod timeline is incomplete:\n%s", row.detail)
+	if !s.algo.external {
+		// baokeeper's promises; the baselines are measured only.
+		res.expectNoLoss()
+		res.expectElections(1, row.to)
+	}
+}
+
+// runBlueGreenSeries brings up a cluster of n members and upgrades it blue-green
+// (autoPromote, no sync wait, no hook) once with the leader at each position, under
+// the observer. The finish line is status.currentVersion on the target with blue
+// gone: green's members are new pods, so the per-member columns of the rolling rows
+// do not apply.
+func runBlueGreenSeries(ctx context.Context, n int32, record func(*benchRow)) {
 	GinkgoHelper()
 	namespace := benchBlueGreenNamespace(n)
 	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
@@ -168,96 +329,44 @@ func runBlueGreenBench(ctx context.Context, n int32, row *benchRow) {
 		c.Spec.Upgrade.BlueGreen.AutoPromote = true
 		c.Spec.Upgrade.BlueGreen.MinSyncDuration = ptrTo(baov1.Duration("0s"))
 	})
-	By("putting the leader on the highest ordinal, " + tc.memberList()[n-1])
-	kills := tc.placeLeaderLast(ctx)
-	tc.waitPodsReady(ctx)
-	blue := tc.memberList()
+	s := &benchSeries{tc: tc, image: operatorImage(ctx), attempt: benchFirstAttempt - 1, requests: operatorRequestCounter(ctx, namespace)}
+	for k, pos := range benchPositions {
+		row := &benchRow{algorithm: "baokeeper blue-green (autoPromote, minSyncDuration 0s)", members: n, position: pos.name,
+			from: benchVersion(k), to: benchVersion(k + 1), blueGreen: true, requestRate: -1}
+		record(row)
+		blue := tc.memberList()
+		target := blue[pos.ordinal(int(n))]
+		By(fmt.Sprintf("putting the leader on %s (%s)", target, pos.name))
+		kills, placeJobs := tc.placeLeaderOn(ctx, target, s)
+		tc.waitPodsReady(ctx)
 
-	obs := tc.observe(ctx)
-	load := loadAverage()
-	start := time.Now()
-	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = benchTo })
-	green := tc.waitGreenNamed(ctx, int(n))
-	tc.setMembers(append(blue, green...)...)
-	tc.waitUpgraded(ctx, benchTo, benchUpgradeTimeout)
-	doneAt := time.Now()
-	tc.setMembers(green...)
-	obs.endWindowAt(doneAt)
-	res := obs.finish(ctx)
-	row.elections = res.elections
-	row.longestGap, row.failed, row.acked, row.lost = res.longest, res.failed, res.inWindow, res.lost+res.sampleBad
-	row.total = doneAt.Sub(start)
-	row.done = true
-	row.detail = fmt.Sprintf("baokeeper blue-green, %d members: load average at the trigger %s, leader placed on %s after %d forced election(s), "+
-		"window %s, acked in window %d (floor %d), longest gap in window %s, failed attempts %d, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v; "+
-		"status.currentVersion %s at +%s (polled every %s)",
-		n, load, blue[n-1], kills, secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.failed, res.lost, res.sampleBad,
-		res.elections, res.termsString(), res.leaders, res.versions, benchTo, secs(row.total), pollEvery)
-	AddReportEntry(fmt.Sprintf("bench bluegreen %d", n), row.detail)
-	res.expectNoLoss()
-	res.expectElections(1, benchTo)
-	Expect(green).To(ContainElement(res.leaders[1]), "the new leader is a green member")
-}
-
-// runBench brings up a cluster of n members on 2.4.0, puts the leader on the highest
-// ordinal, upgrades it to 2.4.1 with algo under the observer and fills row.
-func runBench(ctx context.Context, algo benchAlgorithm, n int32, row *benchRow) {
-	GinkgoHelper()
-	namespace := benchNamespace(algo, n)
-	DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
-	tc := newTestCluster(ctx, namespace, n)
-	image := operatorImage(ctx)
-	settle := tc.get(ctx, Default).Spec.Upgrade.Rolling.SettleTime
-
-	By("putting the leader on the highest ordinal, " + tc.memberList()[n-1])
-	kills := tc.placeLeaderLast(ctx)
-	tc.waitPodsReady(ctx)
-
-	if algo.external {
-		By("scaling the operator to zero, so that nothing reverts what the test does")
-		scaleOperator(ctx, 0)
-		// Cleanups run last-in first-out: the namespace goes before the operator
-		// comes back, so it never sees the half-done StatefulSet.
-		DeferCleanup(func(ctx SpecContext) { scaleOperator(ctx, 1) }, NodeTimeout(3*time.Minute))
-		DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, namespace) }, NodeTimeout(3*time.Minute))
-		Expect(tc.settledLeader(ctx)).To(Equal(tc.memberList()[n-1]), "the leader moved while the operator scaled down")
-	}
-
-	obs := tc.observe(ctx)
-	Expect(obs.leaderLog()).To(Equal([]string{tc.memberList()[n-1]}), "the leader moved before the upgrade")
-	By(fmt.Sprintf("upgrading %s -> %s: %s", benchFrom, benchTo, algo.name))
-	load := loadAverage()
-	start := time.Now()
-	// The change window is the same for every algorithm: from the trigger to the
-	// finish line (a driver's trigger carries the whole upgrade out).
-	obs.beginWindow()
-	stepDowns := algo.trigger(ctx, tc, image)
-	doneAt := tc.waitAllOn(ctx, obs, benchTo, benchUpgradeTimeout-time.Since(start))
-	obs.endWindowAt(doneAt)
-	var extra []string
-	if !algo.external {
-		tc.waitUpgraded(ctx, benchTo, 2*time.Minute)
-		extra = append(extra, fmt.Sprintf("status.currentVersion %s at +%s (polled every %s)", benchTo, secs(time.Since(start)), pollEvery))
-		stepDowns = tc.stepDownJobs(ctx)
-		row.controller = tc.controllerOverhead(ctx, start)
-		extra = append(extra, "controller overhead (a member done → the next member's first action, from the operator's event times): "+row.controller.String())
-	}
-	res := obs.finish(ctx)
-	Expect(res.watchErr).NotTo(HaveOccurred())
-	Expect(res.unreadable).To(BeZero(), "every acknowledged write is read back: %v", res.problems)
-
-	row.fill(tc, res, start, doneAt)
-	head := fmt.Sprintf("%s, %d members: load average at the trigger %s, settleTime %s, leader placed on %s after %d forced election(s), step-down Jobs during the upgrade %d, "+
-		"window %s, acked in window %d (floor %d), longest gap in window %s, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v",
-		algo.name, n, load, settleString(settle), tc.memberList()[n-1], kills, stepDowns,
-		secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.lost, res.sampleBad, res.elections, res.termsString(), res.leaders, res.versions)
-	row.detail = strings.Join(append([]string{head}, extra...), "; ") + "\n" + row.detail
-	AddReportEntry(fmt.Sprintf("bench %s %d", algo.short, n), row.detail)
-	Expect(row.done).To(BeTrue(), "the pod timeline is incomplete:\n%s", row.detail)
-	if !algo.external {
-		// baokeeper's promises; the baselines are measured only.
+		obs := tc.observe(ctx)
+		load := loadAverage()
+		before := s.requests(ctx)
+		start := time.Now()
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = row.to })
+		green := tc.waitGreenNamed(ctx, int(n))
+		tc.setMembers(append(blue, green...)...)
+		tc.waitUpgraded(ctx, row.to, benchUpgradeTimeout)
+		doneAt := time.Now()
+		row.requestRate = (s.requests(ctx) - before) / doneAt.Sub(start).Seconds()
+		tc.setMembers(green...)
+		obs.endWindowAt(doneAt)
+		res := obs.finish(ctx)
+		row.elections = res.elections
+		row.longestGap, row.failed, row.acked, row.lost = res.longest, res.failed, res.inWindow, res.lost+res.sampleBad
+		row.total = doneAt.Sub(start)
+		row.done = true
+		row.detail = fmt.Sprintf("baokeeper blue-green, %d members, %s -> %s: load average at the trigger %s, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), "+
+			"window %s, acked in window %d (floor %d), longest gap in window %s, failed attempts %d, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v; "+
+			"status.currentVersion %s at +%s (polled every %s), operator's OpenBao requests %.1f/s",
+			n, row.from, row.to, load, target, pos.name, kills, placeJobs, secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.failed, res.lost, res.sampleBad,
+			res.elections, res.termsString(), res.leaders, res.versions, row.to, secs(row.total), pollEvery, row.requestRate)
+		AddReportEntry(fmt.Sprintf("bench bluegreen %d %s", n, pos.name), row.detail)
+		fmt.Fprintf(GinkgoWriter, "%s\n", row.detail)
 		res.expectNoLoss()
-		res.expectElections(1, benchTo)
+		res.expectElections(1, row.to)
+		Expect(green).To(ContainElement(res.leaders[1]), "the new leader is a green member")
 	}
 }
 
@@ -304,7 +413,7 @@ func (r *benchRow) fill(tc *testCluster, res upgradeResult, start, doneAt time.T
 		b.WriteString("\n")
 		prev = s.ready
 	}
-	fmt.Fprintf(&b, "  all on %s at +%s (tail after the last Ready %s)", benchTo, secs(r.total), secs(doneAt.Sub(prev)))
+	fmt.Fprintf(&b, "  all on %s at +%s (tail after the last Ready %s)", r.to, secs(r.total), secs(doneAt.Sub(prev)))
 	r.detail = b.String()
 	if complete && len(steps) == len(tc.memberList()) {
 		r.overhead = overheadSum / time.Duration(len(steps))
@@ -312,25 +421,139 @@ func (r *benchRow) fill(tc *testCluster, res upgradeResult, start, doneAt time.T
 	}
 }
 
-// benchTable renders the rows as a Markdown table.
+// benchTable renders the rows as a Markdown table: one line per way, size and leader
+// position, in the order they ran, with the median of the runs and, in brackets,
+// their range.
 func benchTable(rows []*benchRow) string {
-	var b strings.Builder
-	b.WriteString("| algorithm | members | elections | longest write gap | failed write attempts | acked in window | lost writes | total | Σ intrinsic | overhead / member | total − Σ intrinsic | controller overhead median / max |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	type key struct {
+		algorithm string
+		members   int32
+		position  string
+	}
+	var order []key
+	groups := map[key][]*benchRow{}
 	for _, r := range rows {
-		if !r.done {
-			fmt.Fprintf(&b, "| %s | %d | did not complete (see the spec's output) |  |  |  |  |  |  |  |  |  |\n", r.algorithm, r.members)
+		k := key{r.algorithm, r.members, r.position}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var b strings.Builder
+	b.WriteString("| way | members | leader on | runs | elections | longest write gap | failed write attempts | lost writes | total | Σ intrinsic | settle | total − Σ intrinsic − settle | controller overhead median / max | OpenBao requests/s |\n")
+	b.WriteString("| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, k := range order {
+		var done []*benchRow
+		for _, r := range groups[k] {
+			if r.done {
+				done = append(done, r)
+			}
+		}
+		runs := fmt.Sprintf("%d", len(done))
+		if len(done) < len(groups[k]) {
+			runs = fmt.Sprintf("%d of %d", len(done), len(groups[k]))
+		}
+		if len(done) == 0 {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | did not complete (see the spec's output) | | | | | | | | | |\n", k.algorithm, k.members, k.position, runs)
 			continue
 		}
-		if r.blueGreen {
-			fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | n/a | n/a | n/a | n/a |\n", r.algorithm, r.members, r.elections,
-				secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total))
+		d := func(f func(*benchRow) time.Duration) []time.Duration {
+			out := make([]time.Duration, len(done))
+			for i, r := range done {
+				out[i] = f(r)
+			}
+			return out
+		}
+		var elections []string
+		var lost int
+		var failed []time.Duration
+		var controller overheads
+		var rates []float64
+		for _, r := range done {
+			elections = append(elections, strconv.Itoa(r.elections))
+			lost += r.lost
+			failed = append(failed, time.Duration(r.failed))
+			controller = append(controller, r.controller...)
+			if r.requestRate >= 0 {
+				rates = append(rates, r.requestRate)
+			}
+		}
+		rate := "n/a"
+		if len(rates) > 0 {
+			slices.Sort(rates)
+			rate = fmt.Sprintf("%.1f [%.1f–%.1f]", rates[len(rates)/2], rates[0], rates[len(rates)-1])
+		}
+		failedCell := medianRange(failed, func(x time.Duration) string { return strconv.FormatInt(int64(x), 10) })
+		gap := medianRange(d(func(r *benchRow) time.Duration { return r.longestGap }), secs2)
+		total := medianRange(d(func(r *benchRow) time.Duration { return r.total }), secs)
+		if done[0].blueGreen {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | n/a | n/a | n/a | n/a | %s |\n", k.algorithm, k.members, k.position, runs,
+				strings.Join(elections, ", "), gap, failedCell, lost, total, rate)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", r.algorithm, r.members, r.elections,
-			secs2(r.longestGap), r.failed, r.acked, r.lost, secs(r.total), secs(r.intrinsic), secs(r.overhead), secs(r.total-r.intrinsic), r.controller.cell())
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", k.algorithm, k.members, k.position, runs,
+			strings.Join(elections, ", "), gap, failedCell, lost, total,
+			medianRange(d(func(r *benchRow) time.Duration { return r.intrinsic }), secs),
+			secs(done[0].settle),
+			medianRange(d(func(r *benchRow) time.Duration { return r.total - r.intrinsic - r.settle }), secs),
+			controller.cell(), rate)
 	}
 	return b.String()
+}
+
+// medianRange is "median [min–max]" of xs (the median of an even count is the mean
+// of the middle two), or the one value when there is one.
+func medianRange(xs []time.Duration, format func(time.Duration) string) string {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 1 {
+		return format(s[0])
+	}
+	return fmt.Sprintf("%s [%s–%s]", format(median(s)), format(s[0]), format(s[len(s)-1]))
+}
+
+// median of sorted values; the mean of the middle two for an even count.
+func median(sorted []time.Duration) time.Duration {
+	m := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		m = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	return m
+}
+
+// operatorRequestCounter returns a reader of the operator's
+// baokeeper_openbao_requests_total for the cluster of namespace (summed over code
+// and method), scraped with a service account granted baokeeper-metrics-reader.
+func operatorRequestCounter(ctx context.Context, namespace string) func(context.Context) float64 {
+	GinkgoHelper()
+	const sa = "bench-scraper"
+	Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-bench-scraper-" + namespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "baokeeper-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: namespace}},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { _ = k8s.Delete(ctx, binding) })
+	return func(ctx context.Context) float64 {
+		GinkgoHelper()
+		var sum float64
+		Eventually(func(g Gomega) {
+			code, body := scrape(ctx, apiToken(ctx, namespace, sa))
+			g.Expect(code).To(Equal(http.StatusOK), body)
+			sum = 0
+			for _, line := range strings.Split(body, "\n") {
+				if !strings.HasPrefix(line, "baokeeper_openbao_requests_total{") || !strings.Contains(line, `namespace="`+namespace+`"`) {
+					continue
+				}
+				f := strings.Fields(line)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				g.Expect(err).NotTo(HaveOccurred(), line)
+				sum += v
+			}
+		}, 30*time.Second, time.Second).Should(Succeed())
+		return sum
+	}
 }
 
 // loadAverage is the machine's 1, 5 and 15 minute load average, from /proc/loadavg.
@@ -345,13 +568,6 @@ func loadAverage() string {
 
 func secs(d time.Duration) string  { return fmt.Sprintf("%.1fs", d.Seconds()) }
 func secs2(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
-
-func settleString(d *baov1.Duration) string {
-	if d == nil {
-		return "default"
-	}
-	return string(*d)
-}
 
 // waitAllOn waits until every member runs on a replaced pod that is Ready, reports
 // version, initialized and unsealed, and autopilot is healthy with every member a
@@ -434,30 +650,47 @@ func (tc *testCluster) stepDown(ctx context.Context, member string, attempt int3
 	return job.Name
 }
 
-// placeLeaderLast forces elections until the highest ordinal leads, and returns how
-// many it took. A step-down cannot do it: OpenBao's step-down, like a leader's
-// graceful shutdown, is a Raft leadership transfer (hashicorp/raft pickServer), which
-// hands leadership to the first up-to-date voter in configuration order, that is
-// join order: bao-0, or bao-1 when bao-0 steps down. A leader killed with SIGKILL
-// leaves an election that the randomized election timeouts decide, which the
-// highest ordinal wins about once in N-1. The killed container restarts in the same
-// pod and rejoins before the next try.
+// placeLeaderLast puts the leader on the highest ordinal with forced elections
+// only, and returns how many it took.
 func (tc *testCluster) placeLeaderLast(ctx context.Context) int {
 	GinkgoHelper()
-	top := tc.memberList()[len(tc.memberList())-1]
-	for kills := 0; ; kills++ {
+	kills, _ := tc.placeLeaderOn(ctx, tc.memberList()[len(tc.memberList())-1], nil)
+	return kills
+}
+
+// placeLeaderOn moves leadership to target and returns how many forced elections
+// and step-downs it took. OpenBao's step-down, like a leader's graceful shutdown, is
+// a Raft leadership transfer (hashicorp/raft pickServer), which hands leadership to
+// the first up-to-date voter in configuration order, that is join order (ordinal
+// order): bao-0, or bao-1 when bao-0 steps down. So when target is that voter and
+// jobs is not nil, the leader is stepped down with jobs' Job (the operator's own,
+// executor identity). Otherwise the leader is killed with SIGKILL, which leaves an
+// election that the randomized election timeouts decide, and target wins it about
+// once in N-1; the killed container restarts in the same pod and rejoins before the
+// next try.
+func (tc *testCluster) placeLeaderOn(ctx context.Context, target string, jobs *benchSeries) (kills, stepDowns int) {
+	GinkgoHelper()
+	for {
 		leader := tc.settledLeader(ctx)
-		if leader == top {
-			return kills
+		if leader == target {
+			return kills, stepDowns
 		}
-		Expect(kills).To(BeNumerically("<", benchMaxPlacement), "leadership did not land on %s", top)
+		Expect(kills+stepDowns).To(BeNumerically("<", benchMaxPlacement), "leadership did not land on %s", target)
+		order := slices.DeleteFunc(tc.memberList(), func(m string) bool { return m == leader })
+		if jobs != nil && order[0] == target {
+			tc.stepDown(ctx, leader, jobs.nextAttempt(), jobs.image)
+			stepDowns++
+			continue
+		}
 		pids := memberPIDs(tc.ns, leader)
 		Expect(pids).NotTo(BeEmpty(), "no OpenBao process of %s/%s", tc.ns, leader)
 		for _, pid := range pids {
 			Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 		}
+		kills++
 		Eventually(func() string { return tc.activeMember(ctx) }, 2*time.Minute, benchPoll).
 			ShouldNot(BeElementOf("", leader), "another member is elected after %s is killed", leader)
+		tc.waitPodsReady(ctx)
 	}
 }
 
@@ -499,12 +732,19 @@ func (tc *testCluster) waitPodsReady(ctx context.Context) {
 	}, 2*time.Minute, benchPoll).Should(Succeed())
 }
 
-// stepDownJobs counts the step-down Jobs of the namespace.
-func (tc *testCluster) stepDownJobs(ctx context.Context) int {
+// stepDownJobsSince counts the step-down Jobs of the namespace created since t
+// (the test's own are deleted once done).
+func (tc *testCluster) stepDownJobsSince(ctx context.Context, t time.Time) int {
 	GinkgoHelper()
 	jobs := &batchv1.JobList{}
 	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: executorjob.StepStepDown})).To(Succeed())
-	return len(jobs.Items)
+	n := 0
+	for _, j := range jobs.Items {
+		if !j.CreationTimestamp.Time.Before(t.Truncate(time.Second)) {
+			n++
+		}
+	}
+	return n
 }
 
 func (tc *testCluster) patchStatefulSet(ctx context.Context, patch string) {
@@ -523,17 +763,18 @@ func (tc *testCluster) patchStatefulSet(ctx context.Context, patch string) {
 // wait for Raft voter status, autopilot health or replication lag between members.
 // It polls every benchPoll, where an operator would wait for a requeue. It returns
 // how many step-down Jobs it ran.
-func (tc *testCluster) reverseOrdinalUpgrade(ctx context.Context, image string) int {
+func (s *benchSeries) reverseOrdinalUpgrade(ctx context.Context, to string) int {
 	GinkgoHelper()
+	tc := s.tc
 	tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,
-		workload.ContainerName, upgrade.DefaultImage(benchTo)))
+		workload.ContainerName, upgrade.DefaultImage(to)))
 	stepDowns := 0
 	for i := len(tc.memberList()) - 1; i >= 0; i-- {
 		m := tc.memberList()[i]
 		var leader string
 		Eventually(func() string { leader = tc.activeMember(ctx); return leader }, time.Minute, benchPoll).ShouldNot(BeEmpty(), "no active member")
 		if leader == m {
-			tc.stepDown(ctx, m, int32(benchDriverAttempt+stepDowns), image)
+			tc.stepDown(ctx, m, s.nextAttempt(), s.image)
 			stepDowns++
 		}
 		old, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
@@ -548,7 +789,7 @@ func (tc *testCluster) reverseOrdinalUpgrade(ctx context.Context, image string) 
 			h, err := tc.client(m, "").Sys().HealthWithContext(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(h.Initialized && !h.Sealed).To(BeTrue(), "%s initialized and unsealed", m)
-			g.Expect(h.Version).To(Equal(benchTo), m)
+			g.Expect(h.Version).To(Equal(to), m)
 		}, 5*time.Minute, benchPoll).Should(Succeed())
 	}
 	return stepDowns
@@ -625,7 +866,7 @@ func (o overheads) String() string {
 // controllerOverhead reads the cluster's events since start and returns, for every
 // member after the first, the time from the previous member's completion to this
 // member's first action.
-func (tc *testCluster) controllerOverhead(ctx context.Context, start time.Time) overheads {
+func (tc *testCluster) controllerOverhead(ctx context.Context, start time.Time, to string) overheads {
 	GinkgoHelper()
 	evs, err := cs.EventsV1().Events(tc.ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -645,7 +886,7 @@ func (tc *testCluster) controllerOverhead(ctx context.Context, start time.Time) 
 	var doneAt time.Time
 	for _, e := range list {
 		switch {
-		case strings.Contains(e.note, " upgraded to "+benchTo):
+		case strings.Contains(e.note, " upgraded to "+to):
 			doneAt = e.at
 		case !doneAt.IsZero() && (strings.HasPrefix(e.note, "Replacing ") || strings.Contains(e.note, "to step down")):
 			out = append(out, e.at.Sub(doneAt))
