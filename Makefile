@@ -105,15 +105,15 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 
 # E2E_FLAGS passes extra Ginkgo CLI flags, for example E2E_FLAGS=--focus=rolling.
 # E2E_PROCS Ginkgo processes share one rig, each Describe on a cluster and namespace
-# of its own (docs/design/e2e-parallel.md). The upgrade benchmark (label bench) is
-# left to make bench-upgrade, which runs alone.
+# of its own (docs/design/e2e-parallel.md). The benchmarks (labels bench and scale)
+# are left to make bench-upgrade and make bench-scale, which run alone.
 E2E_PROCS ?= 2
 .PHONY: test-e2e
 test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace), $(E2E_PROCS) Ginkgo processes =="
 	ns=baokeeper-e2e-$$$$; code=0; \
 		$(TEST_ENV) HELM_BIN=$(HELM_BIN) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
-			--label-filter='!bench' $(E2E_FLAGS) $(BIN)/e2e.test || code=$$?; \
+			--label-filter='!bench && !scale' $(E2E_FLAGS) $(BIN)/e2e.test || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 # BENCH_FLAGS passes extra flags to the suite, for example BENCH_FLAGS=-ginkgo.focus='on 3 members';
@@ -121,12 +121,27 @@ test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build ## End-to-end specs 
 # The benchmark moves each cluster up a chain of patch versions, one per run: relinked
 # copies of OpenBao 2.4.0 that report 2.4.2 to 2.4.9 (about 20 s each, once).
 BENCH_BAO_VERSIONS := 2.4.2 2.4.3 2.4.4 2.4.5 2.4.6 2.4.7 2.4.8 2.4.9
-.PHONY: bench-upgrade
-bench-upgrade: rig-bins openbao-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members, the leader at every position (needs root; about an hour).
+.PHONY: bench-bins
+bench-bins: openbao-bins ## Relink the benchmarks' OpenBao version chain.
 	BAO_FAKE_VERSIONS="$(BENCH_BAO_VERSIONS)" hack/build-bins.sh openbao
+
+.PHONY: bench-upgrade
+bench-upgrade: rig-bins bench-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members, the leader at every position (needs root; about an hour).
 	@echo "== upgrade benchmark on the local rig (inside a private network namespace) =="
 	ns=baokeeper-bench-$$$$; code=0; \
 		$(TEST_ENV) BENCH_RUNS=$(BENCH_RUNS) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 180m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
+		hack/check-rig-clean.sh $$ns || code=1; exit $$code
+
+# BENCH_SCALE_CLUSTERS and BENCH_SCALE_IDLE shrink the idle-cost run for a quick try,
+# BENCH_CONCURRENT sets how many clusters upgrade at once on the rig (default 4).
+.PHONY: bench-scale
+bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build ## Idle cost over 200 clusters (envtest, simulated members), then concurrent upgrades on the rig (needs root; about 25 min).
+	@echo "== idle cost and start-up over many clusters (envtest, simulated members) =="
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAOKEEPER_REQUIRE_INTEGRATION=1 \
+		go test -tags scale -count=1 -timeout 60m ./test/scale -v -args -ginkgo.v
+	@echo "== concurrent upgrades on the local rig (inside a private network namespace) =="
+	ns=baokeeper-scale-$$$$; code=0; \
+		$(TEST_ENV) BENCH_CONCURRENT=$(BENCH_CONCURRENT) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 60m -ginkgo.v -ginkgo.label-filter=scale || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo

@@ -48,6 +48,9 @@ var chartNamespaces = []string{upNS}
 // and the benchmark's.
 func suiteNamespaces() []string {
 	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill"}
+	for i := range concurrentCount() {
+		out = append(out, concurrentNamespace(i))
+	}
 	for _, n := range benchSizes {
 		out = append(out, benchBlueGreenNamespace(n))
 		for _, a := range benchAlgorithms {
