@@ -279,9 +279,9 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	// finish line (a driver's trigger carries the whole upgrade out).
 	obs.beginWindow()
 	stepDowns := s.algo.trigger(ctx, s, row.to)
-	doneAt := tc.waitAllOn(ctx, obs, row.to, benchUpgradeTimeout-time.Since(start))
+	doneAt, line := tc.waitAllOn(ctx, obs, row.to, benchUpgradeTimeout-time.Since(start))
 	obs.endWindowAt(doneAt)
-	var extra []string
+	extra := []string{line.since(start)}
 	if !s.algo.external {
 		tc.waitUpgraded(ctx, row.to, 2*time.Minute)
 		statusAt := time.Since(start)
@@ -572,26 +572,62 @@ func secs2(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 // waitAllOn waits until every member runs on a replaced pod that is Ready, reports
 // version, initialized and unsealed, and autopilot is healthy with every member a
 // voter: the same finish line for every algorithm. It returns when that first held
-// (the start of the check that passed).
-func (tc *testCluster) waitAllOn(ctx context.Context, obs *upgradeObserver, version string, timeout time.Duration) time.Time {
+// (the start of the check that passed), and since when each of the three parts had
+// held by then.
+func (tc *testCluster) waitAllOn(ctx context.Context, obs *upgradeObserver, version string, timeout time.Duration) (time.Time, finishLine) {
 	GinkgoHelper()
 	var at time.Time
+	var fl finishLine
+	holds := func(since *time.Time, ok bool, now time.Time) bool {
+		switch {
+		case !ok:
+			*since = time.Time{}
+		case since.IsZero():
+			*since = now
+		}
+		return ok
+	}
 	Eventually(func(g Gomega) {
 		checked := time.Now()
-		g.Expect(obs.replacedAndReady(tc)).To(BeEmpty(), "members not yet replaced and Ready")
+		pending := obs.replacedAndReady(tc)
+		pods := holds(&fl.pods, len(pending) == 0, checked)
+		var bad []string
 		for _, m := range tc.memberList() {
 			h, err := tc.client(m, "").Sys().HealthWithContext(ctx)
-			g.Expect(err).NotTo(HaveOccurred(), m)
-			g.Expect(h.Initialized && !h.Sealed).To(BeTrue(), "%s initialized and unsealed", m)
-			g.Expect(h.Version).To(Equal(version), m)
+			switch {
+			case err != nil:
+				bad = append(bad, fmt.Sprintf("%s: %v", m, err))
+			case !h.Initialized || h.Sealed || h.Version != version:
+				bad = append(bad, fmt.Sprintf("%s: initialized %t sealed %t version %s", m, h.Initialized, h.Sealed, h.Version))
+			}
 		}
+		versions := holds(&fl.versions, len(bad) == 0, checked)
 		st, err := tc.autopilot(ctx)
+		pilot := holds(&fl.autopilot, err == nil && st.Healthy && sameMembers(st.Voters, tc.memberList()), checked)
+		g.Expect(pods).To(BeTrue(), "members not yet replaced and Ready: %v", pending)
+		g.Expect(versions).To(BeTrue(), "members not on %s: %v", version, bad)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(st.Healthy).To(BeTrue(), "autopilot healthy")
-		g.Expect(st.Voters).To(ConsistOf(tc.memberList()))
+		g.Expect(pilot).To(BeTrue(), "autopilot healthy %t, voters %v", st.Healthy, st.Voters)
 		at = checked
 	}, timeout, benchPoll).Should(Succeed())
-	return at
+	return at, fl
+}
+
+// finishLine is since when each part of waitAllOn's finish line held.
+type finishLine struct {
+	pods, versions, autopilot time.Time
+}
+
+func (f finishLine) since(start time.Time) string {
+	return fmt.Sprintf("finish line: pods replaced and Ready +%s, every member on the target +%s, autopilot healthy with every member a voter +%s",
+		secs(f.pods.Sub(start)), secs(f.versions.Sub(start)), secs(f.autopilot.Sub(start)))
+}
+
+func sameMembers(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }
 
 // replacedAndReady lists the members whose pod has not been replaced yet, or whose
