@@ -129,7 +129,7 @@ bench-bins: openbao-bins ## Relink the benchmarks' OpenBao version chain.
 bench-upgrade: rig-bins bench-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members, the leader at every position (needs root; about an hour).
 	@echo "== upgrade benchmark on the local rig (inside a private network namespace) =="
 	ns=baokeeper-bench-$$$$; code=0; \
-		$(TEST_ENV) BENCH_RUNS=$(BENCH_RUNS) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 180m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
+		$(TEST_ENV) BENCH_RUNS=$(BENCH_RUNS) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 180m -ginkgo.timeout 170m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 # BENCH_SCALE_CLUSTERS and BENCH_SCALE_IDLE shrink the idle-cost run for a quick try,
@@ -141,7 +141,7 @@ bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build ## Idle cost ove
 		go test -tags scale -count=1 -timeout 60m ./test/scale -v -args -ginkgo.v
 	@echo "== concurrent upgrades on the local rig (inside a private network namespace) =="
 	ns=baokeeper-scale-$$$$; code=0; \
-		$(TEST_ENV) BENCH_CONCURRENT=$(BENCH_CONCURRENT) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 60m -ginkgo.v -ginkgo.label-filter=scale || code=$$?; \
+		$(TEST_ENV) BENCH_CONCURRENT=$(BENCH_CONCURRENT) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 60m -ginkgo.timeout 55m -ginkgo.v -ginkgo.label-filter=scale || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo

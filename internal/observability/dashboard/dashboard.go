@@ -346,6 +346,9 @@ func upgradePanels(p *panels) []cog.Builder[dashboard.Panel] {
 			overRange("baokeeper_upgrade_failures_total", "strategy", "reason"), legend+" {{strategy}} {{reason}}"),
 		counts("Rollbacks by reason (time range)", "Upgrades rolled back, by reason (Requested, or the failure that rolled one back on its own), over the dashboard's time range.",
 			overRange("baokeeper_upgrade_rollbacks_total", "strategy", "reason"), legend+" {{strategy}} {{reason}}"),
+		series(p, "OpenBao requests from the controller", "Requests per second the controller sends to each cluster's OpenBao, by answer code (0: no answer). An upgrade waiting on OpenBao polls every 500 ms; an idle cluster costs none between resyncs.", 24).
+			WithTarget(query("A", "sum by (namespace, name, code) (rate("+sel("baokeeper_openbao_requests_total")+"[$__rate_interval]))", legend+" {{code}}")).
+			Unit("reqps").Min(0),
 	}
 }
 

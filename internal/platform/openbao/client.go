@@ -16,6 +16,7 @@ import (
 	"time"
 
 	baoapi "github.com/openbao/openbao/api/v2"
+	"golang.org/x/time/rate"
 )
 
 // DefaultTimeout bounds each call (all but MemberClient.Snapshot) when the
@@ -148,6 +149,10 @@ type Config struct {
 	// WrapTransport, when set, wraps the HTTP transport, for example to count
 	// requests (as client-go's rest.Config.WrapTransport does).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// Limiter, when set, bounds the request rate: every HTTP request waits for a
+	// token first, within its context, or fails with the context's error. Counting
+	// wrappers from WrapTransport see only the requests that were sent.
+	Limiter *rate.Limiter
 }
 
 // Dialer opens network connections; *net.Dialer is one.
@@ -206,8 +211,9 @@ type settings struct {
 	// the active one, and following it would send the request (and the
 	// token) to a node the caller did not pick.
 	followRedirects bool
-	// wrapTransport is Config.WrapTransport.
+	// wrapTransport is Config.WrapTransport, limiter Config.Limiter.
 	wrapTransport func(http.RoundTripper) http.RoundTripper
+	limiter       *rate.Limiter
 }
 
 // client is the one implementation behind Reader and MemberClient: it
@@ -257,6 +263,7 @@ func newReader(cfg Config, now func() time.Time) (*reader, error) {
 		proxyFromEnvironment: true,
 		followRedirects:      true,
 		wrapTransport:        cfg.WrapTransport,
+		limiter:              cfg.Limiter,
 	}, now)
 	if err != nil {
 		return nil, err
@@ -348,6 +355,9 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	if s.wrapTransport != nil {
 		rt = s.wrapTransport(rt)
 	}
+	if s.limiter != nil {
+		rt = limitedTransport{limiter: s.limiter, next: rt}
+	}
 	return &client{
 		s: s,
 		httpClient: &http.Client{
@@ -360,6 +370,19 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 		now:       now,
 		loginSlot: make(chan struct{}, 1),
 	}, nil
+}
+
+// limitedTransport sends each request once limiter allows it.
+type limitedTransport struct {
+	limiter *rate.Limiter
+	next    http.RoundTripper
+}
+
+func (t limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := t.limiter.Wait(r.Context()); err != nil {
+		return nil, fmt.Errorf("OpenBao request rate limit: %w", err)
+	}
+	return t.next.RoundTrip(r)
 }
 
 // ValidateAddress checks that addr is an https URL with a host, as every

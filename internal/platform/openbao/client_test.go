@@ -10,6 +10,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"golang.org/x/time/rate"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -423,3 +424,22 @@ func TestWrapTransportSeesEveryRequest(t *testing.T) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestLimiterHoldsRequestsBeyondItsRate(t *testing.T) {
+	g := NewWithT(t)
+	b := newFakeBao(t)
+	// Two requests at once, then one per thousand seconds: the third must wait far
+	// longer than its context allows.
+	c, _, _ := newTestClient(t, b, func(cfg *Config) { cfg.Limiter = rate.NewLimiter(0.001, 2) })
+
+	for range 2 {
+		_, err := c.Leader(t.Context())
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err := c.Leader(ctx)
+
+	g.Expect(err).To(MatchError(ContainSubstring("OpenBao request rate limit")))
+	g.Expect(b.requestCount(pathLeader)).To(Equal(2), "the held request was never sent")
+}
