@@ -152,7 +152,9 @@ type benchRow struct {
 	total      time.Duration // trigger -> all members on the target
 	intrinsic  time.Duration // sum over members of old pod deleted -> new pod Ready
 	overhead   time.Duration // mean over members of (previous Ready or trigger) -> pod deleted
-	// settle is the settle time the operator waits in all: settleTime × members.
+	// settle is the settle time the operator waits inside the change window:
+	// settleTime × (members − 1); the last member's settle time ends after the
+	// finish line.
 	settle time.Duration
 	// controller is the operator's own overhead between members (baokeeper rows).
 	controller overheads
@@ -262,7 +264,9 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	Expect(tc.settledLeader(ctx)).To(Equal(target), "the leader moved after its placement")
 	settle := time.Duration(0)
 	if !s.algo.external {
-		settle = tc.get(ctx, Default).GetSettleTime() * time.Duration(n)
+		// Inside the window: after every member but the last, whose settle time runs
+		// after the finish line (before status.currentVersion).
+		settle = tc.get(ctx, Default).GetSettleTime() * time.Duration(n-1)
 	}
 	row.settle = settle
 
@@ -299,7 +303,7 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	Expect(res.unreadable).To(BeZero(), "every acknowledged write is read back: %v", res.problems)
 
 	row.fill(tc, res, start, doneAt)
-	head := fmt.Sprintf("%s, %d members, %s -> %s: load average at the trigger %s, settle %s in all, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), step-down Jobs during the upgrade %d, "+
+	head := fmt.Sprintf("%s, %d members, %s -> %s: load average at the trigger %s, settle %s in the window, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), step-down Jobs during the upgrade %d, "+
 		"window %s, acked in window %d (floor %d), longest gap in window %s, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v",
 		s.algo.name, n, row.from, row.to, load, secs(settle), target, pos.name, kills, placeJobs, stepDowns,
 		secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.lost, res.sampleBad, res.elections, res.termsString(), res.leaders, res.versions)
