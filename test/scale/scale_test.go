@@ -39,6 +39,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -94,14 +95,24 @@ var _ = Describe("Many idle clusters", Ordered, func() {
 		logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.Level(zapcore.ErrorLevel)))
 		n = envInt(clustersEnv, defaultClusters)
 		idle = envDuration(idleEnv, defaultIdle)
-		env := testenv.StartEnvtest(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"))
-		cfg = env.Config
+		assets, skip := testenv.Assets()
+		if skip != "" {
+			Fail(skip)
+		}
+		env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+			ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+		// Two ClusterIP Services per cluster: envtest's default range (a /24) holds
+		// 127 clusters.
+		env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+		var err error
+		cfg, err = env.Start()
+		Expect(err).NotTo(HaveOccurred(), "starting envtest from %s", assets)
+		DeferCleanup(env.Stop)
 		// Many clusters' writes at once: the defaults (QPS 5, burst 10) would measure
 		// the test's client-side throttling, not the operator.
 		cfg.QPS, cfg.Burst = 500, 1000
 		scheme := clientgoscheme.Scheme
 		Expect(baov1.AddToScheme(scheme)).To(Succeed())
-		var err error
 		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 		Expect(err).NotTo(HaveOccurred())
 		sim = &simulation{k8s: k8s, clusters: map[string]*simCluster{}}
