@@ -266,7 +266,7 @@ func waitQuiet(ctx context.Context) time.Duration {
 			last, lastChange = cur, time.Now()
 		}
 		return time.Since(lastChange)
-	}).WithContext(ctx).WithTimeout(10*time.Minute).WithPolling(time.Second).Should(BeNumerically(">=", quiet))
+	}).WithContext(ctx).WithTimeout(10 * time.Minute).WithPolling(time.Second).Should(BeNumerically(">=", quiet))
 	return lastChange.Sub(start)
 }
 
@@ -542,4 +542,3 @@ func envDuration(name string, def time.Duration) time.Duration {
 	}
 	return def
 }
-
