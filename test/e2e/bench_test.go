@@ -486,6 +486,9 @@ func benchTable(rows []*benchRow) string {
 		if len(rates) > 0 {
 			slices.Sort(rates)
 			rate = fmt.Sprintf("%.1f [%.1f–%.1f]", rates[len(rates)/2], rates[0], rates[len(rates)-1])
+			if len(rates) == 1 {
+				rate = fmt.Sprintf("%.1f", rates[0])
+			}
 		}
 		failedCell := medianRange(failed, func(x time.Duration) string { return strconv.FormatInt(int64(x), 10) })
 		gap := medianRange(d(func(r *benchRow) time.Duration { return r.longestGap }), secs2)
