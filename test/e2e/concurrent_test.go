@@ -29,9 +29,10 @@ const (
 	// concurrentEnv overrides concurrentClusters: BENCH_CONCURRENT=3.
 	concurrentEnv = "BENCH_CONCURRENT"
 	// concurrentClusters is how many clusters upgrade at once. Each member is an
-	// OpenBao process of about 130 to 150 MiB (resident, on the rig) and each observer writes every 20 ms and polls
-	// every member every 100 ms; four 3-member clusters fit the rig's machine (2
-	// CPUs, 24 GiB) with room to spare in memory, CPU being what they share.
+	// OpenBao process of 130 to 150 MiB resident on the rig, and each observer
+	// writes every 20 ms and polls every member every 100 ms: four 3-member
+	// clusters fit the rig's machine (2 CPUs, 24 GiB) with room to spare in memory,
+	// CPU being what they share.
 	concurrentClusters = 4
 )
 
