@@ -17,6 +17,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	baoapi "github.com/openbao/openbao/api/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -303,6 +304,9 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	Expect(res.unreadable).To(BeZero(), "every acknowledged write is read back: %v", res.problems)
 
 	row.fill(tc, res, start, doneAt)
+	if n := len(res.terms); n > 0 && !res.terms[n-1].hearsay {
+		extra = append(extra, fmt.Sprintf("the last term active at +%s", secs(res.terms[n-1].active.Sub(start))))
+	}
 	head := fmt.Sprintf("%s, %d members, %s -> %s: load average at the trigger %s, settle %s in the window, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), step-down Jobs during the upgrade %d, "+
 		"window %s, acked in window %d (floor %d), longest gap in window %s, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v",
 		s.algo.name, n, row.from, row.to, load, secs(settle), target, pos.name, kills, placeJobs, stepDowns,
@@ -611,6 +615,9 @@ func (tc *testCluster) waitAllOn(ctx context.Context, obs *upgradeObserver, vers
 		versions := holds(&fl.versions, len(bad) == 0, checked)
 		st, err := tc.autopilot(ctx)
 		pilot := holds(&fl.autopilot, err == nil && st.Healthy && sameMembers(st.Voters, tc.memberList()), checked)
+		if err == nil && !st.Healthy {
+			fl.unhealthyAt, fl.unhealthy = checked, unhealthyServers(st)
+		}
 		g.Expect(pods).To(BeTrue(), "members not yet replaced and Ready: %v", pending)
 		g.Expect(versions).To(BeTrue(), "members not on %s: %v", version, bad)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -620,14 +627,45 @@ func (tc *testCluster) waitAllOn(ctx context.Context, obs *upgradeObserver, vers
 	return at, fl
 }
 
-// finishLine is since when each part of waitAllOn's finish line held.
+// finishLine is since when each part of waitAllOn's finish line held, and what
+// autopilot said at its last check that found a server unhealthy.
 type finishLine struct {
 	pods, versions, autopilot time.Time
+	unhealthyAt               time.Time
+	unhealthy                 string
 }
 
 func (f finishLine) since(start time.Time) string {
-	return fmt.Sprintf("finish line: pods replaced and Ready +%s, every member on the target +%s, autopilot healthy with every member a voter +%s",
+	s := fmt.Sprintf("finish line: pods replaced and Ready +%s, every member on the target +%s, autopilot healthy with every member a voter +%s",
 		secs(f.pods.Sub(start)), secs(f.versions.Sub(start)), secs(f.autopilot.Sub(start)))
+	if !f.unhealthyAt.IsZero() {
+		s += fmt.Sprintf(" (last seen unhealthy +%s: %s)", secs(f.unhealthyAt.Sub(start)), f.unhealthy)
+	}
+	return s
+}
+
+// unhealthyServers says which servers autopilot's state calls unhealthy, with the
+// figures its health check compares: the server's last Raft term against the
+// leader's, its last contact and its last index.
+func unhealthyServers(st *baoapi.AutopilotState) string {
+	var leaderTerm uint64
+	for _, srv := range st.Servers {
+		if srv.Status == "leader" {
+			leaderTerm = srv.LastTerm
+		}
+	}
+	var out []string
+	for name, srv := range st.Servers {
+		if srv.Healthy {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s term %d (leader's %d) contact %s index %d", name, srv.Status, srv.LastTerm, leaderTerm, srv.LastContact, srv.LastIndex))
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("cluster unhealthy, no server listed (%d servers)", len(st.Servers))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 func sameMembers(a, b []string) bool {
