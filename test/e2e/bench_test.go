@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -650,7 +651,7 @@ func (f finishLine) since(start time.Time) string {
 func unhealthyServers(st *baoapi.AutopilotState) string {
 	var leaderTerm uint64
 	for _, srv := range st.Servers {
-		if srv.Status == "leader" {
+		if srv.Status == openbao.AutopilotStatusLeader {
 			leaderTerm = srv.LastTerm
 		}
 	}
