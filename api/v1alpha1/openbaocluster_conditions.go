@@ -54,6 +54,9 @@ const (
 	ReasonCreating Reason = "Creating"
 	// ReasonInitializing means members are starting, initializing or unsealing.
 	ReasonInitializing Reason = "Initializing"
+	// ReasonWaitingForVoters means a new cluster's members serve, but not every one
+	// of them votes yet.
+	ReasonWaitingForVoters Reason = "WaitingForVoters"
 	// ReasonReconciled means the cluster matches its spec.
 	ReasonReconciled Reason = "Reconciled"
 	// ReasonUpgradePending means a version change passed the policy and waits for the
@@ -83,6 +86,10 @@ const (
 	ReasonRaftUnavailable Reason = "RaftUnavailable"
 	// ReasonSealKeyMissing means the static-seal key Secret of an initialized cluster is gone.
 	ReasonSealKeyMissing Reason = "SealKeyMissing"
+	// ReasonFailureToleranceLow means Raft serves, but tolerates fewer failed voters
+	// than the cluster's size promises ((members-1)/2): a member is a non-voter, or a
+	// voter is unhealthy.
+	ReasonFailureToleranceLow Reason = "FailureToleranceLow"
 )
 
 // Reasons of the SpecValid condition.

@@ -503,8 +503,10 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	ReadyMembers int32 `json:"readyMembers,omitempty"`
 
-	// voters is "<healthy voters>/<voters>" as autopilot last reported them, for
-	// example 3/3; empty while the Raft view cannot be read.
+	// voters is "<healthy voters>/<desired>" as autopilot last reported them, where
+	// desired is the larger of spec.replicas and the voters in the Raft
+	// configuration: 3/3 when every member votes, 1/3 when two members are
+	// non-voters; empty while the Raft view cannot be read.
 	// +optional
 	Voters string `json:"voters,omitempty"`
 
@@ -1162,7 +1164,7 @@ type RequestsStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
-// +kubebuilder:printcolumn:name="Voters",type=string,JSONPath=`.status.voters`,description="Healthy voters / voters, as autopilot last reported"
+// +kubebuilder:printcolumn:name="Voters",type=string,JSONPath=`.status.voters`,description="Healthy voters / members that should vote, as autopilot last reported"
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.upgrade.strategy`
 // +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.upgrade.progress.stage`,description="Where the upgrade stands: the rolling step or the blue-green phase"
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`

@@ -184,6 +184,12 @@ func (r *Reconciler) getSecret(ctx context.Context, rd client.Reader, ns, name s
 	return s, nil
 }
 
+// readFailed reports whether a read of OpenBao failed in this pass: a Ready
+// member's sys/health, or autopilot state while some member could be read.
+func (o *observation) readFailed() bool {
+	return len(o.healthErrs) > 0 || (len(o.health) > 0 && o.autopilot == nil)
+}
+
 // clusterCA is the CA that members' certificates chain to.
 func (o *observation) clusterCA() []byte {
 	if o.userTLS != nil {

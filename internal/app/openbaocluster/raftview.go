@@ -7,6 +7,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // raftView is the Raft truth of one pass, from the members' sys/health (which one is
@@ -87,13 +88,71 @@ func (v raftView) voterCounts() (voters, healthy int, unhealthy []string) {
 	return voters, healthy, unhealthy
 }
 
-// voters is status.voters: "<healthy>/<voters>", or "" when unknown.
-func (v raftView) voters() string {
+// voters is status.voters: "<healthy voters>/<desired>", where desired is the
+// larger of the members the spec asks for and the voters in the configuration, so
+// that a member that does not vote (1/3) and a voter without a member (3/5) both
+// show; "" when unknown.
+func (v raftView) voters(desired int32) string {
 	if v.ap == nil {
 		return ""
 	}
 	n, h, _ := v.voterCounts()
-	return fmt.Sprintf("%d/%d", h, n)
+	return fmt.Sprintf("%d/%d", h, max(int(desired), n))
+}
+
+// toleranceShortfall says why Raft tolerates fewer failed voters than a cluster of
+// members promises ((len(members)-1)/2) because a member does not vote: a non-voter,
+// or a member missing from the configuration (the unhealthy voters are named too).
+// It is "" when every member votes, the promise holds, or the Raft view is unknown.
+func (v raftView) toleranceShortfall(members []string) string {
+	if v.ap == nil || len(members) == 0 {
+		return ""
+	}
+	var nonVoters, missing []string
+	for _, name := range members {
+		s, ok := v.ap.Servers[name]
+		switch {
+		case !ok:
+			missing = append(missing, name)
+		case s.Status != openbao.AutopilotStatusLeader && s.Status != openbao.AutopilotStatusVoter:
+			nonVoters = append(nonVoters, name)
+		}
+	}
+	if len(nonVoters)+len(missing) == 0 {
+		// Every member votes. A voter that autopilot reports unhealthy while its pod
+		// is Ready is usually a heartbeat or two behind (right after an election);
+		// Available says when that costs the majority.
+		return ""
+	}
+	n, h, unhealthy := v.voterCounts()
+	promised, tolerance := (len(members)-1)/2, h-(n/2+1)
+	if tolerance >= promised {
+		return ""
+	}
+	var why []string
+	if len(nonVoters) > 0 {
+		what := "is a non-voter"
+		if len(nonVoters) > 1 {
+			what = "are non-voters"
+		}
+		why = append(why, fmt.Sprintf("%s %s (baokeeper promotes a non-voter once it has been healthy and caught up for %s)",
+			strings.Join(nonVoters, ", "), what, upgrade.NonVoterPromoteAfter))
+	}
+	if len(missing) > 0 {
+		why = append(why, fmt.Sprintf("%s %s not in the Raft configuration", strings.Join(missing, ", "), isAre(len(missing))))
+	}
+	if len(unhealthy) > 0 {
+		why = append(why, fmt.Sprintf("%s %s not healthy", strings.Join(unhealthy, ", "), isAre(len(unhealthy))))
+	}
+	return fmt.Sprintf("Raft tolerates the loss of %d voters, but a %d-member cluster promises %d: %s",
+		max(tolerance, 0), len(members), promised, strings.Join(why, "; "))
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // availability is the Available condition's reason and message once a majority of

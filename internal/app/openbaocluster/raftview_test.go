@@ -47,6 +47,7 @@ func TestRaftTruth(t *testing.T) {
 		wantReason    baov1.Reason
 		wantMsg       string
 		wantVoters    string
+		wantDegraded  baov1.Reason
 		wantRoles     map[string]baov1.RaftRole
 	}{
 		{
@@ -84,8 +85,31 @@ func TestRaftTruth(t *testing.T) {
 			name: "non-voter", reason: "a member that joined as a non-voter is shown as one",
 			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
 				"bao-0": server("leader", true), "bao-1": server("voter", true), "bao-2": server("non-voter", true)})),
-			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "2/2",
-			wantRoles: map[string]baov1.RaftRole{"bao-2": baov1.RaftRoleNonVoter},
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "2/3",
+			wantDegraded: baov1.ReasonFailureToleranceLow,
+			wantMsg:      "Raft tolerates the loss of 0 voters, but a 3-member cluster promises 1: bao-2 is a non-voter (baokeeper promotes a non-voter once it has been healthy and caught up for 30s)",
+			wantRoles:    map[string]baov1.RaftRole{"bao-2": baov1.RaftRoleNonVoter},
+		},
+		{
+			name: "one voter of three", reason: "the bug: a cluster at failure tolerance 0 showed Running, voters 1/1 and Degraded=False",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("non-voter", true), "bao-2": server("non-voter", true)})),
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "1/3",
+			wantDegraded: baov1.ReasonFailureToleranceLow, wantMsg: "bao-1, bao-2 are non-voters",
+		},
+		{
+			name: "a member outside the configuration", reason: "a member whose pod serves but that Raft does not know counts as missing",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", true)})),
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "2/3",
+			wantDegraded: baov1.ReasonFailureToleranceLow, wantMsg: "bao-2 is not in the Raft configuration",
+		},
+		{
+			name: "every member votes, one unhealthy", reason: "an unhealthy voter on a Ready pod is a heartbeat behind; Available judges the majority, no flapping Degraded",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", true), "bao-2": server("voter", false)})),
+			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantReason: baov1.ReasonQuorumReady, wantVoters: "2/3",
+			wantDegraded: baov1.ReasonAllMembersReady,
 		},
 		{
 			name: "right after an election", reason: "autopilot lists the others as left with index 0: not trusted, no alarm",
@@ -109,6 +133,9 @@ func TestRaftTruth(t *testing.T) {
 			g.Expect(av.Reason).To(Equal(string(tc.wantReason)), tc.reason)
 			g.Expect(c.Status.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
 			g.Expect(c.Status.Voters).To(Equal(tc.wantVoters), tc.reason)
+			if tc.wantDegraded != "" {
+				g.Expect(cond(c, baov1.ConditionDegraded).Reason).To(Equal(string(tc.wantDegraded)), tc.reason)
+			}
 			for name, role := range tc.wantRoles {
 				var got baov1.RaftRole
 				for _, m := range c.Status.Members {
@@ -130,4 +157,39 @@ func TestUpgradeStateSaysDeferredVersion(t *testing.T) {
 	_, msg := upgradeState(c)
 	g.Expect(msg).To(ContainSubstring("spec.version is now 2.4.0, which is planned once this upgrade finishes"),
 		"bug: spec.version set back after the first pod deletion went on with only a debug log line")
+}
+
+// A new cluster is Running only once every member votes: the README's minimal
+// cluster rested for minutes with one voter and two non-voters while it said
+// Running. Until then it stays Initializing, and the message names the non-voters.
+func TestNewClusterIsRunningOnlyOnceEveryMemberVotes(t *testing.T) {
+	g := NewWithT(t)
+	servers := map[string]openbao.AutopilotServer{"bao-0": server("leader", true), "bao-1": server("non-voter", true), "bao-2": server("non-voter", true)}
+	c := newCluster(withPhase(baov1.PhaseInitializing), withCurrent("2.4.0"), withInitialized())
+	obs := newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", servers))
+	computeStatus(c, obs, &pass{cluster: c, obs: obs, decision: &upgrade.Decision{Allowed: true}}, true)
+	g.Expect(c.Status.Phase).To(Equal(baov1.PhaseInitializing))
+	g.Expect(cond(c, baov1.ConditionProgressing).Reason).To(Equal(string(baov1.ReasonWaitingForVoters)))
+	g.Expect(cond(c, baov1.ConditionDegraded).Reason).To(Equal(string(baov1.ReasonFailureToleranceLow)))
+	g.Expect(c.Status.Message).To(ContainSubstring("bao-1, bao-2 are non-voters"))
+	g.Expect(c.Status.Voters).To(Equal("1/3"))
+
+	By := "once both are promoted"
+	servers["bao-1"], servers["bao-2"] = server("voter", true), server("voter", true)
+	obs = newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withAutopilot("bao-0", servers))
+	computeStatus(c, obs, &pass{cluster: c, obs: obs, decision: &upgrade.Decision{Allowed: true}}, true)
+	g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), By)
+	g.Expect(cond(c, baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse), By)
+	g.Expect(c.Status.Voters).To(Equal("3/3"), By)
+}
+
+// A member re-created outside an operation has no version until its health is read;
+// the message never shows an empty version.
+func TestMessageNeverShowsAnEmptyVersion(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(withPhase(baov1.PhaseRunning), withCurrent("2.5.1"), withSpecVersion("2.5.1"), withInitialized())
+	obs := newObs(withSTS(true), withMembers(3, 3, "2.5.1"), withActive("bao-0"))
+	delete(obs.health, "bao-2")
+	computeStatus(c, obs, &pass{cluster: c, obs: obs, decision: &upgrade.Decision{Allowed: true}}, true)
+	g.Expect(c.Status.Message).To(Equal("3 of 3 members Ready, running 2.5.1"))
 }

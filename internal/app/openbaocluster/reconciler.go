@@ -96,15 +96,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return r.requeueAfter(p), nil
 }
 
-// requeueAfter is the only timer the workload loop sets: the renewal of an
-// operator-issued certificate. Everything else is driven by watches.
+// Status freshness: OpenBao's state has no watch, so a cluster whose Kubernetes
+// objects do not change is observed again on a timer (one sys/health read per Ready
+// member and one autopilot read), and sooner after a read that failed (a member's
+// DNS name not resolving yet right after it started, a timeout). No status is older
+// than StatusRefresh, idle or not.
+const (
+	// StatusRefresh bounds how old an idle cluster's status may be.
+	StatusRefresh = 30 * time.Second
+	// ReadRetry is how soon a pass whose OpenBao read failed looks again.
+	ReadRetry = 5 * time.Second
+)
+
+// requeueAfter is the workload loop's timer: the renewal of an operator-issued
+// certificate, and the status refresh of a cluster that exists. Everything else is
+// driven by watches.
 func (r *Reconciler) requeueAfter(p *pass) ctrl.Result {
-	if p.renewAt.IsZero() {
-		return ctrl.Result{}
+	d := time.Duration(0)
+	if p.obs.sts != nil || p.createdSTS {
+		d = StatusRefresh
+		if p.obs.readFailed() {
+			d = ReadRetry
+		}
 	}
-	d := p.renewAt.Sub(p.obs.now)
-	if d < time.Second {
-		d = time.Second
+	if !p.renewAt.IsZero() {
+		renew := max(p.renewAt.Sub(p.obs.now), time.Second)
+		if d == 0 || renew < d {
+			d = renew
+		}
 	}
 	return ctrl.Result{RequeueAfter: d}
 }

@@ -22,7 +22,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 
 	st.Members = st.Members[:0]
 	var ready int32
-	var notReady []string
+	var notReady, desired []string
 	rv := newRaftView(obs)
 	for i := range max(replicas, obs.stsReplicas()) {
 		name := n.Member(i)
@@ -36,6 +36,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		}
 		m.RaftRole, m.Healthy = rv.role(name)
 		if i < replicas {
+			desired = append(desired, name)
 			if m.Ready {
 				ready++
 			} else {
@@ -48,7 +49,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if len(st.Members) == 0 {
 		st.Members = nil
 	}
-	st.Voters, st.Leader = rv.voters(), rv.leader
+	st.Voters, st.Leader = rv.voters(replicas), rv.leader
 
 	initialized := wasInitialized(c) || ready > 0
 	allReady := ready == replicas && obs.stsCurrent()
@@ -75,6 +76,12 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		set(baov1.ConditionAvailable, false, reason, msg)
 	default:
 		set(baov1.ConditionAvailable, true, reason, msg)
+	}
+	// A cluster that serves with a member that does not vote has lost the failure
+	// tolerance its size promises: one more failure and it stops.
+	shortfall := ""
+	if raftProblem == "" && ready == replicas {
+		shortfall = rv.toleranceShortfall(desired)
 	}
 
 	if initialized {
@@ -121,6 +128,8 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(notReady, ", ")))
 	case raftProblem != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonRaftUnavailable, raftProblem)
+	case shortfall != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonFailureToleranceLow, shortfall)
 	default:
 		set(baov1.ConditionDegraded, false, baov1.ReasonAllMembersReady, fmt.Sprintf("%d of %d members are Ready", ready, replicas))
 	}
@@ -132,13 +141,18 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	case !initialized || (!wasRunning(c) && !allReady):
 		st.Phase = baov1.PhaseInitializing
 		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, notReady, ready, replicas))
+	case !wasRunning(c) && shortfall != "" && (upReason == "" || upReason == baov1.ReasonScaling):
+		// A new cluster is Running once every member votes, not before: until then
+		// losing the first member's volume would lose the cluster.
+		st.Phase = baov1.PhaseInitializing
+		set(baov1.ConditionProgressing, true, baov1.ReasonWaitingForVoters, "Waiting for every member to vote. "+shortfall)
 	case upReason == baov1.ReasonScaling || upReason == baov1.ReasonScalingFailed:
 		st.Phase = baov1.PhaseScaling
 		set(baov1.ConditionProgressing, upReason == baov1.ReasonScaling, upReason, upMsg)
 	case upReason != "":
 		st.Phase = baov1.PhaseUpgrading
 		set(baov1.ConditionProgressing, upReason != baov1.ReasonUpgradeFailed, upReason, upMsg)
-	case !allReady || raftProblem != "":
+	case !allReady || raftProblem != "" || shortfall != "":
 		st.Phase = baov1.PhaseDegraded
 		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
 	case pending != "":
@@ -155,6 +169,10 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	st.Message = statusMessage(c, p, ready, replicas, notReady, pending)
 	if raftProblem != "" && p.refusal == "" && p.blocked == "" && st.Phase == baov1.PhaseDegraded && ready == replicas {
 		st.Message = raftProblem
+	}
+	if shortfall != "" && p.refusal == "" && p.blocked == "" && ready == replicas &&
+		(st.Phase == baov1.PhaseDegraded || st.Phase == baov1.PhaseInitializing) {
+		st.Message = shortfall
 	}
 	if upReason != "" && p.refusal == "" && p.blocked == "" {
 		st.Message = upMsg
@@ -256,6 +274,11 @@ func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notR
 		}
 		versions := map[string]bool{}
 		for _, m := range c.Status.Members {
+			if m.Version == "" {
+				// Not read yet (a member that just restarted): the next poll reads it,
+				// and an empty version is no version to report.
+				continue
+			}
 			versions[m.Version] = true
 		}
 		if len(versions) > 1 {
@@ -309,6 +332,10 @@ func scalingState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 	if len(s.Completed) > 0 {
 		done = strings.Join(s.Completed, ", ")
 	}
+	if f := s.Failure; f != nil && s.FromReplicas == s.TargetReplicas {
+		return baov1.ReasonScalingFailed, fmt.Sprintf("making every member of %d a voter failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
+			s.TargetReplicas, f.Pod, f.Reason, f.Message)
+	}
 	if f := s.Failure; f != nil {
 		return baov1.ReasonScalingFailed, fmt.Sprintf("scaling from %d to %d members failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
 			s.FromReplicas, s.TargetReplicas, f.Pod, f.Reason, f.Message)
@@ -316,6 +343,9 @@ func scalingState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 	what := s.WaitingFor
 	if what == "" {
 		what = "starting"
+	}
+	if s.FromReplicas == s.TargetReplicas {
+		return baov1.ReasonScaling, fmt.Sprintf("making every member of %d a voter (done: %s): %s", s.TargetReplicas, done, what)
 	}
 	return baov1.ReasonScaling, fmt.Sprintf("scaling from %d to %d members (done: %s): %s", s.FromReplicas, s.TargetReplicas, done, what)
 }

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -285,7 +286,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		for range 2 {
 			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(res.RequeueAfter).To(BeNumerically(">", 24*time.Hour), "only certificate renewal sets a timer")
+			Expect(res.RequeueAfter).To(Equal(app.StatusRefresh), "the status refresh of an idle cluster is its only timer (renewal is days away)")
 		}
 		Expect(workloadVersions(ctx, c)).To(Equal(before))
 		Expect(getCluster(ctx, c).ResourceVersion).To(Equal(statusBefore), "an unchanged status is not written")

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -16,6 +17,30 @@ import (
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;delete
 
+// raftViewChanged wakes the upgrade manager when the workload loop, which observes
+// every cluster at least every app.StatusRefresh, reports a different Raft view:
+// voters, the leader, or a member's role. OpenBao has no watch, and an idle
+// cluster's Kubernetes objects do not change when a member falls out of Raft or
+// rejoins as a non-voter; this is how the upgrade manager learns of it.
+func raftViewChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		oldC, ok1 := e.ObjectOld.(*baov1.OpenBaoCluster)
+		newC, ok2 := e.ObjectNew.(*baov1.OpenBaoCluster)
+		if !ok1 || !ok2 {
+			return false
+		}
+		if oldC.Status.Voters != newC.Status.Voters || oldC.Status.Leader != newC.Status.Leader || len(oldC.Status.Members) != len(newC.Status.Members) {
+			return true
+		}
+		for i := range newC.Status.Members {
+			if oldC.Status.Members[i].RaftRole != newC.Status.Members[i].RaftRole {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
 // SetupUpgradeWithManager registers the operations (adminops) reconciler: it watches
 // the clusters' spec and annotations, their StatefulSets, member pods and executor
 // Jobs.
@@ -23,7 +48,7 @@ func SetupUpgradeWithManager(mgr ctrl.Manager, r *adminops.Reconciler) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("openbaocluster-upgrade").
 		For(&baov1.OpenBaoCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, raftViewChanged()))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).

@@ -11,6 +11,13 @@ import (
 // is wasted. Retries wait this long after a Job finished.
 const StepDownCooldown = 10 * time.Second
 
+// NonVoterPromoteAfter is how long a member must have been a healthy, caught-up
+// non-voter before baokeeper promotes it, in any operation or at rest: three times
+// autopilot's server_stabilization_time (10 s), after which autopilot would have
+// promoted a member that joined normally. A member that joined as a permanent
+// non-voter (every join after the cluster formed) is never promoted by autopilot.
+const NonVoterPromoteAfter = 30 * time.Second
+
 // JobPhase is the observed phase of an executor Job.
 type JobPhase string
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -149,4 +150,17 @@ func RequestRefusal(r Request, c *baov1.OpenBaoCluster) string {
 	default:
 		return prefix + "break-glass is not active, so there is nothing to acknowledge"
 	}
+}
+
+// Sentence starts a message with a capital letter, unless its first word is a name
+// (a member, a StatefulSet, a Job: names keep their case, "bao-0 is a non-voter").
+func Sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	first, _, _ := strings.Cut(s, " ")
+	if strings.ContainsAny(first, "-/.0123456789") {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

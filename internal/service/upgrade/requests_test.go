@@ -144,3 +144,17 @@ func TestRequestRefusal(t *testing.T) {
 		NewWithT(t).Expect(RequestRefusal(tc.req, tc.c)).To(ContainSubstring(tc.want), tc.reason)
 	}
 }
+
+func TestSentenceKeepsNames(t *testing.T) {
+	cases := []struct{ in, want, reason string }{
+		{"bao-0 is a non-voter", "bao-0 is a non-voter", "a member's name keeps its case"},
+		{"promoting bao-1 to voter", "Promoting bao-1 to voter", "a sentence starts with a capital"},
+		{"bao-2a1b3c4d-0 left Raft", "bao-2a1b3c4d-0 left Raft", "a green member's name keeps its case"},
+		{"", "", "nothing stays nothing"},
+	}
+	for _, tc := range cases {
+		if got := Sentence(tc.in); got != tc.want {
+			t.Errorf("Sentence(%q) = %q, want %q: %s", tc.in, got, tc.want, tc.reason)
+		}
+	}
+}

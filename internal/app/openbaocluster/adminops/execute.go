@@ -72,7 +72,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 			return ctrl.Result{}, err
 		}
 		if created {
-			r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", capitalizeFirst(a.WaitingFor), job.Name))
+			r.eventNow(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", upgrade.Sentence(a.WaitingFor), job.Name))
 		}
 		return ctrl.Result{RequeueAfter: h.poll}, nil
 	case core.KindHold:
@@ -145,7 +145,7 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 		if err := r.deleteBlueGreenObject(ctx, c, a.Object); err != nil {
 			return err
 		}
-		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, capitalizeFirst(a.WaitingFor))
+		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, upgrade.Sentence(a.WaitingFor))
 		return nil
 	}
 	return r.deletePod(ctx, c, obs, a.Member)

@@ -55,6 +55,28 @@ type Reconciler struct {
 	Metrics metrics.Recorder
 	// Rand is the source of break-glass nonces; nil means crypto/rand.
 	Rand io.Reader
+
+	// events holds one pass's events until its status write lands; set on the
+	// pass's own copy of the Reconciler.
+	events *eventBuffer
+}
+
+// eventBuffer holds the events of one pass until its status write landed. A pass
+// whose write is discarded (a Conflict) runs again and decides the same transition
+// again: emitted at once, its event would show twice (on the rig, BreakGlassAckRefused,
+// "The client Service selects green", UpgradeCompleted and "left Raft" did).
+type eventBuffer struct {
+	pending []func()
+}
+
+func (b *eventBuffer) add(f func()) { b.pending = append(b.pending, f) }
+
+// flush emits the held events in order.
+func (b *eventBuffer) flush() {
+	for _, f := range b.pending {
+		f()
+	}
+	b.pending = nil
 }
 
 // Event reasons of this reconciler.
@@ -64,7 +86,13 @@ const (
 )
 
 // Reconcile runs one pass; see the package documentation.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pass := *r
+	pass.events = &eventBuffer{}
+	return pass.reconcile(ctx, req)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	c := &baov1.OpenBaoCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) && r.Metrics != nil {
@@ -99,6 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			reterr = errors.Join(reterr, err)
 			return
 		}
+		r.events.flush()
 		r.recordState(c, obs, before)
 	}()
 
@@ -251,7 +280,24 @@ func retry(up *baov1.UpgradeStatus, now time.Time) {
 // upgrade about a second (docs/design/leader-handoff.md).
 const conflictRequeue = 100 * time.Millisecond
 
+// event announces a transition this pass decided; it is emitted once the pass's
+// status write landed, so a discarded pass announces nothing.
 func (r *Reconciler) event(c *baov1.OpenBaoCluster, typ string, reason baov1.Reason, msg string) {
+	if r.Recorder == nil {
+		return
+	}
+	if r.events == nil {
+		r.Recorder.Eventf(c, nil, typ, string(reason), "Request", "%s", msg)
+		return
+	}
+	rec := r.Recorder
+	r.events.add(func() { rec.Eventf(c, nil, typ, string(reason), "Request", "%s", msg) })
+}
+
+// eventNow announces an action that happened in the world exactly once, whatever
+// becomes of the pass's status write: the creation of an executor Job (a pass that
+// runs again finds the Job and creates nothing).
+func (r *Reconciler) eventNow(c *baov1.OpenBaoCluster, typ string, reason baov1.Reason, msg string) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(c, nil, typ, string(reason), "Request", "%s", msg)
 	}

@@ -44,6 +44,11 @@ func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoClust
 				// an unrelated event (found by the restore runbook's e2e spec).
 				return ctrl.Result{RequeueAfter: openbaoPollInterval}, false, nil
 			}
+			if wait := scaling.NextPromotion(in); wait > 0 {
+				// A non-voter that is not stable yet: nothing else wakes this loop
+				// when it is (a new cluster at rest, a member that rejoined).
+				return ctrl.Result{RequeueAfter: wait}, false, nil
+			}
 			return ctrl.Result{}, false, nil
 		}
 		if core.HeldByOther(&c.Status, core.OperationScaling) != nil {
@@ -56,7 +61,11 @@ func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoClust
 		}
 		c.Status.Scaling = s
 		s.WaitingFor = "planning"
-		r.event(c, corev1.EventTypeNormal, eventScalingStarted, fmt.Sprintf("Scaling from %d to %d members through Raft, one member at a time", in.Replicas, in.Target))
+		what := fmt.Sprintf("Scaling from %d to %d members through Raft, one member at a time", in.Replicas, in.Target)
+		if in.Replicas == in.Target {
+			what = fmt.Sprintf("Making every member a voter: %s", scaling.Next(in).WaitingFor)
+		}
+		r.event(c, corev1.EventTypeNormal, eventScalingStarted, what)
 		return ctrl.Result{RequeueAfter: persistRequeue}, true, nil
 	}
 	s.TargetReplicas = in.Target
@@ -116,7 +125,7 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 			return ctrl.Result{}, err
 		}
 		if created {
-			r.event(c, corev1.EventTypeNormal, eventScalingStep, fmt.Sprintf("%s (Job %s, attempt %d)", d.WaitingFor, job.Name, s.CurrentStep.Attempts))
+			r.eventNow(c, corev1.EventTypeNormal, eventScalingStep, fmt.Sprintf("%s (Job %s, attempt %d)", d.WaitingFor, job.Name, s.CurrentStep.Attempts))
 		}
 	case scaling.ActionStepDownVerified:
 		if r.Metrics != nil {
@@ -126,7 +135,11 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 	case scaling.ActionCompleteStep:
 		r.event(c, corev1.EventTypeNormal, eventScalingStep, d.WaitingFor)
 	case scaling.ActionComplete:
-		r.event(c, corev1.EventTypeNormal, eventScalingCompleted, fmt.Sprintf("Scaled from %d to %d members: %s", s.FromReplicas, s.TargetReplicas, d.WaitingFor))
+		msg := fmt.Sprintf("Scaled from %d to %d members: %s", s.FromReplicas, s.TargetReplicas, d.WaitingFor)
+		if s.FromReplicas == s.TargetReplicas {
+			msg = fmt.Sprintf("Every member votes: %s", d.WaitingFor)
+		}
+		r.event(c, corev1.EventTypeNormal, eventScalingCompleted, msg)
 		c.Status.Scaling = nil
 		core.Release(&c.Status, core.OperationScaling)
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil

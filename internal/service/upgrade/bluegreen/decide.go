@@ -610,7 +610,7 @@ func jobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, reason ba
 	st := next.CurrentStep
 	if done {
 		next.CurrentStep = nil
-		return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod, WaitingFor: doneEvent, Event: capitalize(doneEvent)}}
+		return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod, WaitingFor: doneEvent, Event: upgrade.Sentence(doneEvent)}}
 	}
 	switch in.StepJob.Phase {
 	case upgrade.JobNone:
@@ -715,11 +715,4 @@ func orNone(s string) string {
 		return "no message"
 	}
 	return s
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

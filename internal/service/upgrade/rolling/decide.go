@@ -464,7 +464,7 @@ func QuorumBudget(c *upgrade.Cluster, member string) (bool, string) {
 // non-voter before baokeeper promotes it: three times autopilot's
 // server_stabilization_time, after which autopilot would have promoted a member that
 // joined normally.
-const PromoteAfter = 30 * time.Second
+const PromoteAfter = upgrade.NonVoterPromoteAfter
 
 // JobGrace is how long after a successful promote Job the Raft view may take to show
 // the new voter before the promotion is tried again.

@@ -77,7 +77,7 @@ const (
 // PromoteAfter is how long a member must have been a healthy non-voter before a
 // promotion of its own starts: three times autopilot's server_stabilization_time,
 // after which autopilot would have promoted a member that joined normally.
-const PromoteAfter = 30 * time.Second
+const PromoteAfter = upgrade.NonVoterPromoteAfter
 
 // JobGrace is how long after a successful executor Job the Raft view may take to
 // show its outcome before the Job is tried again. Autopilot applies promotions
@@ -140,6 +140,37 @@ func Needed(in Input) bool {
 	return d.Action != ActionComplete
 }
 
+// NonVoterRecheck is how often a member that is in Raft as a non-voter but not yet
+// healthy is looked at again while nothing else runs.
+const NonVoterRecheck = 5 * time.Second
+
+// NextPromotion is how long until a member that is in Raft as a non-voter may be
+// promoted (it has been healthy for PromoteAfter), or until an unhealthy one is
+// looked at again; 0 when no member waits for a promotion. A cluster at rest has no
+// event that would wake the upgrade manager when that time comes: this is its timer,
+// and it bounds how long a member of a new cluster, or one that rejoined after losing
+// its volume, stays a non-voter.
+func NextPromotion(in Input) time.Duration {
+	c := in.Cluster
+	if !c.AutopilotKnown {
+		return 0
+	}
+	next := time.Duration(0)
+	for _, m := range c.Members {
+		if int32(m.Ordinal) >= in.Target || !m.InRaft || m.Voter || !m.PodReady {
+			continue
+		}
+		wait := NonVoterRecheck
+		if m.Healthy && !m.StableSince.IsZero() {
+			wait = max(m.StableSince.Add(PromoteAfter).Sub(c.Now), time.Second)
+		}
+		if next == 0 || wait < next {
+			next = wait
+		}
+	}
+	return next
+}
+
 // Requested reports whether the spec asks for a size the StatefulSet does not run yet
 // (or the StatefulSet controller has not caught up with it). It needs no Raft view:
 // while Needed cannot be decided (autopilot unreadable, a member restarting), a
@@ -148,6 +179,9 @@ func Needed(in Input) bool {
 func Requested(in Input) bool {
 	return in.Target != in.Replicas || !in.ReplicasCurrent
 }
+
+// Next is the step a new operation would begin with, for the words of its start.
+func Next(in Input) Decision { return next(in) }
 
 // Decide is the scaling state machine: given the persisted operation and one
 // observation, the single next action. Like the rolling one, it is idempotent: an
