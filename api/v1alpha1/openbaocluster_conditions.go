@@ -166,4 +166,20 @@ const (
 	AnnotationRetry = "baokeeper.dev/retry"
 	// AnnotationBreakGlassAck acknowledges break-glass; only the current nonce counts.
 	AnnotationBreakGlassAck = "baokeeper.dev/break-glass-ack"
+	// AnnotationRestart restarts every member through the rollout (followers first,
+	// the leader last), once per new value.
+	AnnotationRestart = "baokeeper.dev/restart"
+)
+
+// Annotations baokeeper sets on the member pod template. Each carries what a running
+// member cannot pick up without a restart; a new value changes the template, and the
+// rollout restarts every member onto it.
+const (
+	// TemplateAnnotationConfig is the SHA-256 of the configuration a member reads at
+	// start (config.hcl without the join settings, which a member with data ignores).
+	TemplateAnnotationConfig = "baokeeper.dev/config-sha256"
+	// TemplateAnnotationCertificate is status.tls.certificateSHA256.
+	TemplateAnnotationCertificate = "baokeeper.dev/certificate-sha256"
+	// TemplateAnnotationRestart is the token of the last accepted restart request.
+	TemplateAnnotationRestart = "baokeeper.dev/restart"
 )

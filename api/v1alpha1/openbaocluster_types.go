@@ -572,6 +572,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	Requests RequestsStatus `json:"requests,omitempty"`
 
+	// restart is the last restart request (baokeeper.dev/restart) that was
+	// accepted. Its token is set on the member pod template, so every member
+	// restarts through the rollout: followers first, the leader last.
+	// +optional
+	Restart *RestartRecord `json:"restart,omitempty"`
+
 	// tls reports the operator-issued serving certificate.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`
@@ -626,10 +632,40 @@ type TLSStatus struct {
 	// renewAt is when baokeeper renews it.
 	// +optional
 	RenewAt *metav1.Time `json:"renewAt,omitempty"`
+	// certificateSHA256 is the SHA-256 of the serving certificate (tls.crt) the
+	// Secret holds now, operator-issued or user-provided. It is set on the member
+	// pod template: a new certificate rolls out to every member before the old one
+	// expires.
+	// +optional
+	CertificateSHA256 string `json:"certificateSHA256,omitempty"`
 }
 
-// UpgradeStatus describes an upgrade in progress.
+// OperationKind says what an operation in status.upgrade changes.
+// +kubebuilder:validation:Enum=Version;Image;Rollout
+type OperationKind string
+
+const (
+	// OperationVersion changes the version the members run (spec.version).
+	OperationVersion OperationKind = "Version"
+	// OperationImage changes the image at the same version (spec.image).
+	OperationImage OperationKind = "Image"
+	// OperationRollout restarts every member on the current pod template without
+	// changing what runs: a change of resources, configuration, certificate,
+	// placement, or a restart request.
+	OperationRollout OperationKind = "Rollout"
+)
+
+// UpgradeStatus describes an upgrade in progress: a version change, an image
+// change at the same version, or a rollout of the member pod template. Each goes
+// through the same Raft-safe rolling machinery (a rollout is always rolling).
 type UpgradeStatus struct {
+	// kind is what the operation changes; empty means Version (an operation started
+	// by an earlier release).
+	// +optional
+	Kind OperationKind `json:"kind,omitempty"`
+	// changes says, for a Rollout, what changed in the pod template, in words.
+	// +optional
+	Changes string `json:"changes,omitempty"`
 	// strategy used by this upgrade.
 	// +optional
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
@@ -1153,6 +1189,19 @@ type RequestsStatus struct {
 	// breakGlassAck is the last handled baokeeper.dev/break-glass-ack value.
 	// +optional
 	BreakGlassAck string `json:"breakGlassAck,omitempty"`
+	// restart is the last handled baokeeper.dev/restart value.
+	// +optional
+	Restart string `json:"restart,omitempty"`
+}
+
+// RestartRecord is an accepted restart request.
+type RestartRecord struct {
+	// token is the value of baokeeper.dev/restart that was accepted.
+	// +required
+	Token string `json:"token"`
+	// requestedAt is when it was accepted.
+	// +optional
+	RequestedAt *metav1.Time `json:"requestedAt,omitempty"`
 }
 
 // OpenBaoCluster is an OpenBao cluster on integrated (Raft) storage whose version

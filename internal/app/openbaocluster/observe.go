@@ -55,13 +55,15 @@ type pass struct {
 	// refusalReason is the SpecValid reason of a refusal.
 	refusalReason baov1.Reason
 	// blocked says why the pass stopped without a spec problem (for example a missing seal key).
-	blocked     string
-	tlsReason   baov1.Reason
-	tlsMessage  string
-	issuedCert  bool
-	createdSTS  bool
-	renewAt     time.Time
-	notAfter    time.Time
+	blocked    string
+	tlsReason  baov1.Reason
+	tlsMessage string
+	issuedCert bool
+	createdSTS bool
+	renewAt    time.Time
+	notAfter   time.Time
+	// certSHA256 is the SHA-256 of the serving certificate the Secret holds.
+	certSHA256  string
 	runningImg  string
 	initialized bool
 }

@@ -99,12 +99,13 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if p.tlsReason != "" {
 		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing, p.tlsReason, p.tlsMessage)
 	}
-	if c.Spec.TLS.SecretName == "" && !p.notAfter.IsZero() {
-		st.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter))}
-		if !p.renewAt.IsZero() {
+	switch {
+	case !p.notAfter.IsZero():
+		st.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter)), CertificateSHA256: p.certSHA256}
+		if !p.renewAt.IsZero() && c.Spec.TLS.SecretName == "" {
 			st.TLS.RenewAt = ptr(metav1.NewTime(p.renewAt))
 		}
-	} else if c.Spec.TLS.SecretName != "" {
+	case c.Spec.TLS.SecretName != "":
 		st.TLS = nil
 	}
 
@@ -212,11 +213,16 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 		return baov1.ReasonUpgradeFailed, fmt.Sprintf("upgrade to %s failed at %s (%s): %s. Fix the cause, then set the baokeeper.dev/retry annotation to a new value",
 			up.TargetVersion, at, f.Reason, f.Message)
 	}
+	rollout := up.Kind == baov1.OperationRollout
 	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Plan != nil {
 		for _, pc := range up.Plan.Prechecks {
-			if pc.Result == baov1.PrecheckFailed {
-				return baov1.ReasonUpgradeBlocked, fmt.Sprintf("upgrade to %s waits for precheck %s: %s", up.TargetVersion, pc.Name, pc.Message)
+			if pc.Result != baov1.PrecheckFailed {
+				continue
 			}
+			if rollout {
+				return baov1.ReasonUpgradeBlocked, fmt.Sprintf("rollout of the pod template (%s) waits for precheck %s: %s", up.Changes, pc.Name, pc.Message)
+			}
+			return baov1.ReasonUpgradeBlocked, fmt.Sprintf("upgrade to %s waits for precheck %s: %s", up.TargetVersion, pc.Name, pc.Message)
 		}
 	}
 	total := 0
@@ -228,6 +234,9 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 		what = up.WaitingFor
 	}
 	msg := fmt.Sprintf("upgrading %s to %s (%d of %d members done): %s", up.FromVersion, up.TargetVersion, len(up.CompletedPods), total, what)
+	if rollout {
+		msg = fmt.Sprintf("rolling out the pod template, %s (%d of %d members restarted): %s", up.Changes, len(up.CompletedPods), total, what)
+	}
 	if up.Strategy == baov1.BlueGreenStrategy {
 		stage, done, all := "starting", int32(0), int32(0)
 		if p := up.Progress; p != nil {

@@ -119,6 +119,7 @@ func (r *Reconciler) ensureTLS(ctx context.Context, p *pass) error {
 		serving = &kp
 	}
 	p.renewAt = renewAt
+	p.certSHA256 = workload.CertificateSHA256(serving.CertPEM)
 	if na, err := workload.CertNotAfter(serving.CertPEM); err == nil {
 		p.notAfter = na
 	}
@@ -139,6 +140,7 @@ func (r *Reconciler) checkUserTLS(p *pass) error {
 			fmt.Sprintf("Secret %s (spec.tls.secretName) must hold tls.crt, tls.key and ca.crt", name)
 	default:
 		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificate, fmt.Sprintf("Using the user-provided Secret %s", name)
+		p.certSHA256 = workload.CertificateSHA256(s.Data[workload.TLSCertKey])
 		if na, err := workload.CertNotAfter(s.Data[workload.TLSCertKey]); err == nil {
 			p.notAfter = na
 		}
@@ -190,10 +192,15 @@ func (r *Reconciler) applyStatefulSet(ctx context.Context, p *pass) error {
 	if tlsName == "" {
 		tlsName = workload.NamesFor(c).TLSSecret()
 	}
+	annotations, err := workload.TemplateAnnotations(c, p.certSHA256)
+	if err != nil {
+		return err
+	}
 	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
-		Image:         upgrade.ResolveImage(c.Spec.Image, c.Spec.Version),
-		TLSSecretName: tlsName,
-		Existing:      p.obs.sts,
+		Image:               upgrade.ResolveImage(c.Spec.Image, c.Spec.Version),
+		TLSSecretName:       tlsName,
+		Existing:            p.obs.sts,
+		TemplateAnnotations: annotations,
 	})
 	if err != nil {
 		return err

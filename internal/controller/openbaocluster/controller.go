@@ -56,7 +56,8 @@ func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
 }
 
 // upgradeStatusChanged lets the workload loop react to what the upgrade manager
-// writes (currentVersion, the upgrade in progress, break-glass, the last rollback),
+// writes (currentVersion, the upgrade in progress, break-glass, the last rollback,
+// an accepted restart, whose token goes on the pod template),
 // which it reads to compute the phase and the message, and break-glass to stop; its
 // own status writes do not trigger a pass.
 func upgradeStatusChanged() predicate.Funcs {
@@ -70,7 +71,8 @@ func upgradeStatusChanged() predicate.Funcs {
 			!equality.Semantic.DeepEqual(oldC.Status.Upgrade, newC.Status.Upgrade) ||
 			!equality.Semantic.DeepEqual(oldC.Status.Scaling, newC.Status.Scaling) ||
 			!equality.Semantic.DeepEqual(oldC.Status.BreakGlass, newC.Status.BreakGlass) ||
-			!equality.Semantic.DeepEqual(oldC.Status.LastRollback, newC.Status.LastRollback)
+			!equality.Semantic.DeepEqual(oldC.Status.LastRollback, newC.Status.LastRollback) ||
+			!equality.Semantic.DeepEqual(oldC.Status.Restart, newC.Status.Restart)
 	}}
 }
 

@@ -3,9 +3,12 @@ package upgrade
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
 // Member is what one pass observed about one member: its pod, what its OpenBao
@@ -25,6 +28,12 @@ type Member struct {
 	PodReady bool
 	// Image is the image of the pod's OpenBao container.
 	Image string
+	// Revision is the StatefulSet revision the pod was created from (its
+	// controller-revision-hash label); empty when unknown.
+	Revision string
+	// Template holds the pod's baokeeper.dev annotations that say why a template
+	// changed (configuration, certificate, restart token), for the words of a rollout.
+	Template map[string]string
 
 	// Initialized, Sealed and Version come from the member's sys/health; Version is
 	// empty when the member could not be read.
@@ -139,6 +148,8 @@ func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uin
 			WaitingFor: fmt.Sprintf("waiting for %s to be re-created by the StatefulSet controller", name)},
 		{Name: "PodOnTargetImage", Passed: m.PodExists && m.Image == targetImage,
 			WaitingFor: fmt.Sprintf("waiting for %s to run image %s (it runs %s)", name, targetImage, orNone(m.Image))},
+		{Name: "PodOnTemplate", Passed: c.OnTemplate(m),
+			WaitingFor: fmt.Sprintf("waiting for %s to run the current pod template (revision %s; it runs %s)", name, c.UpdateRevision(), orNone(m.Revision))},
 		{Name: "PodReady", Passed: m.PodReady,
 			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)", name)},
 		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
@@ -225,4 +236,80 @@ func (c *Cluster) Replicas() int32 {
 // StatefulSet's latest spec (invariant 9: its status counts only then).
 func (c *Cluster) StatefulSetCurrent() bool {
 	return c.StatefulSet != nil && c.StatefulSet.Status.ObservedGeneration >= c.StatefulSet.Generation
+}
+
+// UpdateRevision is the StatefulSet's revision of its current pod template, once
+// the StatefulSet controller has seen that template (invariant 9); "" before.
+func (c *Cluster) UpdateRevision() string {
+	if !c.StatefulSetCurrent() {
+		return ""
+	}
+	return c.StatefulSet.Status.UpdateRevision
+}
+
+// OnTemplate reports whether a member's pod was created from the StatefulSet's
+// current pod template. Unknown (no revision on the pod, or a StatefulSet whose
+// status has not caught up) counts as on it: the image and the version still gate.
+func (c *Cluster) OnTemplate(m *Member) bool {
+	rev := c.UpdateRevision()
+	return rev == "" || m.Revision == "" || m.Revision == rev
+}
+
+// OnTarget reports whether a member's pod exists, is not being deleted, and runs
+// image on the current pod template.
+func (c *Cluster) OnTarget(m *Member, image string) bool {
+	return m != nil && m.PodExists && !m.PodTerminating && m.Image == image && c.OnTemplate(m)
+}
+
+// OffTemplate lists, by ordinal, the members whose pods exist on a revision other
+// than the StatefulSet's current one: the members a rollout of the pod template
+// restarts. It is empty while any member's pod is missing or terminating, or while
+// the StatefulSet controller has not seen the latest template: what the members run
+// is not known then.
+func (c *Cluster) OffTemplate() []string {
+	rev := c.UpdateRevision()
+	if rev == "" {
+		return nil
+	}
+	var out []string
+	for i := range c.Members {
+		m := &c.Members[i]
+		if !m.PodExists || m.PodTerminating || m.Revision == "" {
+			return nil
+		}
+		if m.Revision != rev {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// TemplateChanges says in words why members are off the current pod template,
+// from the baokeeper.dev annotations of the template and of their pods: a new
+// configuration, a new certificate, a restart request, or else another field of the
+// template (resources, placement, image pull secrets, member annotations).
+func (c *Cluster) TemplateChanges() string {
+	if c.StatefulSet == nil {
+		return "the pod template changed"
+	}
+	want := c.StatefulSet.Spec.Template.Annotations
+	seen := map[string]bool{}
+	var words []string
+	for _, name := range c.OffTemplate() {
+		m := c.Member(name)
+		for _, k := range []struct{ key, word string }{
+			{baov1.TemplateAnnotationConfig, "new configuration"},
+			{baov1.TemplateAnnotationCertificate, "new serving certificate"},
+			{baov1.TemplateAnnotationRestart, "restart requested (" + baov1.AnnotationRestart + "=" + want[baov1.TemplateAnnotationRestart] + ")"},
+		} {
+			if m.Template[k.key] != want[k.key] && !seen[k.key] {
+				seen[k.key] = true
+				words = append(words, k.word)
+			}
+		}
+	}
+	if len(words) == 0 {
+		return "the pod template changed (resources, placement, image pull secrets or member annotations)"
+	}
+	return "the pod template changed: " + strings.Join(words, ", ")
 }

@@ -32,6 +32,8 @@ type PrecheckInput struct {
 	LockHeldBy *baov1.OperationLock
 	// Strategy is the upgrade's strategy.
 	Strategy baov1.UpgradeStrategyType
+	// Kind is what the operation changes; a Rollout takes no snapshot.
+	Kind baov1.OperationKind
 	// From and To are the versions the upgrade runs side by side.
 	From, To string
 	// SnapshotTargetErr says why the snapshot target could not be reached with its
@@ -72,6 +74,21 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	apFail := "autopilot state could not be read (or was read right after an election)"
 	if c.AutopilotKnown {
 		apFail = fmt.Sprintf("autopilot reports healthy=%t with failure tolerance %d; at least %d is needed", c.AutopilotHealthy, c.FailureTolerance, minTolerance)
+		var unhealthy, nonVoters []string
+		for _, m := range c.AllServers() {
+			switch {
+			case m.InRaft && !m.Healthy:
+				unhealthy = append(unhealthy, m.Name)
+			case m.InRaft && !m.Voter:
+				nonVoters = append(nonVoters, m.Name)
+			}
+		}
+		if len(unhealthy) > 0 {
+			apFail += "; not healthy: " + strings.Join(unhealthy, ", ")
+		}
+		if len(nonVoters) > 0 {
+			apFail += "; non-voters (promoted once healthy for " + NonVoterPromoteAfter.String() + "): " + strings.Join(nonVoters, ", ")
+		}
 	}
 	add(PrecheckAutopilotHealthy, apOK, fmt.Sprintf("autopilot is healthy with failure tolerance %d", c.FailureTolerance), apFail)
 
@@ -82,10 +99,14 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	// cluster, and the quorum budget would hold the upgrade forever after the
 	// template changed. Refuse before anything changes, and say how to go on.
 	// Blue-green never takes a voter down before green votes: one member is enough.
+	redundancyFail := fmt.Sprintf("a %d-member cluster cannot change version without taking down its only voter, so every request would fail while it restarts: "+
+		"scale to 3 members first (spec.replicas: 3), let the new members join, then change spec.version", in.Replicas)
+	if in.Kind == baov1.OperationRollout {
+		redundancyFail = fmt.Sprintf("a %d-member cluster cannot restart a member without taking down its only voter, so every request would fail while it restarts: "+
+			"scale to 3 members first (spec.replicas: 3), or restart it yourself, accepting the downtime (kubectl delete pod of each member)", in.Replicas)
+	}
 	add(PrecheckRedundancy, in.Replicas >= 3 || in.Strategy == baov1.BlueGreenStrategy,
-		fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas),
-		fmt.Sprintf("a %d-member cluster cannot change version without taking down its only voter, so every request would fail while it restarts: "+
-			"scale to 3 members first (spec.replicas: 3), let the new members join, then change spec.version", in.Replicas))
+		fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas), redundancyFail)
 
 	incompatible := CheckVersionPair(in.From, in.To)
 	add(PrecheckCompatibility, incompatible == "", fmt.Sprintf("%s and %s can run side by side while the cluster changes", orNone(in.From), orNone(in.To)), incompatible)
@@ -98,10 +119,12 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	}
 	add(PrecheckOperationLock, in.LockHeldBy == nil, "no other operation holds the cluster", lockFail)
 
-	switch in.Snapshot.Policy {
-	case baov1.SnapshotNever:
+	switch {
+	case in.Kind == baov1.OperationRollout:
+		add(PrecheckSnapshotTarget, true, "no snapshot: a rollout restarts members on the same version and changes no data", "")
+	case in.Snapshot.Policy == baov1.SnapshotNever:
 		add(PrecheckSnapshotTarget, true, "no snapshot (spec.upgrade.preUpgradeSnapshot.policy is Never)", "")
-	case baov1.SnapshotAlways, baov1.SnapshotIfOlderThan, "":
+	default:
 		switch {
 		case in.Snapshot.S3 == nil:
 			add(PrecheckSnapshotTarget, false, "",

@@ -19,6 +19,7 @@ const (
 	RequestRollback      RequestKind = baov1.AnnotationRollback
 	RequestRetry         RequestKind = baov1.AnnotationRetry
 	RequestBreakGlassAck RequestKind = baov1.AnnotationBreakGlassAck
+	RequestRestart       RequestKind = baov1.AnnotationRestart
 )
 
 // Request is one new (not yet handled) value of a control annotation.
@@ -49,6 +50,7 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		{RequestRetry, handled.Retry},
 		{RequestRollback, handled.Rollback},
 		{RequestPromote, handled.Promote},
+		{RequestRestart, handled.Restart},
 	}
 	var out []Request
 	var errs []InvalidRequest
@@ -92,6 +94,8 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.Retry = r.Value
 	case RequestBreakGlassAck:
 		st.BreakGlassAck = r.Value
+	case RequestRestart:
+		st.Restart = r.Value
 	}
 }
 

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -112,6 +114,56 @@ type ConfigOptions struct {
 	// that already joined are not affected (retry_join runs only without Raft data),
 	// and the initial members of a new cluster join before it is set.
 	JoinAsNonVoter bool
+
+	// omitJoin leaves out the retry_join settings, for ConfigSHA256.
+	omitJoin bool
+}
+
+// ConfigSHA256 is the SHA-256 of the configuration a running member depends on:
+// config.hcl without its retry_join settings. Only a member without Raft data reads
+// those, and they change with spec.replicas and once the cluster formed; restarting
+// every member for them would be for nothing. It goes on the pod template
+// (baov1.TemplateAnnotationConfig), so a change that a member reads only at start
+// (the listener, the Raft settings, the seal, telemetry) rolls out to every member.
+func ConfigSHA256(c *baov1.OpenBaoCluster) (string, error) {
+	cfg, err := RenderConfigFor(c, ConfigOptions{omitJoin: true})
+	if err != nil {
+		return "", err
+	}
+	return sha256Hex([]byte(cfg)), nil
+}
+
+// CertificateSHA256 is the SHA-256 of a serving certificate's PEM, "" for none.
+func CertificateSHA256(certPEM []byte) string {
+	if len(certPEM) == 0 {
+		return ""
+	}
+	return sha256Hex(certPEM)
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// TemplateAnnotations are the annotations of the member pod template that carry
+// what a running member picks up only when it restarts: the configuration's hash,
+// the serving certificate's hash (certSHA256, "" while none exists) and the token of
+// the last accepted restart request. A new value is a template change, which the
+// rollout takes to every member.
+func TemplateAnnotations(c *baov1.OpenBaoCluster, certSHA256 string) (map[string]string, error) {
+	cfg, err := ConfigSHA256(c)
+	if err != nil {
+		return nil, err
+	}
+	a := map[string]string{baov1.TemplateAnnotationConfig: cfg}
+	if certSHA256 != "" {
+		a[baov1.TemplateAnnotationCertificate] = certSHA256
+	}
+	if r := c.Status.Restart; r != nil && r.Token != "" {
+		a[baov1.TemplateAnnotationRestart] = r.Token
+	}
+	return a, nil
 }
 
 // RenderConfigFor renders config.hcl with the given options.
@@ -133,12 +185,15 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 	fmt.Fprintf(&b, "  path                   = \"%s\"\n", dataMountPath)
 	fmt.Fprintf(&b, "  performance_multiplier = %d\n", c.GetPerformanceMultiplier())
 	for i := range c.GetReplicas() {
+		if opts.omitJoin {
+			break
+		}
 		fmt.Fprintf(&b, "  retry_join {\n")
 		fmt.Fprintf(&b, "    leader_api_addr     = \"https://%s:%d\"\n", n.MemberHost(i, c.Namespace), APIPort)
 		fmt.Fprintf(&b, "    leader_ca_cert_file = \"%s/%s\"\n", tlsMountPath, CACertKey)
 		fmt.Fprintf(&b, "  }\n")
 	}
-	if opts.JoinAsNonVoter {
+	if opts.JoinAsNonVoter && !opts.omitJoin {
 		fmt.Fprintf(&b, "  retry_join_as_non_voter = true\n")
 	}
 	fmt.Fprintf(&b, "}\n\n")

@@ -47,6 +47,8 @@ type StatefulSetParams struct {
 	TLSSecretName string
 	// Existing is the observed StatefulSet, nil when there is none yet.
 	Existing *appsv1.StatefulSet
+	// TemplateAnnotations go on the pod template (TemplateAnnotations).
+	TemplateAnnotations map[string]string
 	// Name is the StatefulSet to build; empty means the serving one
 	// (NamesFor(c).StatefulSet()). A blue-green upgrade builds green's under
 	// Names.GreenStatefulSet.
@@ -152,7 +154,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: p.TemplateAnnotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            n.ServiceAccount(),
 					AutomountServiceAccountToken:  ptrTo(true),

@@ -189,8 +189,16 @@ func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoC
 	st := c.Status.BlueGreen
 	switch obj {
 	case core.ObjectGreenStatefulSet:
+		cert := ""
+		if c.Status.TLS != nil {
+			cert = c.Status.TLS.CertificateSHA256
+		}
+		annotations, err := workload.TemplateAnnotations(c, cert)
+		if err != nil {
+			return err
+		}
 		sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
-			Image: st.Green.Image, TLSSecretName: caSecretName(c), Name: st.Green.StatefulSet})
+			Image: st.Green.Image, TLSSecretName: caSecretName(c), Name: st.Green.StatefulSet, TemplateAnnotations: annotations})
 		if err != nil {
 			return err
 		}

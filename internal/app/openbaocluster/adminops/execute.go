@@ -97,12 +97,16 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		}
 		c.Status.LastRollback = lr
 		c.Status.Upgrade, c.Status.BlueGreen = nil, nil
-		core.Release(&c.Status, operationOf(up.Strategy))
+		core.Release(&c.Status, operationFor(up))
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case core.KindComplete:
 		// Invariant 8: the version and the cleared upgrade go out in one status write.
 		msg := a.Event
-		if msg == "" {
+		switch {
+		case msg != "":
+		case up.Kind == baov1.OperationRollout:
+			msg = fmt.Sprintf("Every member runs the new pod template (%s)", up.Changes)
+		default:
 			msg = fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion)
 		}
 		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, msg)
@@ -111,7 +115,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		if h.complete != nil {
 			h.complete()
 		}
-		core.Release(&c.Status, operationOf(up.Strategy))
+		core.Release(&c.Status, operationFor(up))
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	}
 	// KindWait.

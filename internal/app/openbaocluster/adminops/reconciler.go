@@ -81,8 +81,9 @@ func (b *eventBuffer) flush() {
 
 // Event reasons of this reconciler.
 const (
-	eventRequestRefused baov1.Reason = "RequestRefused"
-	eventRetry          baov1.Reason = "RetryRequested"
+	eventRequestRefused  baov1.Reason = "RequestRefused"
+	eventRetry           baov1.Reason = "RetryRequested"
+	eventRestartAccepted baov1.Reason = "RestartRequested"
 )
 
 // Reconcile runs one pass; see the package documentation.
@@ -208,6 +209,8 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *upgrade.Cluste
 			if bg != nil {
 				bluegreen.Retry(bg, now)
 			}
+		case req.Kind == upgrade.RequestRestart:
+			r.handleRestart(c, now, req.Value)
 		case req.Kind == upgrade.RequestRetry && c.Status.Scaling != nil && c.Status.Scaling.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
 			retryScaling(c.Status.Scaling, now)
@@ -216,6 +219,28 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *upgrade.Cluste
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
 	}
+}
+
+// handleRestart acts on a new baokeeper.dev/restart value. Accepted, its token goes
+// to status.restart, which the workload loop sets on the member pod template: the
+// rollout then restarts every member, followers first, the leader last. During an
+// upgrade or a scaling it is queued: the template changes now, members replaced by
+// the operation in progress come back on it, and the rollout restarts the rest once
+// the operation ends. While break-glass is active it is refused: nothing of the
+// cluster changes until a person acknowledged.
+func (r *Reconciler) handleRestart(c *baov1.OpenBaoCluster, now time.Time, value string) {
+	if bg := c.Status.BreakGlass; bg != nil && bg.Active {
+		r.event(c, corev1.EventTypeWarning, eventRequestRefused, fmt.Sprintf("%s=%s refused: break-glass is active (%s) and every automation of this cluster is stopped; "+
+			"acknowledge it first (%s), then set %s to a new value; nothing was done", baov1.AnnotationRestart, value, bg.Reason, baov1.AnnotationBreakGlassAck, baov1.AnnotationRestart))
+		return
+	}
+	t := metav1.NewTime(now)
+	c.Status.Restart = &baov1.RestartRecord{Token: value, RequestedAt: &t}
+	msg := fmt.Sprintf("Restarting every member (%s=%s): one at a time, followers first, the leader last", baov1.AnnotationRestart, value)
+	if l := c.Status.OperationLock; l != nil {
+		msg += fmt.Sprintf("; queued after the operation in progress (%s: %s)", l.Operation, l.Message)
+	}
+	r.event(c, corev1.EventTypeNormal, eventRestartAccepted, msg)
 }
 
 // rolledBackMessage says what was rolled back, why, and what to do while spec.version
@@ -418,6 +443,8 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
 			m.PodReady = podReady(pod)
 			m.Image = workload.ContainerImage(&pod.Spec)
+			m.Revision = pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+			m.Template = templateAnnotations(pod.Annotations)
 		}
 		if m.PodReady {
 			if h.bao == nil {
@@ -438,6 +465,18 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// templateAnnotations keeps the baokeeper.dev annotations of a member's pod, which
+// say which of them changed when the pod is off the current template.
+func templateAnnotations(a map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{baov1.TemplateAnnotationConfig, baov1.TemplateAnnotationCertificate, baov1.TemplateAnnotationRestart} {
+		if v, ok := a[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // observeAutopilot fills the Raft view of each member from autopilot state. Right

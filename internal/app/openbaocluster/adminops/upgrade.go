@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -54,6 +55,7 @@ const (
 	eventUpgradeCompleted baov1.Reason = "UpgradeCompleted"
 	eventUpgradeCancelled baov1.Reason = "UpgradeCancelled"
 	eventVersionDeferred  baov1.Reason = "VersionChangeDeferred"
+	eventRolloutPlanned   baov1.Reason = "RolloutPlanned"
 )
 
 // reconcileUpgrade starts a version change when spec.version moved past what runs,
@@ -63,7 +65,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	if up == nil {
 		return r.maybeStart(ctx, c, obs), nil
 	}
-	op := operationOf(up.Strategy)
+	op := operationFor(up)
 	if op == "" {
 		// The API's enum admits no other strategy; an object stored by a future
 		// release is left alone rather than guessed at.
@@ -95,7 +97,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	if notStarted {
 		// Not started yet: the prechecks are evaluated again until they all pass.
-		up.Plan.Prechecks = r.prechecks(ctx, c, obs, up.Strategy, up.FromVersion, up.TargetVersion)
+		up.Plan.Prechecks = r.prechecks(ctx, c, obs, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
 		if failed := upgrade.FirstFailedPrecheck(up.Plan.Prechecks); failed != nil {
 			// Autopilot health has no watch: look again while the upgrade waits.
 			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
@@ -119,6 +121,15 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		return r.reconcileBlueGreen(ctx, c, obs)
 	}
 	return r.reconcileRolling(ctx, c, obs)
+}
+
+// operationFor is the operation lock of an upgrade in progress: a rollout's own, or
+// its strategy's.
+func operationFor(up *baov1.UpgradeStatus) string {
+	if up.Kind == baov1.OperationRollout {
+		return core.OperationRollout
+	}
+	return operationOf(up.Strategy)
 }
 
 // operationOf is the operation lock of a strategy's upgrade; "" for none known.
@@ -174,7 +185,11 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	d := rolling.Decide(in)
 	rolling.Record(up, d, obs, up.TargetImage, c.GetLeaderHandoff())
 	up.Progress = rollingProgress(up)
-	return r.execute(ctx, c, obs, rolling.ToAction(d, up.TargetImage, up.TargetVersion), strategyHooks{
+	a := rolling.ToAction(d, up.TargetImage, up.TargetVersion)
+	if up.Kind == baov1.OperationRollout {
+		a = rolloutWords(a, d)
+	}
+	return r.execute(ctx, c, obs, a, strategyHooks{
 		poll: upgradePoll,
 		job: func(a core.Action) (*batchv1.Job, error) {
 			switch a.Job {
@@ -186,6 +201,18 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 			return nil, fmt.Errorf("a rolling upgrade has no executor Job %q", a.Job)
 		},
 	})
+}
+
+// rolloutWords says what a rolling step does for a rollout, which restarts members
+// on what they run: no member is "upgraded" or "replaced with" an image.
+func rolloutWords(a core.Action, d rolling.Decision) core.Action {
+	switch d.Action {
+	case rolling.ActionDeletePod:
+		a.Event = fmt.Sprintf("Restarting %s on the new pod template", d.Pod)
+	case rolling.ActionCompleteMember:
+		a.Event = fmt.Sprintf("%s runs the new pod template", d.Pod)
+	}
+	return a
 }
 
 // rollingProgress is the strategy-neutral progress of a rolling upgrade: members
@@ -222,6 +249,7 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	c.Status.Upgrade = nil
 	core.Release(&c.Status, core.OperationRollingUpgrade)
 	core.Release(&c.Status, core.OperationBlueGreenUpgrade)
+	core.Release(&c.Status, core.OperationRollout)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
@@ -237,6 +265,9 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 	targetImage := upgrade.ResolveImage(c.Spec.Image, c.Spec.Version)
 	imageOnly := upgrade.SameVersion(c.Spec.Version, cur)
 	if imageOnly && !upgrade.ImageChanged(obs, targetImage) {
+		if off := obs.OffTemplate(); len(off) > 0 {
+			return r.startRollout(ctx, c, obs, off)
+		}
 		return ctrl.Result{}
 	}
 	d := upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: cur})
@@ -248,7 +279,7 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 		// Rolled back: not again on its own. The RolledBack condition says what to do.
 		return ctrl.Result{}
 	}
-	pcs := r.prechecks(ctx, c, obs, strategy, cur, target)
+	pcs := r.prechecks(ctx, c, obs, strategy, kind(imageOnly), cur, target)
 	id := operationID(c, "upgrade-to-"+target+"-"+targetImage, obs.Now)
 	pods := rolling.Plan(obs)
 	undo := fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
@@ -268,6 +299,7 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 	}
 	c.Status.LastRollback = nil
 	c.Status.Upgrade = &baov1.UpgradeStatus{
+		Kind:     kind(imageOnly),
 		Strategy: strategy, FromVersion: cur, TargetVersion: target,
 		TargetImage: targetImage, StartedAt: ptr(metav1.NewTime(obs.Now)),
 		ID: id,
@@ -290,16 +322,66 @@ func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, ob
 	return ctrl.Result{RequeueAfter: persistRequeue}
 }
 
-func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, strategy baov1.UpgradeStrategyType, from, to string) []baov1.Precheck {
+func kind(imageOnly bool) baov1.OperationKind {
+	if imageOnly {
+		return baov1.OperationImage
+	}
+	return baov1.OperationVersion
+}
+
+// startRollout plans a rollout of the pod template: the members off the current
+// template restart one at a time through the rolling machinery, on the version and
+// image they run, followers first and the leader last. Like a version change, the
+// plan and its prechecks are persisted first and nothing is touched until a later
+// pass finds every precheck passed. A rollout is always rolling (a blue-green
+// upgrade would copy the data for a restart) and takes no snapshot (no data
+// changes).
+func (r *Reconciler) startRollout(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, off []string) ctrl.Result {
+	cur, image := c.Status.CurrentVersion, upgrade.RunningImage(obs)
+	changes := obs.TemplateChanges()
+	pcs := r.prechecks(ctx, c, obs, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
+	id := operationID(c, "rollout-"+obs.UpdateRevision(), obs.Now)
+	var pods []string
+	for _, p := range rolling.Plan(obs) {
+		if slices.Contains(off, p) {
+			pods = append(pods, p)
+		}
+	}
+	c.Status.Upgrade = &baov1.UpgradeStatus{
+		Kind: baov1.OperationRollout, Changes: changes,
+		Strategy: baov1.RollingUpdateStrategy, FromVersion: cur, TargetVersion: cur,
+		TargetImage: image, StartedAt: ptr(metav1.NewTime(obs.Now)),
+		ID: id,
+		Plan: &baov1.UpgradePlan{
+			Pods:      pods,
+			Prechecks: pcs,
+			UndoPath: fmt.Sprintf("a rollout changes no version and no data: to undo it, set back what changed in the spec (%s); "+
+				"the rollout then restarts the members onto that template, the same way", changes),
+		},
+	}
+	if failed := upgrade.FirstFailedPrecheck(pcs); failed != nil {
+		r.event(c, corev1.EventTypeWarning, eventUpgradeBlocked, fmt.Sprintf("Rollout of the pod template (%s) waits for precheck %s: %s", changes, failed.Name, failed.Message))
+	} else {
+		r.event(c, corev1.EventTypeNormal, eventRolloutPlanned, fmt.Sprintf("Restarting %v on the new pod template (%s), one at a time, the leader last", pods, changes))
+	}
+	return ctrl.Result{RequeueAfter: persistRequeue}
+}
+
+func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) []baov1.Precheck {
+	op := operationOf(strategy)
+	if k == baov1.OperationRollout {
+		op = core.OperationRollout
+	}
 	return upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster:           obs,
 		Strategy:          strategy,
+		Kind:              k,
 		From:              from,
 		To:                to,
 		Replicas:          c.GetReplicas(),
 		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
 		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
-		LockHeldBy:        core.HeldByOther(&c.Status, operationOf(strategy)),
+		LockHeldBy:        core.HeldByOther(&c.Status, op),
 		SnapshotTargetErr: r.snapshotTargetErr(ctx, c),
 	})
 }

@@ -15,6 +15,8 @@ const (
 	OperationRollingUpgrade = "RollingUpgrade"
 	// OperationScaling is a change of membership (spec.replicas).
 	OperationScaling = "Scaling"
+	// OperationRollout restarts every member on the current pod template.
+	OperationRollout = "Rollout"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.

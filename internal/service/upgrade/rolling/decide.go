@@ -217,7 +217,7 @@ func StepActionFor(c *upgrade.Cluster, pod, targetImage, targetVersion string, h
 		handoff = baov1.DefaultLeaderHandoff
 	}
 	if c.Leader == pod {
-		if m := c.Member(pod); m != nil && m.PodExists && !m.PodTerminating && m.Image == targetImage {
+		if c.OnTarget(c.Member(pod), targetImage) {
 			return StepReplaceMember
 		}
 		if handoff == baov1.LeaderHandoffShutdown && othersUpgraded(c, pod, targetImage, targetVersion) {
@@ -231,11 +231,12 @@ func StepActionFor(c *upgrade.Cluster, pod, targetImage, targetVersion string, h
 // othersUpgraded reports whether every member but pod runs the target: a Ready pod
 // on the target image that reports the target version, a healthy voter.
 func othersUpgraded(c *upgrade.Cluster, pod, targetImage, targetVersion string) bool {
-	for _, m := range c.Members {
+	for i := range c.Members {
+		m := &c.Members[i]
 		if m.Name == pod {
 			continue
 		}
-		if !m.PodExists || m.PodTerminating || !m.PodReady || m.Image != targetImage ||
+		if !c.OnTarget(m, targetImage) || !m.PodReady ||
 			!upgrade.SameVersion(m.Version, targetVersion) || !m.Voter || !m.Healthy {
 			return false
 		}
@@ -253,7 +254,7 @@ func othersUpgraded(c *upgrade.Cluster, pod, targetImage, targetVersion string) 
 func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
 	c := in.Cluster
 	m := c.Member(step.Pod)
-	if m != nil && m.PodExists && !m.PodTerminating && m.Image != in.TargetImage {
+	if m != nil && m.PodExists && !m.PodTerminating && !c.OnTarget(m, in.TargetImage) {
 		if !c.AutopilotKnown {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: "waiting for a trustworthy read of autopilot state before shutting the leader down"}
 		}
@@ -263,6 +264,9 @@ func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
 		}
 		if ok, why := QuorumBudget(c, step.Pod); !ok {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to shut %s down: %s", step.Pod, why)}
+		}
+		if d, wait := templateNotSeen(c, step.Pod); wait {
+			return d
 		}
 		what := "the leader"
 		if c.Leader != step.Pod {
@@ -281,12 +285,22 @@ func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
 	return decideReplace(in, step)
 }
 
+// templateNotSeen holds a pod's deletion while the StatefulSet controller has not
+// seen the latest pod template (invariant 9): a pod deleted then comes back on the
+// old revision and has to be deleted again.
+func templateNotSeen(c *upgrade.Cluster, pod string) (Decision, bool) {
+	if c.StatefulSet == nil || c.StatefulSetCurrent() {
+		return Decision{}, false
+	}
+	return Decision{Action: ActionWait, Pod: pod, WaitingFor: fmt.Sprintf("waiting for the StatefulSet controller to see the new pod template before deleting %s (observedGeneration %d of %d)",
+		pod, c.StatefulSet.Status.ObservedGeneration, c.StatefulSet.Generation)}, true
+}
+
 // upgraded reports whether a member already runs the target: a Ready pod, not being
 // deleted, on the target image (the current template's), reporting the target version.
 func upgraded(in Input, name string) bool {
 	m := in.Cluster.Member(name)
-	return m != nil && m.PodExists && !m.PodTerminating && m.PodReady && m.Image == in.TargetImage &&
-		upgrade.SameVersion(m.Version, in.TargetVersion)
+	return in.Cluster.OnTarget(m, in.TargetImage) && m.PodReady && upgrade.SameVersion(m.Version, in.TargetVersion)
 }
 
 func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
@@ -352,7 +366,7 @@ func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
 func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 	c := in.Cluster
 	m := c.Member(step.Pod)
-	if m != nil && m.PodExists && !m.PodTerminating && m.Image != in.TargetImage {
+	if m != nil && m.PodExists && !m.PodTerminating && !c.OnTarget(m, in.TargetImage) {
 		if c.Leader == step.Pod {
 			// Leadership came back to a member that still runs the old image: never
 			// delete a leader; hand leadership off first.
@@ -363,6 +377,9 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 		// meanwhile. Check again, on this pass's observation, right before acting.
 		if ok, why := QuorumBudget(c, step.Pod); !ok {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to delete %s: %s", step.Pod, why)}
+		}
+		if d, wait := templateNotSeen(c, step.Pod); wait {
+			return d
 		}
 		return Decision{Action: ActionDeletePod, Pod: step.Pod, WaitingFor: fmt.Sprintf("deleting %s so it restarts on %s", step.Pod, in.TargetImage)}
 	}

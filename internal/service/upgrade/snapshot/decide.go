@@ -79,7 +79,7 @@ type Decision struct {
 // Needed reports whether an upgrade still has to pass through the snapshot phase
 // before any member changes.
 func Needed(spec baov1.PreUpgradeSnapshotSpec, up *baov1.UpgradeStatus) bool {
-	return spec.Policy != baov1.SnapshotNever && up.Snapshot == nil && len(up.CompletedPods) == 0 &&
+	return spec.Policy != baov1.SnapshotNever && up.Kind != baov1.OperationRollout && up.Snapshot == nil && len(up.CompletedPods) == 0 &&
 		(up.CurrentStep == nil || up.CurrentStep.Action == StepTakeSnapshot)
 }
 
