@@ -2,8 +2,12 @@ package openbaocluster_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -240,6 +244,7 @@ func (w *upgradeWorld) step(ctx context.Context) {
 	GinkgoHelper()
 	w.clock.Step(time.Second)
 	w.index += 10
+	w.observeStatefulSet(ctx)
 	for _, name := range w.names {
 		ready := !w.failed[name]
 		switch p := w.pods[name]; {
@@ -253,13 +258,41 @@ func (w *upgradeWorld) step(ctx context.Context) {
 	w.publish()
 }
 
-// createPod is the StatefulSet controller: the pod comes from the current template.
+// observeStatefulSet is the StatefulSet controller seeing the latest spec: its
+// status catches up with the generation, and the update revision names the template
+// (the first 10 hex digits of its hash, as the controller's revision names do). Until
+// this step runs after a template change, the reconciler sees a StatefulSet that is
+// not current.
+func (w *upgradeWorld) observeStatefulSet(ctx context.Context) {
+	GinkgoHelper()
+	sts := &appsv1.StatefulSet{}
+	Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: workload.NamesFor(w.cluster).StatefulSet()}, sts)).To(Succeed())
+	rev := templateRevision(sts)
+	if sts.Status.ObservedGeneration == sts.Generation && sts.Status.UpdateRevision == rev {
+		return
+	}
+	sts.Status.ObservedGeneration, sts.Status.UpdateRevision = sts.Generation, rev
+	Expect(w.k.Status().Update(ctx, sts)).To(Succeed())
+}
+
+// templateRevision names a StatefulSet's pod template, as controller-revision-hash does.
+func templateRevision(sts *appsv1.StatefulSet) string {
+	b, err := json.Marshal(sts.Spec.Template)
+	Expect(err).NotTo(HaveOccurred())
+	sum := sha256.Sum256(b)
+	return sts.Name + "-" + hex.EncodeToString(sum[:5])
+}
+
+// createPod is the StatefulSet controller: the pod comes from the current template,
+// labelled with its revision.
 func (w *upgradeWorld) createPod(ctx context.Context, name string) *corev1.Pod {
 	GinkgoHelper()
 	sts := &appsv1.StatefulSet{}
 	Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: workload.NamesFor(w.cluster).StatefulSet()}, sts)).To(Succeed())
+	labels := maps.Clone(sts.Spec.Template.Labels)
+	labels[appsv1.ControllerRevisionHashLabelKey] = templateRevision(sts)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster.Namespace, Name: name, Labels: sts.Spec.Template.Labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.cluster.Namespace, Name: name, Labels: labels, Annotations: sts.Spec.Template.Annotations},
 		Spec:       *sts.Spec.Template.Spec.DeepCopy(),
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{

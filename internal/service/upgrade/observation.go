@@ -148,8 +148,7 @@ func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uin
 			WaitingFor: fmt.Sprintf("waiting for %s to be re-created by the StatefulSet controller", name)},
 		{Name: "PodOnTargetImage", Passed: m.PodExists && m.Image == targetImage,
 			WaitingFor: fmt.Sprintf("waiting for %s to run image %s (it runs %s)", name, targetImage, orNone(m.Image))},
-		{Name: "PodOnTemplate", Passed: c.OnTemplate(m),
-			WaitingFor: fmt.Sprintf("waiting for %s to run the current pod template (revision %s; it runs %s)", name, c.UpdateRevision(), orNone(m.Revision))},
+		{Name: "PodOnTemplate", Passed: c.OnTemplate(m), WaitingFor: templateWait(c, m)},
 		{Name: "PodReady", Passed: m.PodReady,
 			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)", name)},
 		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
@@ -167,6 +166,13 @@ func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uin
 		{Name: "CaughtUp", Passed: lag <= maxLag,
 			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
 	}
+}
+
+func templateWait(c *Cluster, m *Member) string {
+	if !c.StatefulSetCurrent() {
+		return fmt.Sprintf("waiting for the StatefulSet controller to see the latest pod template before judging %s", m.Name)
+	}
+	return fmt.Sprintf("waiting for %s to run the current pod template (revision %s; it runs %s)", m.Name, c.UpdateRevision(), orNone(m.Revision))
 }
 
 // FirstFailing returns the first gate that does not hold, or nil when all hold.
@@ -248,10 +254,18 @@ func (c *Cluster) UpdateRevision() string {
 }
 
 // OnTemplate reports whether a member's pod was created from the StatefulSet's
-// current pod template. Unknown (no revision on the pod, or a StatefulSet whose
-// status has not caught up) counts as on it: the image and the version still gate.
+// current pod template. While the StatefulSet controller has not seen the latest
+// template, no pod is proven on it (invariant 9). A pod without a revision label,
+// or a StatefulSet status without an update revision, tells nothing: the image and
+// the version still gate.
 func (c *Cluster) OnTemplate(m *Member) bool {
-	rev := c.UpdateRevision()
+	if c.StatefulSet == nil {
+		return true
+	}
+	if !c.StatefulSetCurrent() {
+		return false
+	}
+	rev := c.StatefulSet.Status.UpdateRevision
 	return rev == "" || m.Revision == "" || m.Revision == rev
 }
 

@@ -61,6 +61,19 @@ func TestPrechecks(t *testing.T) {
 		{name: "another operation holds the lock", reason: "a restore in progress blocks the start", mutate: func(in *PrecheckInput) {
 			in.LockHeldBy = &baov1.OperationLock{Operation: "Restore", Message: "restoring snapshot s3://b/k"}
 		}, wantFail: PrecheckOperationLock, wantMsg: "operation Restore holds the cluster (restoring snapshot s3://b/k)"},
+		{name: "a rollout takes no snapshot", reason: "a restart on the same version changes no data: no target is needed, none is reached", mutate: func(in *PrecheckInput) {
+			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways}
+			in.Kind, in.To = baov1.OperationRollout, in.From
+		}},
+		{name: "a rollout of one member", reason: "restarting the only voter costs the whole cluster: refused, saying what to do", mutate: func(in *PrecheckInput) {
+			in.Cluster, in.Replicas, in.Kind = healthy(1), 1, baov1.OperationRollout
+			in.Cluster.FailureTolerance = 0
+		}, wantFail: PrecheckRedundancy, wantMsg: "cannot restart a member without taking down its only voter"},
+		{name: "unhealthy and non-voting members are named", reason: "the precheck says which members it waits for", mutate: func(in *PrecheckInput) {
+			in.Cluster.AutopilotHealthy, in.Cluster.FailureTolerance = false, 0
+			in.Cluster.Members[1].InRaft, in.Cluster.Members[1].Healthy = true, false
+			in.Cluster.Members[2].InRaft, in.Cluster.Members[2].Voter = true, false
+		}, wantFail: PrecheckAutopilotHealthy, wantMsg: "not healthy: bao-1; non-voters (promoted once healthy for 30s): bao-2"},
 		{name: "snapshot target set", reason: "a configured target that was reached passes", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
 		}},

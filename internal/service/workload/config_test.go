@@ -531,3 +531,31 @@ func TestRenderConfigJoinAsNonVoter(t *testing.T) {
 	var m map[string]any
 	g.Expect(hcl.Decode(&m, later)).To(Succeed())
 }
+
+// The configuration hash on the pod template changes with what a running member
+// reads at start, and not with the join settings, which only a member without data
+// reads: scaling, or the cluster forming, must not restart every member.
+func TestConfigSHA256FollowsWhatARunningMemberReads(t *testing.T) {
+	g := NewWithT(t)
+	base, err := ConfigSHA256(newCluster())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(base).To(HaveLen(64))
+
+	five, err := ConfigSHA256(newCluster(withReplicas(5)))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(five).To(Equal(base), "spec.replicas changes only retry_join: no rollout after a scaling")
+
+	raft, err := ConfigSHA256(newCluster(withPerformanceMultiplier(5)))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(raft).NotTo(Equal(base), "a Raft setting is read at start: the members restart onto it")
+
+	a, err := TemplateAnnotations(newCluster(), "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a).To(Equal(map[string]string{baov1.TemplateAnnotationConfig: base}), "no certificate yet, no restart requested")
+	c := newCluster()
+	c.Status.Restart = &baov1.RestartRecord{Token: "t1"}
+	a, err = TemplateAnnotations(c, "abc")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a).To(HaveKeyWithValue(baov1.TemplateAnnotationCertificate, "abc"))
+	g.Expect(a).To(HaveKeyWithValue(baov1.TemplateAnnotationRestart, "t1"))
+}

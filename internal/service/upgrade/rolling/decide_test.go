@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -459,5 +460,91 @@ func TestSettleTimeZeroCompletesTheMemberInThePassItsGatesPass(t *testing.T) {
 		d := Decide(Input{Upgrade: up, Cluster: c, TargetImage: newImage, TargetVersion: newVersion, TemplateImage: newImage,
 			StepTimeout: 10 * time.Minute, SettleTime: tc.settle, MaxLag: 100})
 		NewWithT(t).Expect(d.Action).To(Equal(tc.want), "settleTime %s: %s", tc.settle, d.WaitingFor)
+	}
+}
+
+// withRevisions puts the StatefulSet on revision rev (observed when current) and
+// every member's pod on podRev.
+func withRevisions(c *upgrade.Cluster, rev, podRev string, current bool) {
+	c.StatefulSet = &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+	c.StatefulSet.Status.UpdateRevision = rev
+	c.StatefulSet.Status.ObservedGeneration = 2
+	if current {
+		c.StatefulSet.Status.ObservedGeneration = 3
+	}
+	for i := range c.Members {
+		c.Members[i].Revision = podRev
+	}
+}
+
+// A rollout restarts members on the image they run: a member counts as done only on
+// the StatefulSet's current revision, and no pod is deleted before the StatefulSet
+// controller has seen the template (else it comes back on the old revision).
+func TestDecideRollout(t *testing.T) {
+	plan := &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}
+	base := func() Input {
+		c := healthyCluster(3, 0)
+		withRevisions(c, "bao-new", "bao-old", true)
+		return Input{Upgrade: &baov1.UpgradeStatus{Kind: baov1.OperationRollout, Plan: plan.DeepCopy()}, Cluster: c, TargetImage: oldImage,
+			TargetVersion: "2.4.0", TemplateImage: oldImage, StepTimeout: 10 * time.Minute, MaxLag: 100, LeaderHandoff: baov1.LeaderHandoffShutdown}
+	}
+	cases := []struct {
+		name, reason string
+		mutate       func(*Input)
+		wantAction   Action
+		wantPod      string
+		wantText     string
+	}{
+		{name: "same image, old revision: restart it", reason: "the image matches, the template does not",
+			mutate:     func(in *Input) { in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0) },
+			wantAction: ActionDeletePod, wantPod: "bao-2"},
+		{name: "template not seen yet", reason: "invariant 9: a pod deleted now would come back on the old revision",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Cluster.StatefulSet.Status.ObservedGeneration = 2
+			},
+			wantAction: ActionWait, wantPod: "bao-2", wantText: "waiting for the StatefulSet controller to see the new pod template before deleting bao-2 (observedGeneration 2 of 3)"},
+		{name: "back on the new revision: gated, then done", reason: "with settleTime 0s the member completes in the pass its gates pass",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Cluster.Members[2].Revision = "bao-new"
+			},
+			wantAction: ActionCompleteMember, wantPod: "bao-2"},
+		{name: "re-created on the old revision", reason: "a pod that came back from the old template is not done: it waits, named",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				in.Upgrade.CurrentStep.StartedAt = &metav1.Time{Time: t0}
+				in.Cluster.StatefulSet.Status.ObservedGeneration = 2
+			},
+			wantAction: ActionWait, wantPod: "bao-2", wantText: "waiting for the StatefulSet controller"},
+		{name: "the leader last, shut down", reason: "followers on the new revision: the leader's graceful shutdown hands over to one of them",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = &baov1.UpgradeStep{Action: StepShutdownLeader, Pod: "bao-0", StartedAt: &metav1.Time{Time: t0}}
+				in.Cluster.Members[1].Revision, in.Cluster.Members[2].Revision = "bao-new", "bao-new"
+			},
+			wantAction: ActionDeletePod, wantPod: "bao-0"},
+		{name: "the leader waits for the others on the new revision", reason: "a follower still on the old template could take over",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Upgrade.CurrentStep = &baov1.UpgradeStep{Action: StepShutdownLeader, Pod: "bao-0", StartedAt: &metav1.Time{Time: t0}}
+				in.Cluster.Members[2].Revision = "bao-new"
+			},
+			wantAction: ActionWait, wantPod: "bao-0", wantText: "waiting for every member but bao-0 to be a healthy voter"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := base()
+			tc.mutate(&in)
+			d := Decide(in)
+			g.Expect(d.Action).To(Equal(tc.wantAction), "%s: %+v", tc.reason, d)
+			if tc.wantPod != "" {
+				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
+			}
+			if tc.wantText != "" {
+				g.Expect(d.WaitingFor+" "+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
+			}
+		})
 	}
 }

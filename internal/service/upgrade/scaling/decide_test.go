@@ -173,3 +173,40 @@ func TestNonVoterPromotionWaitsForAutopilot(t *testing.T) {
 	c.Members[2].StableSince = t0.Add(-PromoteAfter)
 	g.Expect(Needed(in)).To(BeTrue(), "a non-voter that stays one while healthy joined as a permanent non-voter: promote it")
 }
+
+// A cluster at rest has no event that wakes the upgrade manager when a non-voter
+// becomes eligible for its promotion: NextPromotion is that timer.
+func TestNextPromotion(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		mutate       func(c *upgrade.Cluster)
+		want         time.Duration
+	}{
+		{name: "every member votes", reason: "nothing waits: no timer, an idle cluster costs nothing here",
+			mutate: func(*upgrade.Cluster) {}, want: 0},
+		{name: "a non-voter healthy for 5 s", reason: "it may be promoted 25 s from now",
+			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-5*time.Second) }, want: 25 * time.Second},
+		{name: "a non-voter already eligible", reason: "a second from now at the soonest, so no tight loop",
+			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-time.Hour) }, want: time.Second},
+		{name: "an unhealthy non-voter", reason: "looked at again soon, since its health has no watch",
+			mutate: func(c *upgrade.Cluster) { c.Members[1].Voter, c.Members[1].Healthy = false, false }, want: NonVoterRecheck},
+		{name: "the sooner of two", reason: "the next timer is the earliest",
+			mutate: func(c *upgrade.Cluster) {
+				c.Members[1].Voter, c.Members[1].StableSince = false, t0.Add(-20*time.Second)
+				c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-5*time.Second)
+			}, want: 10 * time.Second},
+		{name: "a member above spec.replicas", reason: "a member about to leave is not promoted",
+			mutate: func(c *upgrade.Cluster) {
+				c.Members = append(c.Members, upgrade.Member{Name: "bao-3", Ordinal: 3, PodExists: true, PodReady: true, InRaft: true, Healthy: true, StableSince: t0})
+			}, want: 0},
+		{name: "autopilot unknown", reason: "nothing is judged without a trustworthy Raft view; the workload loop's refresh wakes the manager",
+			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.AutopilotKnown = false, false }, want: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newWorld(3, 0).observe(3)
+			tc.mutate(c)
+			NewWithT(t).Expect(NextPromotion(Input{Cluster: c, Target: 3, Replicas: 3, Names: name})).To(Equal(tc.want), tc.reason)
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package upgrade
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+// templateCluster has three members on revision podRev, each with the template
+// annotations of the old template, and a StatefulSet on revision "new" whose
+// template carries want.
+func templateCluster(want map[string]string, current bool) *Cluster {
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: want}}}}
+	sts.Status.UpdateRevision, sts.Status.ObservedGeneration = "new", 1
+	if current {
+		sts.Status.ObservedGeneration = 2
+	}
+	c := &Cluster{StatefulSet: sts}
+	old := map[string]string{baov1.TemplateAnnotationConfig: "c1", baov1.TemplateAnnotationCertificate: "t1"}
+	for i, n := range []string{"bao-0", "bao-1", "bao-2"} {
+		c.Members = append(c.Members, Member{Name: n, Ordinal: i, PodExists: true, Revision: "old", Template: old})
+	}
+	return c
+}
+
+func TestOffTemplateAndItsWords(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		want         map[string]string
+		current      bool
+		mutate       func(c *Cluster)
+		wantOff      []string
+		wantWords    string
+	}{
+		{name: "a new certificate", reason: "the certificate hash on the template changed",
+			want:    map[string]string{baov1.TemplateAnnotationConfig: "c1", baov1.TemplateAnnotationCertificate: "t2"},
+			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"}, wantWords: "the pod template changed: new serving certificate"},
+		{name: "configuration and restart", reason: "each changed annotation is named once, in a fixed order",
+			want:    map[string]string{baov1.TemplateAnnotationConfig: "c2", baov1.TemplateAnnotationCertificate: "t1", baov1.TemplateAnnotationRestart: "now"},
+			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"},
+			wantWords: "the pod template changed: new configuration, restart requested (baokeeper.dev/restart=now)"},
+		{name: "another field", reason: "resources and placement leave no annotation: said as such",
+			want:    map[string]string{baov1.TemplateAnnotationConfig: "c1", baov1.TemplateAnnotationCertificate: "t1"},
+			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"},
+			wantWords: "the pod template changed (resources, placement, image pull secrets or member annotations)"},
+		{name: "some members already on it", reason: "only the members off the template are listed",
+			want: map[string]string{}, current: true,
+			mutate:  func(c *Cluster) { c.Members[1].Revision = "new" },
+			wantOff: []string{"bao-0", "bao-2"}},
+		{name: "the StatefulSet controller has not seen the template", reason: "invariant 9: what the members run is not known yet",
+			want: map[string]string{}, current: false},
+		{name: "a member's pod is missing", reason: "a pod being re-created has no revision yet: nothing is planned on a partial view",
+			want: map[string]string{}, current: true,
+			mutate: func(c *Cluster) { c.Members[2].PodExists = false }},
+		{name: "every member on the template", reason: "nothing to roll out",
+			want: map[string]string{}, current: true,
+			mutate: func(c *Cluster) {
+				for i := range c.Members {
+					c.Members[i].Revision = "new"
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := templateCluster(tc.want, tc.current)
+			if tc.mutate != nil {
+				tc.mutate(c)
+			}
+			g.Expect(c.OffTemplate()).To(Equal(tc.wantOff), tc.reason)
+			if tc.wantWords != "" {
+				g.Expect(c.TemplateChanges()).To(Equal(tc.wantWords), tc.reason)
+			}
+		})
+	}
+}
+
+func TestOnTemplate(t *testing.T) {
+	g := NewWithT(t)
+	c := templateCluster(nil, true)
+	g.Expect(c.OnTemplate(&c.Members[0])).To(BeFalse(), "old revision")
+	c.Members[0].Revision = "new"
+	g.Expect(c.OnTemplate(&c.Members[0])).To(BeTrue(), "new revision")
+	c.StatefulSet.Status.ObservedGeneration = 1
+	g.Expect(c.OnTemplate(&c.Members[0])).To(BeFalse(), "not proven while the StatefulSet controller has not seen the latest template")
+	c.StatefulSet = nil
+	g.Expect(c.OnTemplate(&c.Members[1])).To(BeTrue(), "no StatefulSet known: the image and version gate alone")
+}
