@@ -104,8 +104,10 @@ type OpenBaoClusterSpec struct {
 	Seal SealSpec `json:"seal,omitempty"`
 
 	// storage configures the persistent volume that holds each member's Raft data.
+	// It cannot change once the cluster exists.
 	// +optional
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage cannot change once the cluster exists: baokeeper does not resize or move Raft volumes. To grow a volume, expand each claim data-<member> where its StorageClass allows it (kubectl patch pvc); to move to another StorageClass, create a new cluster and restore a snapshot into it (docs/runbooks/restore-from-snapshot.md)"
 	Storage StorageSpec `json:"storage,omitempty"`
 
 	// raft tunes the integrated storage.
@@ -113,9 +115,33 @@ type OpenBaoClusterSpec struct {
 	// +kubebuilder:default={}
 	Raft RaftSpec `json:"raft,omitempty"`
 
-	// resources are the compute resources of each OpenBao container.
+	// resources are the compute resources of each OpenBao container. A change rolls
+	// out to every member: followers first, the leader last, each gated on Raft.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// placement says where members run. Without affinity and topology spread
+	// constraints, members spread evenly across the nodes that can run them (a
+	// topology spread constraint on kubernetes.io/hostname with maxSkew 1 and
+	// DoNotSchedule, honouring node taints and affinity): required where the cluster
+	// has enough nodes, and no obstacle where it has fewer. A change rolls out to
+	// every member like any other change of the pod template.
+	// +optional
+	Placement PlacementSpec `json:"placement,omitempty"`
+
+	// imagePullSecrets are the Secrets the members and executor Jobs pull images with.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// podAnnotations are set on every member pod (for example for a service mesh or
+	// a backup tool). Keys under baokeeper.dev/ are reserved. A change rolls out to
+	// every member.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('baokeeper.dev/'))",message="spec.podAnnotations may not use keys under baokeeper.dev/, which baokeeper sets itself; rename the annotation"
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// initialization configures OpenBao's self-initialization, which runs once on first
 	// start. baokeeper always enables the service-account auth method and the two
@@ -354,9 +380,38 @@ type ExecutorSpec struct {
 	// image is the executor image. Defaults to the operator's own image.
 	// +optional
 	Image string `json:"image,omitempty"`
+	// placement says where executor Jobs run; empty means anywhere.
+	// +optional
+	Placement PlacementSpec `json:"placement,omitempty"`
+	// resources are the compute resources of an executor Job's container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// PlacementSpec says where pods run, with the fields of a pod spec of the same names.
+type PlacementSpec struct {
+	// nodeSelector restricts pods to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// affinity is the pods' node and pod (anti-)affinity.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// tolerations let pods run on tainted nodes.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// topologySpreadConstraints replace the default spread of members across nodes.
+	// +optional
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// priorityClassName is the pods' priority class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // TLSSpec configures TLS for the API and cluster listeners.
+// +kubebuilder:validation:XValidation:rule="!has(self.certificateDuration) || !has(self.renewBefore) || !self.certificateDuration.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || !self.renewBefore.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.renewBefore) < duration(self.certificateDuration)",message="spec.tls.renewBefore must be shorter than spec.tls.certificateDuration, or every certificate is due for renewal the moment it is issued; for example certificateDuration 2160h with renewBefore 720h"
 type TLSSpec struct {
 	// secretName names a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) that the user
 	// manages. Its certificate must cover every member's DNS name and the Services.

@@ -5,8 +5,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,7 +81,25 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("IfOlderThan without maxAge", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotIfOlderThan
 		}, "spec.upgrade.preUpgradeSnapshot.maxAge is required when policy is IfOlderThan"),
+		Entry("renewBefore not shorter than certificateDuration", func(c *baov1.OpenBaoCluster) {
+			d, rb := baov1.Duration("6m"), baov1.Duration("10m")
+			c.Spec.TLS.CertificateDuration, c.Spec.TLS.RenewBefore = &d, &rb
+		}, "spec.tls.renewBefore must be shorter than spec.tls.certificateDuration"),
+		Entry("a pod annotation under baokeeper.dev/", func(c *baov1.OpenBaoCluster) {
+			c.Spec.PodAnnotations = map[string]string{"baokeeper.dev/restart": "x"}
+		}, "spec.podAnnotations may not use keys under baokeeper.dev/"),
 	)
+
+	It("refuses a storage change once the cluster exists, saying what to do instead", func() {
+		c := newCluster(ns, "storage")
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		err := tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { q := resource.MustParse("5Gi"); cur.Spec.Storage.Size = &q })
+		Expect(err).To(HaveOccurred(), "bug: a storage change was accepted and then ignored")
+		Expect(err.Error()).To(ContainSubstring("spec.storage cannot change once the cluster exists"))
+		Expect(err.Error()).To(ContainSubstring("expand each claim data-<member>"))
+		Expect(tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")} })).
+			To(Succeed(), "other workload fields change freely: they roll out")
+	})
 
 	It("refuses a strategy change while an upgrade runs, and allows it otherwise", func() {
 		c := newCluster(ns, "strat")

@@ -401,7 +401,11 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 
-	return &batchv1.Job{
+	ex := c.Spec.Upgrade.Executor
+	if len(ex.Resources.Requests) > 0 || len(ex.Resources.Limits) > 0 {
+		container.Resources = *ex.Resources.DeepCopy()
+	}
+	job := &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            spec.Name,
@@ -444,6 +448,8 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 			},
 		},
 	}
+	workload.ApplyPlacement(&job.Spec.Template.Spec, ex.Placement, c.Spec.ImagePullSecrets)
+	return job
 }
 
 // TerminationMessage returns the termination message of the executor container

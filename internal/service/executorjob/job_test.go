@@ -548,3 +548,17 @@ func TestStepLabelOf(t *testing.T) {
 		}
 	}
 }
+
+func TestExecutorJobsFollowTheExecutorPlacement(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	c.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
+	c.Spec.Upgrade.Executor.Placement = baov1.PlacementSpec{NodeSelector: map[string]string{"pool": "system"}, PriorityClassName: "ops"}
+	c.Spec.Upgrade.Executor.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}
+	spec := StepDownJob(c, "bao-0", 1, "ghcr.io/baokeeper/baokeeper:dev").Spec.Template.Spec //nolint:staticcheck // any executor Job will do
+	g.Expect(spec.NodeSelector).To(Equal(map[string]string{"pool": "system"}))
+	g.Expect(spec.PriorityClassName).To(Equal("ops"))
+	g.Expect(spec.ImagePullSecrets).To(ConsistOf(corev1.LocalObjectReference{Name: "regcred"}))
+	g.Expect(spec.Containers[0].Resources.Limits.Memory().String()).To(Equal("256Mi"), "the user's resources replace the defaults")
+	g.Expect(spec.TopologySpreadConstraints).To(BeEmpty(), "a Job has no spread of its own")
+}

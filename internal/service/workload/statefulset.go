@@ -154,7 +154,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: p.TemplateAnnotations},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: memberAnnotations(c, p.TemplateAnnotations)},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            n.ServiceAccount(),
 					AutomountServiceAccountToken:  ptrTo(true),
@@ -172,6 +172,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{volumeClaim(c)},
 		},
 	}
+	memberPlacement(c, &sts.Spec.Template.Spec, SetSelectorLabels(c, n.StatefulSet()))
 	if p.Existing != nil {
 		// Immutable fields keep what the StatefulSet was created with; a storage change
 		// needs a volume migration that this release does not do.
