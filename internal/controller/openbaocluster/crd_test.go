@@ -97,7 +97,9 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(err).To(HaveOccurred(), "bug: a storage change was accepted and then ignored")
 		Expect(err.Error()).To(ContainSubstring("spec.storage cannot change once the cluster exists"))
 		Expect(err.Error()).To(ContainSubstring("expand each claim data-<member>"))
-		Expect(tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")} })).
+		Expect(tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) {
+			cur.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
+		})).
 			To(Succeed(), "other workload fields change freely: they roll out")
 	})
 
