@@ -411,7 +411,7 @@ type PlacementSpec struct {
 }
 
 // TLSSpec configures TLS for the API and cluster listeners.
-// +kubebuilder:validation:XValidation:rule="!has(self.certificateDuration) || !has(self.renewBefore) || !self.certificateDuration.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || !self.renewBefore.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.renewBefore) < duration(self.certificateDuration)",message="spec.tls.renewBefore must be shorter than spec.tls.certificateDuration, or every certificate is due for renewal the moment it is issued; for example certificateDuration 2160h with renewBefore 720h"
+// +kubebuilder:validation:XValidation:rule="!has(self.certificateDuration) || !has(self.renewBefore) || !self.certificateDuration.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || !self.renewBefore.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.renewBefore) < duration(self.certificateDuration)",message="spec.tls.renewBefore must be shorter than spec.tls.certificateDuration, or every certificate is due for renewal the moment it is issued; for example certificateDuration 2160h with renewBefore 720h"
 type TLSSpec struct {
 	// secretName names a kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) that the user
 	// manages. Its certificate must cover every member's DNS name and the Services.
