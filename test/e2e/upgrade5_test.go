@@ -173,6 +173,13 @@ type testCluster struct {
 // Running with every member a healthy voter.
 func newTestCluster(ctx context.Context, namespace string, replicas int32) *testCluster {
 	GinkgoHelper()
+	return newTestClusterWith(ctx, namespace, replicas, nil)
+}
+
+// newTestClusterWith is newTestCluster with the spec changed by mutate before the
+// cluster is created.
+func newTestClusterWith(ctx context.Context, namespace string, replicas int32, mutate func(*baov1.OpenBaoCluster)) *testCluster {
+	GinkgoHelper()
 	createNamespace(ctx, namespace)
 	for _, sa := range []string{appSA, adminSA} {
 		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
@@ -196,6 +203,9 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 				{Name: "admin-role", Path: "auth/baokeeper-jwt/role/admin", Data: raw(`{"role_type":"jwt","user_claim":"sub","bound_subject":"system:serviceaccount:` + namespace + `:` + adminSA + `","bound_audiences":["baokeeper"],"token_policies":["admin"],"token_ttl":"15m"}`)},
 			}},
 		},
+	}
+	if mutate != nil {
+		mutate(c)
 	}
 	Expect(k8s.Create(ctx, c)).To(Succeed())
 	tc := &testCluster{ns: namespace, ips: map[string]string{}}

@@ -1,0 +1,214 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+)
+
+const (
+	rolloutNS = "e2e-rollout"
+	certNS    = "e2e-certs"
+)
+
+// Day-two changes go through the same Raft-safe pipeline as a version change: each
+// member restarts once, followers first and the leader last, with one election and
+// no acknowledged write lost, while the shared observer writes.
+var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Ordered, SpecPriority(300), func() {
+	var tc *testCluster
+
+	BeforeAll(func(ctx SpecContext) {
+		tc = newTestCluster(ctx, rolloutNS, 3)
+	}, NodeTimeout(bringUp+2*time.Minute))
+
+	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, rolloutNS) }, NodeTimeout(2*time.Minute))
+
+	It("rests with every member a voter, and says so", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Voters).To(Equal("3/3"), c.Status.Message)
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning))
+			d := meta.FindStatusCondition(c.Status.Conditions, string(baov1.ConditionDegraded))
+			g.Expect(d).NotTo(BeNil())
+			g.Expect(d.Status).To(Equal(metav1.ConditionFalse), d.Message)
+			for _, m := range c.Status.Members {
+				g.Expect(m.Version).To(Equal("2.4.0"), "%s reports its version", m.Name)
+			}
+		}, time.Minute, pollEvery).Should(Succeed())
+		By("left alone, nothing restarts: the cluster is not rolled out for nothing")
+		before := tc.podUIDs(ctx)
+		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, 10*time.Second, pollEvery).Should(Equal(before))
+	}, SpecTimeout(2*time.Minute))
+
+	It("rolls out a resources change: every member restarted once, the leader last, one election", func(ctx SpecContext) {
+		obs := tc.observe(ctx)
+		By("raising the members' memory limit")
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("768Mi")}
+		})
+		tc.waitRolledOut(ctx, 4*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rollout of a resources change, 3 members")
+		res.expectClean(tc, 1, "2.4.0")
+		for _, m := range tc.memberList() {
+			p, err := cs.CoreV1().Pods(rolloutNS).Get(ctx, m, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.Spec.Containers[0].Resources.Limits.Memory().String()).To(Equal("768Mi"), m)
+		}
+		tc.expectAllOn(ctx, "2.4.0")
+	}, SpecTimeout(6*time.Minute))
+
+	It("restarts every member on request (baokeeper.dev/restart) the same way", func(ctx SpecContext) {
+		obs := tc.observe(ctx)
+		token := strconv.FormatInt(time.Now().Unix(), 10)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[baov1.AnnotationRestart] = token
+		})
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Restart).NotTo(BeNil())
+			g.Expect(c.Status.Restart.Token).To(Equal(token))
+		}, time.Minute, pollEvery).Should(Succeed())
+		tc.waitRolledOut(ctx, 4*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("restart requested, 3 members")
+		res.expectClean(tc, 1, "2.4.0")
+		tc.expectAllOn(ctx, "2.4.0")
+	}, SpecTimeout(6*time.Minute))
+})
+
+// A serving certificate renewed under a running cluster reaches every member before
+// the old one expires: each renewal is a rollout, and the members serve the Secret's
+// certificate afterwards.
+var _ = Describe("Certificates renewed under a running cluster", Ordered, SpecPriority(290), func() {
+	var tc *testCluster
+
+	BeforeAll(func(ctx SpecContext) {
+		tc = newTestClusterWith(ctx, certNS, 3, func(c *baov1.OpenBaoCluster) {
+			// Renewed a minute after it is issued: two renewals within a few minutes.
+			d, rb := baov1.Duration("3m"), baov1.Duration("2m")
+			c.Spec.TLS.CertificateDuration, c.Spec.TLS.RenewBefore = &d, &rb
+		})
+	}, NodeTimeout(bringUp+2*time.Minute))
+
+	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, certNS) }, NodeTimeout(2*time.Minute))
+
+	It("serves each renewed certificate on every member, twice, with no write lost and one election per renewal", func(ctx SpecContext) {
+		first, _ := secretCert(ctx, certNS)
+		obs := tc.observe(ctx)
+		obs.beginWindow()
+		seen := []string{first}
+		for len(seen) < 3 {
+			By(fmt.Sprintf("waiting for renewal %d and for every member to serve it", len(seen)))
+			Eventually(func(g Gomega) {
+				cur, der := secretCert(ctx, certNS)
+				g.Expect(cur).NotTo(Equal(seen[len(seen)-1]), "not renewed yet")
+				for _, m := range tc.memberList() {
+					g.Expect(servedCertSHA(ctx, tc, m)).To(Equal(der), "%s serves the Secret's certificate", m)
+				}
+				c := tc.get(ctx, g)
+				g.Expect(c.Status.Upgrade).To(BeNil(), c.Status.Message)
+				g.Expect(c.Status.TLS).NotTo(BeNil())
+				g.Expect(c.Status.TLS.CertificateSHA256).To(Equal(cur))
+				seen = append(seen, cur)
+			}, 3*time.Minute, pollEvery).Should(Succeed())
+		}
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("two certificate renewals, 3 members")
+		res.expectNoLoss()
+		res.expectElections(2, "2.4.0")
+		for _, m := range tc.memberList() {
+			Expect(len(res.uids[m])).To(BeNumerically(">=", 3), "%s restarted once per renewal: pod UIDs %v", m, res.uids[m])
+		}
+	}, SpecTimeout(9*time.Minute))
+})
+
+// waitRolledOut waits until a rollout started and ended: the StatefulSet's pods all
+// on its current revision and no operation in progress.
+func (tc *testCluster) waitRolledOut(ctx context.Context, timeout time.Duration) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).To(BeNil(), c.Status.Message)
+		sts, err := cs.AppsV1().StatefulSets(tc.ns).Get(ctx, name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+		for _, m := range tc.memberList() {
+			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Labels["controller-revision-hash"]).To(Equal(sts.Status.UpdateRevision), "%s on the current template", m)
+		}
+	}, timeout, pollEvery).Should(Succeed())
+}
+
+// secretCert is the SHA-256 of the serving certificate the cluster's TLS Secret
+// holds (its PEM, as status.tls.certificateSHA256 has it) and of its DER.
+func secretCert(ctx context.Context, namespace string) (pemSHA, derSHA string) {
+	GinkgoHelper()
+	s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name+"-tls", metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	sum := sha256.Sum256(s.Data["tls.crt"])
+	b, _ := pem.Decode(s.Data["tls.crt"])
+	Expect(b).NotTo(BeNil(), "tls.crt holds a PEM certificate")
+	der := sha256.Sum256(b.Bytes)
+	return hex.EncodeToString(sum[:]), hex.EncodeToString(der[:])
+}
+
+// servedCertSHA is the SHA-256 of the DER of the certificate member m presents on
+// its API port, verified against the cluster CA; "" when it cannot be read.
+func servedCertSHA(ctx context.Context, tc *testCluster, m string) string {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(tc.caPEM)
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 3 * time.Second}, Config: &tls.Config{RootCAs: pool,
+		ServerName: m + "." + name + "-internal." + tc.ns + ".svc", MinVersion: tls.VersionTLS12}}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(dctx, "tcp", net.JoinHostPort(tc.ip(m), "8200"))
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(certs[0].Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// podUIDs is the UID of each member's pod now.
+func (tc *testCluster) podUIDs(ctx context.Context) map[string]types.UID {
+	GinkgoHelper()
+	out := map[string]types.UID{}
+	for _, m := range tc.memberList() {
+		p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		out[m] = p.UID
+	}
+	return out
+}
