@@ -111,6 +111,9 @@ const (
 	ReasonUserCertificate Reason = "UserCertificate"
 	// ReasonUserCertificateMissing means the user-provided Secret is missing or incomplete.
 	ReasonUserCertificateMissing Reason = "UserCertificateMissing"
+	// ReasonUserCertificateInvalid means the user-provided certificate cannot serve the
+	// cluster: unreadable, or it does not name the members and the client Service.
+	ReasonUserCertificateInvalid Reason = "UserCertificateInvalid"
 )
 
 // Reasons of the Initialized condition.

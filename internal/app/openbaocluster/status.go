@@ -97,7 +97,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	}
 
 	if p.tlsReason != "" {
-		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing, p.tlsReason, p.tlsMessage)
+		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing && p.tlsReason != baov1.ReasonUserCertificateInvalid, p.tlsReason, p.tlsMessage)
 	}
 	switch {
 	case !p.notAfter.IsZero():

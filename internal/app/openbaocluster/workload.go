@@ -128,6 +128,17 @@ func (r *Reconciler) ensureTLS(ctx context.Context, p *pass) error {
 	return nil
 }
 
+// keepServedCertificate keeps the certificate hash the template carries, so that an
+// unusable user Secret is not rolled out to the members.
+func (p *pass) keepServedCertificate() {
+	if t := p.cluster.Status.TLS; t != nil {
+		p.certSHA256 = t.CertificateSHA256
+		if t.NotAfter != nil {
+			p.notAfter = t.NotAfter.Time
+		}
+	}
+}
+
 func (r *Reconciler) checkUserTLS(p *pass) error {
 	s := p.obs.userTLS
 	name := p.cluster.Spec.TLS.SecretName
@@ -138,7 +149,17 @@ func (r *Reconciler) checkUserTLS(p *pass) error {
 	case len(s.Data[workload.TLSCertKey]) == 0 || len(s.Data[workload.TLSKeyKey]) == 0 || len(s.Data[workload.CACertKey]) == 0:
 		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificateMissing,
 			fmt.Sprintf("Secret %s (spec.tls.secretName) must hold tls.crt, tls.key and ca.crt", name)
+		p.keepServedCertificate()
 	default:
+		if problem := workload.UserCertificateProblem(p.cluster, s.Data[workload.TLSCertKey]); problem != "" {
+			// Rolling a certificate out that the members or their clients cannot use
+			// would take the cluster down one member at a time: the template keeps the
+			// certificate the members serve, and the condition says what to fix.
+			p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificateInvalid,
+				fmt.Sprintf("Secret %s (spec.tls.secretName): %s; members keep the certificate they serve until it is fixed", name, problem)
+			p.keepServedCertificate()
+			return nil
+		}
 		p.tlsReason, p.tlsMessage = baov1.ReasonUserCertificate, fmt.Sprintf("Using the user-provided Secret %s", name)
 		p.certSHA256 = workload.CertificateSHA256(s.Data[workload.TLSCertKey])
 		if na, err := workload.CertNotAfter(s.Data[workload.TLSCertKey]); err == nil {

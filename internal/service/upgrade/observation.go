@@ -31,6 +31,11 @@ type Member struct {
 	// Revision is the StatefulSet revision the pod was created from (its
 	// controller-revision-hash label); empty when unknown.
 	Revision string
+	// Problem is what the pod itself says keeps it from running, in words: a
+	// scheduling failure (Unschedulable: 0/3 nodes are available: ...) or a container
+	// waiting reason (ImagePullBackOff, CrashLoopBackOff, ...) with its message; ""
+	// when it says nothing.
+	Problem string
 	// Template holds the pod's baokeeper.dev annotations that say why a template
 	// changed (configuration, certificate, restart token), for the words of a rollout.
 	Template map[string]string
@@ -52,6 +57,15 @@ type Member struct {
 	// StableSince is when autopilot last saw the member become healthy; zero when
 	// unknown.
 	StableSince time.Time
+}
+
+// PodSays is "; the pod says: <problem>" when the pod reports why it does not run,
+// else "": appended to what a step waits for, and so to a StepTimeout's message.
+func (m Member) PodSays() string {
+	if m.Problem == "" {
+		return ""
+	}
+	return "; the pod says: " + m.Problem
 }
 
 // Responsive reports whether the member answered sys/health as an initialized,
@@ -150,7 +164,7 @@ func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uin
 			WaitingFor: fmt.Sprintf("waiting for %s to run image %s (it runs %s)", name, targetImage, orNone(m.Image))},
 		{Name: "PodOnTemplate", Passed: c.OnTemplate(m), WaitingFor: templateWait(c, m)},
 		{Name: "PodReady", Passed: m.PodReady,
-			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)", name)},
+			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)%s", name, m.PodSays())},
 		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
 			WaitingFor: fmt.Sprintf("waiting for %s to unseal", name)},
 		{Name: "TargetVersion", Passed: SameVersion(m.Version, targetVersion),

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strings"
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -158,6 +159,32 @@ func ServingDecision(c *baov1.OpenBaoCluster, serving *KeyPair, caCertPEM []byte
 		return true, fmt.Sprintf("the serving certificate expires at %s", cert.NotAfter.UTC().Format(time.RFC3339)), renewAt
 	}
 	return false, "", renewAt
+}
+
+// UserCertificateProblem says why a user-provided serving certificate cannot serve
+// the cluster, or "": it must parse, and name every member (the address members join
+// and the operator reads health at) and the client Service. Wildcards count.
+func UserCertificateProblem(c *baov1.OpenBaoCluster, certPEM []byte) string {
+	cert, err := parseCert(certPEM)
+	if err != nil {
+		return fmt.Sprintf("tls.crt is not a readable PEM certificate (%v)", err)
+	}
+	n := NamesFor(c)
+	names := []string{fmt.Sprintf("%s.%s.svc", n.ClientService(), c.Namespace)}
+	for i := range c.GetReplicas() {
+		names = append(names, n.MemberHost(i, c.Namespace))
+	}
+	var missing []string
+	for _, name := range names {
+		if cert.VerifyHostname(name) != nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("the certificate does not name %s; add them (or a wildcard such as *.%s.%s.svc) to its DNS names",
+			strings.Join(missing, ", "), n.HeadlessService(), c.Namespace)
+	}
+	return ""
 }
 
 // ParsePair parses a PEM certificate and its PEM EC private key and checks they match.

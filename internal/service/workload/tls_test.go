@@ -469,3 +469,25 @@ func TestCertNotAfter(t *testing.T) {
 	_, err := CertNotAfter([]byte("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"))
 	g.Expect(err).To(HaveOccurred())
 }
+
+// A user-provided certificate must name the members and the client Service; one
+// issued for another cluster is refused, naming what it misses.
+func TestUserCertificateProblem(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	ca, err := NewCA(c, now, rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	ours, err := IssueServing(c, ca, now, rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(UserCertificateProblem(c, ours.CertPEM)).To(BeEmpty(), "a certificate that names every member and the Services")
+
+	other := newCluster()
+	other.Name = "victim"
+	theirs, err := IssueServing(other, ca, now, rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(UserCertificateProblem(c, theirs.CertPEM)).To(And(
+		ContainSubstring("the certificate does not name bao.ns.svc, bao-0.bao-internal.ns.svc"),
+		ContainSubstring("or a wildcard such as *.bao-internal.ns.svc")))
+
+	g.Expect(UserCertificateProblem(c, []byte("not a certificate"))).To(ContainSubstring("tls.crt is not a readable PEM certificate"))
+}

@@ -91,3 +91,32 @@ func TestStepDownJobNamesCarryTheUpgrade(t *testing.T) {
 	g.Expect(executorjob.JobOfOperation(stepDownJob(c, a, "img"), b.ID)).To(BeFalse())
 	g.Expect(operationID(c, "upgrade-to-2.5.1", t1)).To(Equal(a.ID), "the ID is a pure function of what status keeps")
 }
+
+func TestPodProblem(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		status       corev1.PodStatus
+		want         string
+	}{
+		{name: "running", reason: "a pod that runs says nothing", want: ""},
+		{name: "unschedulable", reason: "a placement no node satisfies: the scheduler's words",
+			status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+				Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}}},
+			want: "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."},
+		{name: "image pull", reason: "a target image that does not exist",
+			status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"openbao/openbao:2.5.2\""}}}}},
+			want: "ImagePullBackOff (container openbao): Back-off pulling image \"openbao/openbao:2.5.2\""},
+		{name: "creating", reason: "a container being created is not a problem",
+			status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}},
+			want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podProblem(&corev1.Pod{Status: tc.status}); got != tc.want {
+				t.Errorf("podProblem() = %q, want %q: %s", got, tc.want, tc.reason)
+			}
+		})
+	}
+}

@@ -445,6 +445,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 			m.Image = workload.ContainerImage(&pod.Spec)
 			m.Revision = pod.Labels[appsv1.ControllerRevisionHashLabelKey]
 			m.Template = templateAnnotations(pod.Annotations)
+			m.Problem = podProblem(pod)
 		}
 		if m.PodReady {
 			if h.bao == nil {
@@ -465,6 +466,25 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// podProblem is what a pod that does not run says about it: the scheduler's reason
+// and message, or the first waiting container's.
+func podProblem(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			if w.Message == "" {
+				return fmt.Sprintf("%s (container %s)", w.Reason, cs.Name)
+			}
+			return fmt.Sprintf("%s (container %s): %s", w.Reason, cs.Name, w.Message)
+		}
+	}
+	return ""
 }
 
 // templateAnnotations keeps the baokeeper.dev annotations of a member's pod, which

@@ -314,7 +314,7 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 		return wait(st, fmt.Sprintf("waiting for %s to be created by the StatefulSet controller", st.Pod))
 	}
 	if !m.PodReady || !m.Initialized || m.Sealed {
-		return wait(st, fmt.Sprintf("waiting for %s to start, join and unseal", st.Pod))
+		return wait(st, fmt.Sprintf("waiting for %s to start, join and unseal%s", st.Pod, m.PodSays()))
 	}
 	if !c.AutopilotKnown {
 		return wait(st, "waiting for a trustworthy read of autopilot state")
