@@ -517,6 +517,23 @@ func TestDecideRollout(t *testing.T) {
 				in.Cluster.StatefulSet.Status.ObservedGeneration = 2
 			},
 			wantAction: ActionWait, wantPod: "bao-2", wantText: "waiting for the StatefulSet controller"},
+		{name: "a placement no node satisfies", reason: "the restarted follower stays Pending: the step waits with the scheduler's words",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
+				m := &in.Cluster.Members[2]
+				m.Revision, m.PodReady, m.Initialized, m.Version = "bao-new", false, false, ""
+				m.Problem = "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+			},
+			wantAction: ActionWait, wantPod: "bao-2",
+			wantText: "waiting for bao-2 to become Ready (initialized and unsealed); the pod says: Unschedulable: 0/3 nodes are available"},
+		{name: "the step times out with the pod's reason", reason: "a StepTimeout carries what the pod said, not only what the step waited for",
+			mutate: func(in *Input) {
+				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0.Add(-11*time.Minute))
+				in.Upgrade.CurrentStep.WaitingFor = "waiting for bao-2 to become Ready (initialized and unsealed); the pod says: CrashLoopBackOff (container openbao): OOMKilled"
+				m := &in.Cluster.Members[2]
+				m.Revision, m.PodReady = "bao-new", false
+			},
+			wantAction: ActionFail, wantPod: "bao-2", wantText: "the pod says: CrashLoopBackOff (container openbao): OOMKilled; upgraded: none; not started: bao-1, bao-0"},
 		{name: "the leader last, shut down", reason: "followers on the new revision: the leader's graceful shutdown hands over to one of them",
 			mutate: func(in *Input) {
 				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
