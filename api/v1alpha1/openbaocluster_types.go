@@ -565,6 +565,11 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	Voters string `json:"voters,omitempty"`
 
+	// raft is the Raft view in numbers, as autopilot last reported it; empty while it
+	// cannot be read.
+	// +optional
+	Raft *RaftStatus `json:"raft,omitempty"`
+
 	// leader is the member autopilot last named as the Raft leader; empty when none
 	// is known.
 	// +optional
@@ -1247,6 +1252,23 @@ type RequestsStatus struct {
 	// restart is the last handled baokeeper.dev/restart value.
 	// +optional
 	Restart string `json:"restart,omitempty"`
+}
+
+// RaftStatus counts the servers of the Raft configuration.
+type RaftStatus struct {
+	// voters are the voting servers, with or without a member.
+	// +optional
+	Voters int32 `json:"voters,omitempty"`
+	// healthyVoters are the voters autopilot reports healthy.
+	// +optional
+	HealthyVoters int32 `json:"healthyVoters,omitempty"`
+	// nonVoters are the servers that do not vote.
+	// +optional
+	NonVoters int32 `json:"nonVoters,omitempty"`
+	// failureTolerance is how many healthy voters may fail before the quorum is
+	// lost: healthy voters minus the majority, at least 0.
+	// +optional
+	FailureTolerance int32 `json:"failureTolerance,omitempty"`
 }
 
 // RestartRecord is an accepted restart request.

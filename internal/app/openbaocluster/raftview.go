@@ -100,6 +100,16 @@ func (v raftView) voters(desired int32) string {
 	return fmt.Sprintf("%d/%d", h, max(int(desired), n))
 }
 
+// counts is status.raft; nil when the Raft view is unknown.
+func (v raftView) counts() *baov1.RaftStatus {
+	if v.ap == nil {
+		return nil
+	}
+	n, h, _ := v.voterCounts()
+	return &baov1.RaftStatus{Voters: int32(n), HealthyVoters: int32(h), NonVoters: int32(len(v.ap.Servers) - n),
+		FailureTolerance: int32(max(h-(n/2+1), 0))}
+}
+
 // toleranceShortfall says why Raft tolerates fewer failed voters than a cluster of
 // members promises ((len(members)-1)/2) because a member does not vote: a non-voter,
 // or a member missing from the configuration (the unhealthy voters are named too).

@@ -49,7 +49,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if len(st.Members) == 0 {
 		st.Members = nil
 	}
-	st.Voters, st.Leader = rv.voters(replicas), rv.leader
+	st.Voters, st.Leader, st.Raft = rv.voters(replicas), rv.leader, rv.counts()
 
 	initialized := wasInitialized(c) || ready > 0
 	allReady := ready == replicas && obs.stsCurrent()

@@ -88,6 +88,10 @@ func NewRootCommand(o Options) *cobra.Command {
 			"Sets spec.upgrade.paused to true: the member or step in progress finishes, then the upgrade holds with UpgradePaused=True."),
 		r.controlCommand(ControlResume, "Let a paused upgrade go on (spec.upgrade.paused: false)",
 			"Sets spec.upgrade.paused to false."),
+		r.controlCommand(ControlRestart, "Restart every member, one at a time, the leader last",
+			"Writes baokeeper.dev/restart with a fresh token: the operator sets it on the member pod template and the rollout restarts every member, "+
+				"followers first and the leader last with one hand-off, each gated on Raft. Queued behind an upgrade or scaling in progress; "+
+				"refused (nothing written) while break-glass is active."),
 		r.breakGlassCommand(),
 	)
 	return root

@@ -19,6 +19,15 @@ type Voters struct {
 	Healthy, Total int
 }
 
+// VotersOf is the voters of a cluster's status: status.raft's counts, or status.voters
+// parsed for a status written before status.raft existed (when it counted voters).
+func VotersOf(st *baov1.OpenBaoClusterStatus) Voters {
+	if r := st.Raft; r != nil {
+		return Voters{Known: true, Healthy: int(r.HealthyVoters), Total: int(r.Voters)}
+	}
+	return ParseVoters(st.Voters)
+}
+
 // ParseVoters parses status.voters.
 func ParseVoters(s string) Voters {
 	h, t, ok := strings.Cut(strings.TrimSpace(s), "/")
@@ -59,7 +68,7 @@ func (v Voters) QuorumLost() bool { return v.Known && v.Total > 0 && v.Healthy <
 // initialized and unsealed (the readiness probe's meaning), and the Raft indexes are
 // unknown. Every verdict built on it is therefore "as far as status shows".
 func Observation(c *baov1.OpenBaoCluster, now time.Time) *upgrade.Cluster {
-	v := ParseVoters(c.Status.Voters)
+	v := VotersOf(&c.Status)
 	obs := &upgrade.Cluster{
 		Now:              now,
 		Leader:           c.Status.Leader,

@@ -31,6 +31,8 @@ const (
 	ControlResume Control = "resume"
 	// ControlBreakGlassAck writes baokeeper.dev/break-glass-ack with the nonce.
 	ControlBreakGlassAck Control = "break-glass ack"
+	// ControlRestart writes baokeeper.dev/restart.
+	ControlRestart Control = "restart"
 )
 
 // Field is the field a control writes, as a person would name it.
@@ -44,6 +46,8 @@ func (ctl Control) Field() string {
 		return "metadata.annotations[" + baov1.AnnotationRetry + "]"
 	case ControlBreakGlassAck:
 		return "metadata.annotations[" + baov1.AnnotationBreakGlassAck + "]"
+	case ControlRestart:
+		return "metadata.annotations[" + baov1.AnnotationRestart + "]"
 	}
 	return "spec.upgrade.paused"
 }
@@ -59,6 +63,8 @@ func (ctl Control) annotation() string {
 		return baov1.AnnotationRetry
 	case ControlBreakGlassAck:
 		return baov1.AnnotationBreakGlassAck
+	case ControlRestart:
+		return baov1.AnnotationRestart
 	}
 	return ""
 }
@@ -111,6 +117,8 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 		return decidePause(c, in.Control == ControlPause)
 	case ControlBreakGlassAck:
 		return decideAck(c, in)
+	case ControlRestart:
+		return decideRestart(c)
 	default:
 		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
 	}
@@ -196,6 +204,21 @@ func decideRetry(c *baov1.OpenBaoCluster) Verdict {
 			f.Reason, orDash(f.Pod))}
 	}
 	return Verdict{Why: refusal(upgrade.RequestRetry, c)}
+}
+
+// decideRestart uses the operator's own rule (upgrade.DecideRestart): refused while
+// break-glass is active, queued behind an operation in progress.
+func decideRestart(c *baov1.OpenBaoCluster) Verdict {
+	d := upgrade.DecideRestart(c, "")
+	if !d.Accept {
+		return Verdict{Why: strings.TrimPrefix(d.Message, baov1.AnnotationRestart+"= refused: ")}
+	}
+	next := "The operator records the token in status.restart (event RestartRequested) and sets it on the member pod template: the rollout then restarts every member, " +
+		"one at a time, followers first and the leader last with one hand-off, each gated on Raft; kubectl bao status follows it."
+	if l := c.Status.OperationLock; l != nil {
+		next += fmt.Sprintf(" It is queued: %s runs now (%s); members it replaces come back on the new template, and the rollout restarts the rest once it ends.", l.Operation, l.Message)
+	}
+	return Verdict{Write: true, Next: next}
 }
 
 func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
@@ -290,7 +313,8 @@ func Value(c *baov1.OpenBaoCluster, ctl Control, nonce string, now time.Time, sr
 	case ControlBreakGlassAck:
 		return nonce, nil
 	}
-	handled := map[Control]string{ControlPromote: c.Status.Requests.Promote, ControlRollback: c.Status.Requests.Rollback, ControlRetry: c.Status.Requests.Retry}[ctl]
+	handled := map[Control]string{ControlPromote: c.Status.Requests.Promote, ControlRollback: c.Status.Requests.Rollback, ControlRetry: c.Status.Requests.Retry,
+		ControlRestart: c.Status.Requests.Restart}[ctl]
 	for range 3 {
 		tok, err := NewToken(now, src)
 		if err != nil {

@@ -252,3 +252,29 @@ func TestRenderResult(t *testing.T) {
 	g.Expect(RenderResult(&b, &RequestResult{Cluster: "vault/bao", Control: ControlPause, Next: "spec.upgrade.paused is true already", Follow: Follow(c)})).To(Succeed())
 	g.Expect(strings.SplitN(b.String(), "\n", 2)[0]).To(Equal("Nothing to write on openbaocluster vault/bao: spec.upgrade.paused is true already."))
 }
+
+// kubectl bao restart writes exactly when the operator accepts the request, with the
+// operator's own rule (upgrade.DecideRestart) over the same table of states.
+func TestDecideRestartAgreesWithTheOperator(t *testing.T) {
+	cases := []struct {
+		reason string
+		c      *baov1.OpenBaoCluster
+		write  bool
+		want   string
+	}{
+		{reason: "at rest: written", c: newCluster(), write: true, want: "the rollout then restarts every member"},
+		{reason: "during an upgrade: written and queued", c: newCluster(withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
+			c.Status.OperationLock = &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}
+		}), write: true, want: "It is queued: RollingUpgrade runs now"},
+		{reason: "during break-glass: refused, nothing written", c: newCluster(withBreakGlass("n1")), want: "break-glass is active"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			v := Decide(tc.c, DecideInput{Control: ControlRestart, Now: testNow()})
+			g.Expect(v.Write).To(Equal(tc.write), tc.reason)
+			g.Expect(v.Write).To(Equal(upgrade.DecideRestart(tc.c, "t").Accept), "the plugin writes exactly when the operator accepts")
+			g.Expect(v.Next + v.Why).To(ContainSubstring(tc.want))
+		})
+	}
+}

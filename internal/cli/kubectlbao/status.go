@@ -76,7 +76,7 @@ func pausedLine(c *baov1.OpenBaoCluster) string {
 }
 
 func renderRaft(d *describer, c *baov1.OpenBaoCluster) {
-	v := ParseVoters(c.Status.Voters)
+	v := VotersOf(&c.Status)
 	d.head(0, "Raft")
 	d.kv(1, "Leader", "%s", orDash(c.Status.Leader))
 	if !v.Known {
@@ -85,6 +85,10 @@ func renderRaft(d *describer, c *baov1.OpenBaoCluster) {
 		return
 	}
 	d.kv(1, "Voters", "%d healthy of %d (a majority is %d)", v.Healthy, v.Total, v.Quorum())
+	if r := c.Status.Raft; r != nil && r.NonVoters > 0 {
+		d.kv(1, "Non-voters", "%d: a member that does not vote lowers the failure tolerance its size promises (condition Degraded, FailureToleranceLow); "+
+			"the operator promotes a non-voter once it has been healthy and caught up for %s", r.NonVoters, upgrade.NonVoterPromoteAfter)
+	}
 	switch {
 	case v.QuorumLost():
 		d.kv(1, "Failure tolerance", "0: QUORUM LOST, %d healthy voters of the %d a majority needs", v.Healthy, v.Quorum())

@@ -142,3 +142,14 @@ func TestRenderStatus(t *testing.T) {
 		})
 	}
 }
+
+// status.voters shows healthy voters against the members that should vote (1/3 for
+// one voter and two non-voters); the quorum is judged on status.raft's real counts.
+func TestVotersOfCountsTheConfiguration(t *testing.T) {
+	g := NewWithT(t)
+	st := &baov1.OpenBaoClusterStatus{Voters: "1/3", Raft: &baov1.RaftStatus{Voters: 1, HealthyVoters: 1, NonVoters: 2}}
+	v := VotersOf(st)
+	g.Expect(v.QuorumLost()).To(BeFalse(), "one healthy voter of one is a majority: two non-voters are not lost voters")
+	g.Expect(v.FailureTolerance()).To(Equal(0))
+	g.Expect(VotersOf(&baov1.OpenBaoClusterStatus{Voters: "1/3"}).QuorumLost()).To(BeTrue(), "a status written before status.raft counted voters")
+}

@@ -168,3 +168,30 @@ func Sentence(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// RestartDecision is what the operator does with a new baokeeper.dev/restart value,
+// in words that fit the cluster's state; the operator and kubectl bao both decide
+// with it.
+type RestartDecision struct {
+	// Accept is false while break-glass is active: nothing of the cluster changes
+	// until a person acknowledged it.
+	Accept bool
+	// Message is the event's text: why it is refused, or what happens.
+	Message string
+}
+
+// DecideRestart decides a restart request: accepted (its token goes onto the pod
+// template and the rollout restarts every member, followers first, the leader last),
+// queued behind an operation in progress (the template changes now), or refused
+// while break-glass is active.
+func DecideRestart(c *baov1.OpenBaoCluster, value string) RestartDecision {
+	if bg := c.Status.BreakGlass; bg != nil && bg.Active {
+		return RestartDecision{Message: fmt.Sprintf("%s=%s refused: break-glass is active (%s) and every automation of this cluster is stopped; "+
+			"acknowledge it first (%s), then set %s to a new value; nothing was done", baov1.AnnotationRestart, value, bg.Reason, baov1.AnnotationBreakGlassAck, baov1.AnnotationRestart)}
+	}
+	msg := fmt.Sprintf("Restarting every member (%s=%s): one at a time, followers first, the leader last", baov1.AnnotationRestart, value)
+	if l := c.Status.OperationLock; l != nil {
+		msg += fmt.Sprintf("; queued after the operation in progress (%s: %s)", l.Operation, l.Message)
+	}
+	return RestartDecision{Accept: true, Message: msg}
+}

@@ -229,18 +229,14 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *upgrade.Cluste
 // the operation ends. While break-glass is active it is refused: nothing of the
 // cluster changes until a person acknowledged.
 func (r *Reconciler) handleRestart(c *baov1.OpenBaoCluster, now time.Time, value string) {
-	if bg := c.Status.BreakGlass; bg != nil && bg.Active {
-		r.event(c, corev1.EventTypeWarning, eventRequestRefused, fmt.Sprintf("%s=%s refused: break-glass is active (%s) and every automation of this cluster is stopped; "+
-			"acknowledge it first (%s), then set %s to a new value; nothing was done", baov1.AnnotationRestart, value, bg.Reason, baov1.AnnotationBreakGlassAck, baov1.AnnotationRestart))
+	d := upgrade.DecideRestart(c, value)
+	if !d.Accept {
+		r.event(c, corev1.EventTypeWarning, eventRequestRefused, d.Message)
 		return
 	}
 	t := metav1.NewTime(now)
 	c.Status.Restart = &baov1.RestartRecord{Token: value, RequestedAt: &t}
-	msg := fmt.Sprintf("Restarting every member (%s=%s): one at a time, followers first, the leader last", baov1.AnnotationRestart, value)
-	if l := c.Status.OperationLock; l != nil {
-		msg += fmt.Sprintf("; queued after the operation in progress (%s: %s)", l.Operation, l.Message)
-	}
-	r.event(c, corev1.EventTypeNormal, eventRestartAccepted, msg)
+	r.event(c, corev1.EventTypeNormal, eventRestartAccepted, d.Message)
 }
 
 // rolledBackMessage says what was rolled back, why, and what to do while spec.version
