@@ -150,7 +150,11 @@ func ServingDecision(c *baov1.OpenBaoCluster, serving *KeyPair, caCertPEM []byte
 		return true, "the serving certificate is not signed by the current CA", time.Time{}
 	}
 	for _, name := range ServingDNSNames(c) {
-		if !slices.Contains(cert.DNSNames, name) {
+		// A name the certificate's wildcard over the headless Service covers (a member
+		// added by a scale-up, green's members after a blue-green upgrade) needs no
+		// new certificate: a new one restarts every member (day-two.md).
+		covered := slices.Contains(cert.DNSNames, name) || (!strings.HasPrefix(name, "*.") && cert.VerifyHostname(name) == nil)
+		if !covered {
 			return true, fmt.Sprintf("the serving certificate does not cover %s", name), time.Time{}
 		}
 	}

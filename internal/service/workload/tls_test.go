@@ -162,6 +162,9 @@ func TestServingDecision(t *testing.T) {
 	otherCA := mustCA(t, three, now)
 	serving := mustServing(t, three, ca, now)
 	foreign := mustServing(t, three, otherCA, now)
+	victim := newCluster(withReplicas(3))
+	victim.Name = "victim"
+	otherNames := mustServing(t, victim, ca, now)
 	notAfter := now.Add(baov1.DefaultCertificateDuration)
 	renewAt := notAfter.Add(-baov1.DefaultRenewBefore)
 
@@ -239,14 +242,24 @@ func TestServingDecision(t *testing.T) {
 			wantReason: "not signed by the current CA",
 		},
 		{
-			name:       "replicas grew from 3 to 5",
-			reason:     "new members need their names in the certificate before they can join",
-			cluster:    newCluster(withReplicas(5)),
-			serving:    &serving,
+			name: "replicas grew from 3 to 5",
+			reason: "the wildcard over the headless Service covers the new members: a new certificate would restart every member for nothing " +
+				"(and after a blue-green upgrade, green's members, whose names the first certificate never listed)",
+			cluster:     newCluster(withReplicas(5)),
+			serving:     &serving,
+			caPEM:       ca.CertPEM,
+			at:          now,
+			wantRenewAt: renewAt,
+		},
+		{
+			name:       "issued for another cluster",
+			reason:     "a certificate that covers none of the cluster's names is replaced",
+			cluster:    three,
+			serving:    &otherNames,
 			caPEM:      ca.CertPEM,
 			at:         now,
 			wantRenew:  true,
-			wantReason: "does not cover bao-3.bao-internal.ns.svc",
+			wantReason: "does not cover bao",
 		},
 		{
 			name:        "inside renewBefore window",
