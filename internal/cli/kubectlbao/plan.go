@@ -265,7 +265,7 @@ func planNotes(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, to string) []strin
 		notes = append(notes, "spec.upgrade.paused is true: the upgrade would be planned and then hold before the snapshot (kubectl bao resume)")
 	}
 	if up := st.Upgrade; up != nil {
-		rt := upgrade.DecideRetarget(up, obs, to)
+		rt := upgrade.DecideRetarget(up, obs, to, "")
 		switch {
 		case upgrade.SameVersion(to, up.TargetVersion):
 			notes = append(notes, fmt.Sprintf("an upgrade to %s runs already: kubectl bao status %s -n %s", up.TargetVersion, c.Name, c.Namespace))

@@ -36,6 +36,11 @@ type Member struct {
 	// waiting reason (ImagePullBackOff, CrashLoopBackOff, ...) with its message; ""
 	// when it says nothing.
 	Problem string
+	// NeverStarted is true when the pod exists but its OpenBao container has never
+	// run: its image could not be pulled (or it was never scheduled), it was never
+	// restarted and never terminated. Such a member has served nothing on its image,
+	// and its data was never opened by it.
+	NeverStarted bool
 	// Template holds the pod's baokeeper.dev annotations that say why a template
 	// changed (configuration, certificate, restart token), for the words of a rollout.
 	Template map[string]string

@@ -120,3 +120,32 @@ func TestPodProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestNeverStarted(t *testing.T) {
+	pull := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}
+	cases := []struct {
+		name, reason string
+		status       corev1.PodStatus
+		want         bool
+	}{
+		{name: "image never pulled", reason: "the container never ran: its data was never opened by the new image",
+			status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao", State: pull}}}, want: true},
+		{name: "never scheduled", reason: "a pod that no node took never ran",
+			status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}}, want: true},
+		{name: "pull failing after it ran", reason: "a container that terminated before did run: not provably untouched",
+			status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao", State: pull,
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}}}, want: false},
+		{name: "crash loop", reason: "it ran and crashed: it may have opened its data",
+			status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao", RestartCount: 3,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}, want: false},
+		{name: "running", reason: "it runs", status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "openbao",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := neverStarted(&corev1.Pod{Status: tc.status}); got != tc.want {
+				t.Errorf("neverStarted() = %t, want %t: %s", got, tc.want, tc.reason)
+			}
+		})
+	}
+}

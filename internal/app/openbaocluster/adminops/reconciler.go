@@ -442,6 +442,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 			m.Revision = pod.Labels[appsv1.ControllerRevisionHashLabelKey]
 			m.Template = templateAnnotations(pod.Annotations)
 			m.Problem = podProblem(pod)
+			m.NeverStarted = neverStarted(pod)
 		}
 		if m.PodReady {
 			if h.bao == nil {
@@ -481,6 +482,24 @@ func podProblem(p *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// neverStarted reports whether a pod's OpenBao container never ran: never scheduled,
+// or its image never pulled, with no restart and no earlier termination.
+func neverStarted(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return true
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != workload.ContainerName {
+			continue
+		}
+		w := cs.State.Waiting
+		return w != nil && upgrade.NeverStartedReason(w.Reason, cs.RestartCount, cs.LastTerminationState.Terminated != nil)
+	}
+	return false
 }
 
 // templateAnnotations keeps the baokeeper.dev annotations of a member's pod, which

@@ -63,6 +63,9 @@ const (
 func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	if up == nil {
+		if res, acted, err := r.recreateNeverStarted(ctx, c, obs); acted || err != nil {
+			return res, err
+		}
 		return r.maybeStart(ctx, c, obs), nil
 	}
 	op := operationFor(up)
@@ -73,7 +76,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 		return ctrl.Result{}, nil
 	}
 	blueGreen := up.Strategy == baov1.BlueGreenStrategy
-	rt := upgrade.DecideRetarget(up, obs, c.Spec.Version)
+	rt := upgrade.DecideRetarget(up, obs, c.Spec.Version, upgrade.ResolveImage(c.Spec.Image, c.Spec.Version))
 	if blueGreen && rt.Cancel && c.Status.BlueGreen != nil {
 		// Green may exist: the upgrade finishes first (a rollback is the way back).
 		rt = upgrade.Retarget{Message: fmt.Sprintf("spec.version changed to %s during the blue-green upgrade to %s after green was started: "+
@@ -251,6 +254,43 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	core.Release(&c.Status, core.OperationBlueGreenUpgrade)
 	core.Release(&c.Status, core.OperationRollout)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
+}
+
+// recreateNeverStarted deletes, while no operation runs, the pods of members that
+// never started on an image or template that is no longer the StatefulSet's: a
+// target image that could not be pulled, left behind by a cancelled upgrade (the
+// template is back on what the cluster ran). Such a member serves nothing, and its
+// data was never opened on that image; with OnDelete nothing else would re-create it,
+// and every later operation would wait for it to become Ready. It comes back on the
+// current template.
+func (r *Reconciler) recreateNeverStarted(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, bool, error) {
+	if !obs.StatefulSetCurrent() {
+		return ctrl.Result{}, false, nil
+	}
+	image := workload.ContainerImage(&obs.StatefulSet.Spec.Template.Spec)
+	acted := false
+	for i := range obs.Members {
+		m := &obs.Members[i]
+		if !m.PodExists || m.PodTerminating || !m.NeverStarted || (m.Image == image && obs.OnTemplate(m)) {
+			continue
+		}
+		if err := r.deletePod(ctx, c, obs, m.Name); err != nil {
+			return ctrl.Result{}, true, err
+		}
+		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Re-creating %s on %s: its pod never started on %s (%s)", m.Name, image, m.Image, orNothing(m.Problem)))
+		acted = true
+	}
+	if !acted {
+		return ctrl.Result{}, false, nil
+	}
+	return ctrl.Result{RequeueAfter: upgradePoll}, true, nil
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
 }
 
 // maybeStart plans a version change when spec.version differs from what runs and the
