@@ -99,7 +99,46 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		res.expectClean(tc, 1, "2.4.0")
 		tc.expectAllOn(ctx, "2.4.0")
 	}, SpecTimeout(6*time.Minute))
+
+	It("undoes a target whose image cannot be pulled, before any member ran it", func(ctx SpecContext) {
+		undoWrongTarget(ctx, tc)
+	}, SpecTimeout(7*time.Minute))
 })
+
+// undoWrongTarget is the spec body of a target whose image cannot be pulled: the
+// first member sits in ErrImagePull, the status says so, and setting spec.version
+// back cancels the upgrade and brings the member back on the old image, with no
+// election and no write lost.
+func undoWrongTarget(ctx context.Context, tc *testCluster) {
+	GinkgoHelper()
+	obs := tc.observe(ctx)
+	By("asking for 2.4.7, which no image provides on the rig")
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.7" })
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).NotTo(BeNil())
+		g.Expect(c.Status.Message).To(ContainSubstring("the pod says: ErrImagePull"))
+	}, 2*time.Minute, pollEvery).Should(Succeed())
+	By("setting spec.version back to 2.4.0: the member on 2.4.7 never started, so going back is safe")
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.0" })
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).To(BeNil(), c.Status.Message)
+		g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+		g.Expect(c.Status.Voters).To(Equal("3/3"), c.Status.Message)
+		for _, m := range tc.memberList() {
+			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.Containers[0].Image).To(HaveSuffix(":2.4.0"), m)
+		}
+	}, 3*time.Minute, pollEvery).Should(Succeed())
+	obs.endWindow()
+	res := obs.finish(ctx)
+	res.report("a target image that cannot be pulled, undone")
+	res.expectNoLoss()
+	res.expectElections(0, "")
+	tc.expectAllOn(ctx, "2.4.0")
+}
 
 // A serving certificate renewed under a running cluster reaches every member before
 // the old one expires: each renewal is a rollout, and the members serve the Secret's
