@@ -172,7 +172,7 @@ var _ = Describe("Certificates renewed under a running cluster", Ordered, SpecPr
 				c := tc.get(ctx, g)
 				g.Expect(c.Status.Upgrade).To(BeNil(), c.Status.Message)
 				g.Expect(c.Status.TLS).NotTo(BeNil())
-				g.Expect(c.Status.TLS.CertificateSHA256).To(Equal(cur))
+				g.Expect(c.Status.TLS.CertificateSHA256).To(Equal(der), "status.tls.certificateSHA256 is the certificate's fingerprint")
 				seen = append(seen, cur)
 			}, 3*time.Minute, pollEvery).Should(Succeed())
 		}
@@ -206,7 +206,8 @@ func (tc *testCluster) waitRolledOut(ctx context.Context, timeout time.Duration)
 }
 
 // secretCert is the SHA-256 of the serving certificate the cluster's TLS Secret
-// holds (its PEM, as status.tls.certificateSHA256 has it) and of its DER.
+// holds, of its PEM (which changes with every renewal) and of its DER (its
+// fingerprint, as status.tls.certificateSHA256 and a TLS client see it).
 func secretCert(ctx context.Context, namespace string) (pemSHA, derSHA string) {
 	GinkgoHelper()
 	s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name+"-tls", metav1.GetOptions{})

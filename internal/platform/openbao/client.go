@@ -351,7 +351,7 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	if s.proxyFromEnvironment {
 		transport.Proxy = http.ProxyFromEnvironment
 	}
-	var rt http.RoundTripper = transport
+	var rt http.RoundTripper = servedCertTransport{next: transport}
 	if s.wrapTransport != nil {
 		rt = s.wrapTransport(rt)
 	}

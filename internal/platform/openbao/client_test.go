@@ -2,7 +2,9 @@ package openbao
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"net"
 	"net/http"
@@ -112,7 +114,14 @@ func TestHealthTargetsTheMemberAndReportsEveryState(t *testing.T) {
 			got, err := c.Health(t.Context(), member.srv.URL)
 
 			g.Expect(err).NotTo(HaveOccurred())
+			served := got.Certificate
+			got.Certificate = nil
 			g.Expect(*got).To(Equal(tt.want))
+			g.Expect(served).NotTo(BeNil(), "the certificate the member presented is reported")
+			leaf := member.srv.Certificate()
+			sum := sha256.Sum256(leaf.Raw)
+			g.Expect(served.SHA256).To(Equal(hex.EncodeToString(sum[:])), "the fingerprint of the certificate the member presented")
+			g.Expect(served.NotAfter).To(BeTemporally("==", leaf.NotAfter))
 			g.Expect(member.requestCount(pathHealth)).To(Equal(1))
 			g.Expect(service.requestCount(pathHealth)).To(Equal(0), "health must go to the member, not the Service")
 			g.Expect(member.tokens(pathHealth)).To(Equal([]string{""}), "health needs no token")

@@ -16,7 +16,8 @@ import (
 // standby, sealed and uninitialized status codes (429, 503, 501) with a 2xx
 // code, so every state arrives as a parsed body rather than as an error.
 func (c *client) Health(ctx context.Context, addr string) (*Health, error) {
-	return read(ctx, c, fmt.Sprintf("failed to read health from %s", addr), addr, pathHealth, false,
+	ctx, served := withCertSink(ctx)
+	h, err := read(ctx, c, fmt.Sprintf("failed to read health from %s", addr), addr, pathHealth, false,
 		func(ctx context.Context, cl *baoapi.Client) (*Health, error) {
 			resp, err := cl.Sys().HealthWithContext(ctx)
 			if err != nil {
@@ -31,6 +32,11 @@ func (c *client) Health(ctx context.Context, addr string) (*Health, error) {
 				ClusterName: resp.ClusterName,
 			}, nil
 		})
+	if err != nil {
+		return nil, err
+	}
+	h.Certificate = served.get()
+	return h, nil
 }
 
 // Leader implements MemberReader.

@@ -17,6 +17,18 @@ type Health struct {
 	ClusterID string
 	// ClusterName is the cluster's name; empty while sealed or uninitialized.
 	ClusterName string
+	// Certificate is the certificate the member presented on the connection that
+	// answered; nil when the answer came over a connection without one.
+	Certificate *ServedCertificate
+}
+
+// ServedCertificate is what a member's listener presents: the certificate a client
+// sees, whatever the Secret holds now.
+type ServedCertificate struct {
+	// SHA256 is the SHA-256 of its DER, hex-encoded.
+	SHA256 string
+	// NotAfter is when it expires.
+	NotAfter time.Time
 }
 
 // Leader is the answer to sys/leader from whichever member the Service

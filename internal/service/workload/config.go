@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"strings"
 
@@ -133,13 +134,23 @@ func ConfigSHA256(c *baov1.OpenBaoCluster) (string, error) {
 	return sha256Hex([]byte(cfg)), nil
 }
 
-// CertificateSHA256 is the SHA-256 of a serving certificate's PEM, "" for none.
+// CertificateSHA256 is the fingerprint of a serving certificate: the SHA-256 of the
+// DER of the first certificate in certPEM (what a TLS client sees of it, whatever
+// the PEM's line breaks), or of the bytes as they are when they hold no PEM
+// certificate; "" for none.
 func CertificateSHA256(certPEM []byte) string {
 	if len(certPEM) == 0 {
 		return ""
 	}
+	if b, _ := pem.Decode(certPEM); b != nil && b.Type == "CERTIFICATE" {
+		return sha256Hex(b.Bytes)
+	}
 	return sha256Hex(certPEM)
 }
+
+// CertificateSHA256DER is the fingerprint of a certificate's DER, as a TLS
+// handshake presents it.
+func CertificateSHA256DER(der []byte) string { return sha256Hex(der) }
 
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
