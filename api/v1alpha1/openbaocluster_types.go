@@ -665,6 +665,14 @@ type MemberStatus struct {
 	// healthy is autopilot's verdict on the member as last observed.
 	// +optional
 	Healthy bool `json:"healthy,omitempty"`
+	// servedCertificateSHA256 is the fingerprint (SHA-256 of the DER) of the
+	// certificate the member presented at its last health read; it equals
+	// status.tls.certificateSHA256 once the member serves what the Secret holds.
+	// +optional
+	ServedCertificateSHA256 string `json:"servedCertificateSHA256,omitempty"`
+	// servedCertificateNotAfter is when the certificate the member serves expires.
+	// +optional
+	ServedCertificateNotAfter *metav1.Time `json:"servedCertificateNotAfter,omitempty"`
 }
 
 // RaftRole is a member's place in the Raft configuration.

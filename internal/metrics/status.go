@@ -29,6 +29,7 @@ type StatusCollector struct {
 
 	phase, versionInfo, desired, ready, members, leader, healthyVoters *prometheus.Desc
 	stepStarted, stepTimeout, failed, snapshotTaken                    *prometheus.Desc
+	certStored, certServed                                             *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*StatusCollector)(nil)
@@ -52,13 +53,17 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 		stepTimeout:   d("baokeeper_upgrade_step_timeout_seconds", "The running upgrade's step timeout (rolling stepTimeout, blue-green phaseTimeout).", "strategy"),
 		failed:        d("baokeeper_upgrade_failed", "1 while the upgrade is stopped by a failure (status.upgrade.failure), with its reason.", "reason"),
 		snapshotTaken: d("baokeeper_snapshot_last_taken_timestamp_seconds", "Unix time of status.lastSnapshot.takenAt."),
+		certStored: d("baokeeper_certificate_expiry_timestamp_seconds",
+			"Unix time when the serving certificate the cluster's TLS Secret holds expires (status.tls.notAfter)."),
+		certServed: d("baokeeper_member_certificate_expiry_timestamp_seconds",
+			"Unix time when the certificate a member serves expires, as its last health read presented it (status.members[].servedCertificateNotAfter).", "member"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (s *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{s.phase, s.versionInfo, s.desired, s.ready, s.members, s.leader, s.healthyVoters,
-		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken} {
+		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken, s.certStored, s.certServed} {
 		ch <- d
 	}
 }
@@ -115,6 +120,14 @@ func (s *StatusCollector) metricsOf(c *baov1.OpenBaoCluster) []prometheus.Metric
 	}
 	gauge(s.leader, float64(leaders))
 	gauge(s.healthyVoters, float64(healthy))
+	if t := st.TLS; t != nil && t.NotAfter != nil {
+		gauge(s.certStored, float64(t.NotAfter.Unix()))
+	}
+	for _, m := range st.Members {
+		if m.ServedCertificateNotAfter != nil {
+			gauge(s.certServed, float64(m.ServedCertificateNotAfter.Unix()), m.Name)
+		}
+	}
 	if up := st.Upgrade; up != nil {
 		strategy := string(up.Strategy)
 		if strategy == "" {

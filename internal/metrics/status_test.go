@@ -23,15 +23,16 @@ func TestStatusCollectorReportsWhatStatusSays(t *testing.T) {
 	scheme := runtime.NewScheme()
 	g.Expect(baov1.AddToScheme(scheme)).To(Succeed())
 	t0 := metav1.NewTime(time.Unix(1_800_000_000, 0))
+	t1 := metav1.NewTime(time.Unix(1_900_000_000, 0))
 	three := int32(3)
 	upgrading := &baov1.OpenBaoCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao"},
 		Spec:       baov1.OpenBaoClusterSpec{Version: "2.4.1", Replicas: &three},
 		Status: baov1.OpenBaoClusterStatus{
-			Phase: baov1.PhaseUpgrading, CurrentVersion: "2.4.0", ReadyMembers: 2,
+			Phase: baov1.PhaseUpgrading, CurrentVersion: "2.4.0", ReadyMembers: 2, TLS: &baov1.TLSStatus{NotAfter: &t1},
 			Members: []baov1.MemberStatus{
-				{Name: "bao-0", Version: "2.4.0", RaftRole: baov1.RaftRoleLeader, Healthy: true},
-				{Name: "bao-1", Version: "2.4.1", RaftRole: baov1.RaftRoleVoter, Healthy: true},
+				{Name: "bao-0", Version: "2.4.0", RaftRole: baov1.RaftRoleLeader, Healthy: true, ServedCertificateNotAfter: &t1},
+				{Name: "bao-1", Version: "2.4.1", RaftRole: baov1.RaftRoleVoter, Healthy: true, ServedCertificateNotAfter: &t0},
 				{Name: "bao-2", RaftRole: baov1.RaftRoleNonVoter, Healthy: true},
 			},
 			Upgrade: &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy,
@@ -78,13 +79,21 @@ baokeeper_upgrade_step_timeout_seconds{name="bao",namespace="ns",strategy="Rolli
 # HELP baokeeper_snapshot_last_taken_timestamp_seconds Unix time of status.lastSnapshot.takenAt.
 # TYPE baokeeper_snapshot_last_taken_timestamp_seconds gauge
 baokeeper_snapshot_last_taken_timestamp_seconds{name="vault",namespace="other"} 1.8e+09
+# HELP baokeeper_certificate_expiry_timestamp_seconds Unix time when the serving certificate the cluster's TLS Secret holds expires (status.tls.notAfter).
+# TYPE baokeeper_certificate_expiry_timestamp_seconds gauge
+baokeeper_certificate_expiry_timestamp_seconds{name="bao",namespace="ns"} 1.9e+09
+# HELP baokeeper_member_certificate_expiry_timestamp_seconds Unix time when the certificate a member serves expires, as its last health read presented it (status.members[].servedCertificateNotAfter).
+# TYPE baokeeper_member_certificate_expiry_timestamp_seconds gauge
+baokeeper_member_certificate_expiry_timestamp_seconds{member="bao-0",name="bao",namespace="ns"} 1.9e+09
+baokeeper_member_certificate_expiry_timestamp_seconds{member="bao-1",name="bao",namespace="ns"} 1.8e+09
 # HELP baokeeper_cluster_desired_members spec.replicas.
 # TYPE baokeeper_cluster_desired_members gauge
 baokeeper_cluster_desired_members{name="bao",namespace="ns"} 3
 baokeeper_cluster_desired_members{name="vault",namespace="other"} 3
 `), "baokeeper_cluster_members", "baokeeper_cluster_version_info", "baokeeper_raft_healthy_voters", "baokeeper_raft_leader",
 		"baokeeper_upgrade_failed", "baokeeper_upgrade_step_started_timestamp_seconds", "baokeeper_upgrade_step_timeout_seconds",
-		"baokeeper_snapshot_last_taken_timestamp_seconds", "baokeeper_cluster_desired_members")).To(Succeed())
+		"baokeeper_snapshot_last_taken_timestamp_seconds", "baokeeper_cluster_desired_members",
+		"baokeeper_certificate_expiry_timestamp_seconds", "baokeeper_member_certificate_expiry_timestamp_seconds")).To(Succeed())
 
 	// One phase series per phase and cluster.
 	g.Expect(testutil.CollectAndCount(c, "baokeeper_cluster_phase")).To(Equal(2 * len(clusterPhases())))

@@ -33,6 +33,9 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 		}
 		if h := obs.health[name]; h != nil {
 			m.Version = normalizeVersion(h.Version)
+			if sc := h.Certificate; sc != nil {
+				m.ServedCertificateSHA256, m.ServedCertificateNotAfter = sc.SHA256, ptr(metav1.NewTime(sc.NotAfter))
+			}
 		}
 		m.RaftRole, m.Healthy = rv.role(name)
 		if i < replicas {

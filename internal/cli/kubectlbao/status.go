@@ -35,6 +35,7 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 
 	renderRaft(d, c)
 	renderMembers(d, c)
+	renderCertificates(d, c, now)
 	renderBreakGlass(d, c, now)
 	renderUpgrade(d, c, now)
 	renderBlueGreen(d, c, now)
@@ -108,6 +109,47 @@ func renderMembers(d *describer, c *baov1.OpenBaoCluster) {
 		rows = append(rows, []string{m.Name, orDash(string(m.RaftRole)), orDash(m.Version), yesNo(m.Healthy), yesNo(m.Ready), orDash(m.Image)})
 	}
 	d.table(1, []string{"NAME", "ROLE", "VERSION", "HEALTHY", "READY", "IMAGE"}, rows)
+}
+
+// renderCertificates shows the certificate the TLS Secret holds against the one each
+// member serves (read from its last health read): a member on an older certificate
+// is named, with when that one expires.
+func renderCertificates(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	t := c.Status.TLS
+	if t == nil || t.CertificateSHA256 == "" {
+		return
+	}
+	d.head(0, "Serving certificate")
+	d.kv(1, "Stored", "%s, expires %s", short(t.CertificateSHA256), when(t.NotAfter, now))
+	if t.RenewAt != nil {
+		d.kv(1, "Renewed", "%s (spec.tls.renewBefore)", when(t.RenewAt, now))
+	}
+	var current, older, unknown []string
+	for _, m := range c.Status.Members {
+		switch {
+		case m.ServedCertificateSHA256 == "":
+			unknown = append(unknown, m.Name)
+		case m.ServedCertificateSHA256 == t.CertificateSHA256:
+			current = append(current, m.Name)
+		default:
+			older = append(older, fmt.Sprintf("%s (%s, expires %s)", m.Name, short(m.ServedCertificateSHA256), when(m.ServedCertificateNotAfter, now)))
+		}
+	}
+	d.kv(1, "Served by", "%s", orDash(strings.Join(current, ", ")))
+	if len(older) > 0 {
+		d.kv(1, "Older, served by", "%s: the rollout restarts them onto the stored one", strings.Join(older, ", "))
+	}
+	if len(unknown) > 0 {
+		d.kv(1, "Not read", "%s", strings.Join(unknown, ", "))
+	}
+}
+
+// short is the first 12 hex digits of a fingerprint.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 func renderUpgrade(d *describer, c *baov1.OpenBaoCluster, now time.Time) {

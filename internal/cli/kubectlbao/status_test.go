@@ -125,6 +125,13 @@ func TestRenderStatus(t *testing.T) {
 			c.Status.BreakGlass.Active, c.Status.BreakGlass.AcknowledgedBy, c.Status.BreakGlass.AcknowledgedAt = false, "kubectl-bao/alice", minutesAgo(1)
 		}), want: []string{"not active (the last one, QuorumLost, was acknowledged at 2026-12-01T09:59:00Z (60s ago) by kubectl-bao/alice)"}, not: []string{"Nonce:"}},
 		{reason: "paused says how to resume", c: newCluster(withPaused(true)), want: []string{"kubectl bao resume bao -n vault"}},
+		{reason: "the served certificate against the stored one: a member on an older one is named", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			c.Status.TLS = &baov1.TLSStatus{CertificateSHA256: "aaaaaaaaaaaaaaaa", NotAfter: minutesAgo(-60 * 24 * 90)}
+			c.Status.Members[0].ServedCertificateSHA256 = "aaaaaaaaaaaaaaaa"
+			c.Status.Members[1].ServedCertificateSHA256 = "aaaaaaaaaaaaaaaa"
+			c.Status.Members[2].ServedCertificateSHA256, c.Status.Members[2].ServedCertificateNotAfter = "bbbbbbbbbbbbbbbb", minutesAgo(-60*24*5)
+		}), want: []string{"Stored:             aaaaaaaaaaaa, expires", "Served by:          bao-0, bao-1",
+			"Older, served by:   bao-2 (bbbbbbbbbbbb, expires", "the rollout restarts them onto the stored one"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
