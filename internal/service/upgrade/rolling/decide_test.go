@@ -91,14 +91,7 @@ func TestDecide(t *testing.T) {
 		return Input{Upgrade: &baov1.UpgradeStatus{Plan: plan.DeepCopy()}, Cluster: healthyCluster(3, 0), TargetImage: newImage,
 			TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: 10 * time.Minute, SettleTime: 10 * time.Second, MaxLag: 100}
 	}
-	cases := []struct {
-		name       string
-		reason     string
-		mutate     func(*Input)
-		wantAction Action
-		wantPod    string
-		wantText   string
-	}{
+	cases := []decideCase{
 		{name: "template first", reason: "nothing restarts until the template carries the target image",
 			mutate: func(in *Input) { in.TemplateImage = oldImage }, wantAction: ActionUpdateTemplate},
 		{name: "begin first follower", reason: "followers go first, highest ordinal first",
@@ -295,21 +288,7 @@ func TestDecide(t *testing.T) {
 				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1", "bao-0"}
 			}, wantAction: ActionWait, wantText: "to report 2.4.1"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			in := base()
-			tc.mutate(&in)
-			d := Decide(in)
-			g.Expect(d.Action).To(Equal(tc.wantAction), "%s: %+v", tc.reason, d)
-			if tc.wantPod != "" {
-				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
-			}
-			if tc.wantText != "" {
-				g.Expect(d.WaitingFor+" "+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
-			}
-		})
-	}
+	runDecideCases(t, base, cases)
 }
 
 func TestRecordKeepsStartTimeWhenLeadershipComesBack(t *testing.T) {
@@ -488,13 +467,7 @@ func TestDecideRollout(t *testing.T) {
 		return Input{Upgrade: &baov1.UpgradeStatus{Kind: baov1.OperationRollout, Plan: plan.DeepCopy()}, Cluster: c, TargetImage: oldImage,
 			TargetVersion: "2.4.0", TemplateImage: oldImage, StepTimeout: 10 * time.Minute, MaxLag: 100, LeaderHandoff: baov1.LeaderHandoffShutdown}
 	}
-	cases := []struct {
-		name, reason string
-		mutate       func(*Input)
-		wantAction   Action
-		wantPod      string
-		wantText     string
-	}{
+	cases := []decideCase{
 		{name: "same image, old revision: restart it", reason: "the image matches, the template does not",
 			mutate:     func(in *Input) { in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0) },
 			wantAction: ActionDeletePod, wantPod: "bao-2"},
@@ -549,6 +522,21 @@ func TestDecideRollout(t *testing.T) {
 			},
 			wantAction: ActionWait, wantPod: "bao-0", wantText: "waiting for every member but bao-0 to be a healthy voter"},
 	}
+	runDecideCases(t, base, cases)
+}
+
+// decideCase is one row of a Decide table: the input base() gives, changed by
+// mutate, and the action, member and words the decision must have.
+type decideCase struct {
+	name, reason string
+	mutate       func(*Input)
+	wantAction   Action
+	wantPod      string
+	wantText     string
+}
+
+func runDecideCases(t *testing.T, base func() Input, cases []decideCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
