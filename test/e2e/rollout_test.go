@@ -17,6 +17,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,6 +101,45 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		res.expectClean(tc, 1, "2.4.0")
 		tc.expectAllOn(ctx, "2.4.0")
 	}, SpecTimeout(6*time.Minute))
+
+	It("survives a follower evicted (as a node drain does) in the middle of a rollout: the PodDisruptionBudget holds, one election, no write lost", func(ctx SpecContext) {
+		leader := tc.settledLeader(ctx)
+		var victim string
+		for _, m := range tc.memberList() {
+			if m != leader {
+				victim = m // the lowest-ordinal follower: the last follower the rollout restarts
+				break
+			}
+		}
+		obs := tc.observe(ctx)
+		token := strconv.FormatInt(time.Now().UnixNano(), 10)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[baov1.AnnotationRestart] = token
+		})
+		By(fmt.Sprintf("evicting %s through the eviction API, retried as kubectl drain does while the PodDisruptionBudget refuses", victim))
+		refused := 0
+		Eventually(func(g Gomega) {
+			err := cs.PolicyV1().Evictions(tc.ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: tc.ns}})
+			if apierrors.IsTooManyRequests(err) {
+				refused++
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+		}, 3*time.Minute, 2*time.Second).Should(Succeed())
+		GinkgoWriter.Printf("eviction of %s refused %d times by the PodDisruptionBudget before it went through\n", victim, refused)
+		tc.waitRolledOut(ctx, 4*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rollout with a follower evicted, 3 members", fmt.Sprintf("evicted %s after %d refusals", victim, refused))
+		res.expectNoLoss()
+		res.expectElections(1, "2.4.0")
+		for _, m := range tc.memberList() {
+			Expect(len(res.uids[m])).To(BeNumerically(">=", 2), "%s restarted: pod UIDs %v", m, res.uids[m])
+		}
+		tc.expectAllOn(ctx, "2.4.0")
+	}, SpecTimeout(7*time.Minute))
 
 	It("undoes a target whose image cannot be pulled, before any member ran it", func(ctx SpecContext) {
 		undoWrongTarget(ctx, tc)
