@@ -62,12 +62,13 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 	}, SpecTimeout(2*time.Minute))
 
 	It("rolls out a resources change: every member restarted once, the leader last, one election", func(ctx SpecContext) {
+		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		By("raising the members' memory limit")
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 			c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("768Mi")}
 		})
-		tc.waitRolledOut(ctx, 4*time.Minute)
+		tc.waitRolledOut(ctx, before, 4*time.Minute)
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("rollout of a resources change, 3 members")
@@ -81,6 +82,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 	}, SpecTimeout(6*time.Minute))
 
 	It("restarts every member on request (baokeeper.dev/restart) the same way", func(ctx SpecContext) {
+		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		token := strconv.FormatInt(time.Now().Unix(), 10)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
@@ -94,7 +96,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 			g.Expect(c.Status.Restart).NotTo(BeNil())
 			g.Expect(c.Status.Restart.Token).To(Equal(token))
 		}, time.Minute, pollEvery).Should(Succeed())
-		tc.waitRolledOut(ctx, 4*time.Minute)
+		tc.waitRolledOut(ctx, before, 4*time.Minute)
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("restart requested, 3 members")
@@ -111,6 +113,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 				break
 			}
 		}
+		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		token := strconv.FormatInt(time.Now().UnixNano(), 10)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
@@ -129,7 +132,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 			g.Expect(err).NotTo(HaveOccurred())
 		}, 3*time.Minute, 2*time.Second).Should(Succeed())
 		GinkgoWriter.Printf("eviction of %s refused %d times by the PodDisruptionBudget before it went through\n", victim, refused)
-		tc.waitRolledOut(ctx, 4*time.Minute)
+		tc.waitRolledOut(ctx, before, 4*time.Minute)
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("rollout with a follower evicted, 3 members", fmt.Sprintf("evicted %s after %d refusals", victim, refused))
@@ -228,9 +231,18 @@ var _ = Describe("Certificates renewed under a running cluster", Ordered, SpecPr
 	}, SpecTimeout(9*time.Minute))
 })
 
-// waitRolledOut waits until a rollout started and ended: the StatefulSet's pods all
-// on its current revision and no operation in progress.
-func (tc *testCluster) waitRolledOut(ctx context.Context, timeout time.Duration) {
+// templateRevision is the StatefulSet's current revision, before a change.
+func (tc *testCluster) templateRevision(ctx context.Context) string {
+	GinkgoHelper()
+	sts, err := cs.AppsV1().StatefulSets(tc.ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return sts.Status.UpdateRevision
+}
+
+// waitRolledOut waits until the pod template moved past revision before and the
+// rollout onto it ended: every member's pod on the StatefulSet's current revision
+// and no operation in progress.
+func (tc *testCluster) waitRolledOut(ctx context.Context, before string, timeout time.Duration) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
@@ -238,6 +250,7 @@ func (tc *testCluster) waitRolledOut(ctx context.Context, timeout time.Duration)
 		sts, err := cs.AppsV1().StatefulSets(tc.ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(sts.Status.ObservedGeneration).To(Equal(sts.Generation))
+		g.Expect(sts.Status.UpdateRevision).NotTo(Equal(before), "the pod template has not changed yet")
 		for _, m := range tc.memberList() {
 			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
