@@ -97,6 +97,32 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		Entry("5 members, leader ordinal 2, shutdown", baov1.LeaderHandoffShutdown, int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
 	)
 
+	// A rollout of the pod template (here a restart token) is the same machine on the
+	// image the members run: the same order, one hand-off, one member down at most,
+	// whichever pass the operator dies after.
+	It("rolls a pod-template change out to every member once, the leader last, whichever pass the operator dies after", func() {
+		ref := runUpgrade(ctx, k, upgradeRun{ns: "rollout-ref", replicas: 3, leader: 1, crashAt: -1, handoff: baov1.LeaderHandoffShutdown, rollout: true})
+		expectSafeUpgrade(ctx, ref, 1, []int32{2, 0, 1})
+		passes := len(ref.writes)
+		GinkgoWriter.Printf("rollout reference run: %d passes%s\n", passes, ref.history())
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, restartWorkers)
+		for crashAt := range passes {
+			if !slices.Contains(ref.writes[crashAt], noteStatus) {
+				continue
+			}
+			wg.Go(func() {
+				defer GinkgoRecover()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("rollout-k%d", crashAt), replicas: 3, leader: 1, crashAt: crashAt,
+					handoff: baov1.LeaderHandoffShutdown, rollout: true})
+				expectSafeUpgrade(ctx, w, 1, []int32{2, 0, 1})
+			})
+		}
+		wg.Wait()
+	})
+
 	// The quorum budget is checked when a member's step begins; its pod is deleted in a
 	// later pass: the next one for a follower, after the step-down for the leader, and
 	// after a restart possibly much later. A member that failed in between must hold
@@ -132,6 +158,9 @@ type upgradeRun struct {
 	fail *memberFailure
 	// handoff is the cluster's spec.upgrade.rolling.leaderHandoff.
 	handoff baov1.LeaderHandoff
+	// rollout changes the pod template (a restart token, as the workload loop sets
+	// it) instead of spec.version: the members restart on the image they run.
+	rollout bool
 }
 
 // memberFailure fails a member after a pass, for a number of passes.
@@ -150,7 +179,12 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 	c.Spec.Upgrade.Rolling.LeaderHandoff = run.handoff
 	Expect(k.Update(ctx, c)).To(Succeed())
 
-	w := newUpgradeWorld(k, c, run.leader, restartTo)
+	target := restartTo
+	if run.rollout {
+		target = restartFrom
+	}
+	w := newUpgradeWorld(k, c, run.leader, target)
+	w.rollout = run.rollout
 	w.step(ctx) // pods created
 	w.step(ctx) // and Ready
 	for name, p := range w.pods {
@@ -162,8 +196,19 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
 	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")
 
-	c.Spec.Version = restartTo
-	Expect(k.Update(ctx, c)).To(Succeed())
+	if run.rollout {
+		// The workload loop puts an accepted restart token on the pod template.
+		sts := &appsv1.StatefulSet{}
+		Expect(k.Get(ctx, req.NamespacedName, sts)).To(Succeed())
+		if sts.Spec.Template.Annotations == nil {
+			sts.Spec.Template.Annotations = map[string]string{}
+		}
+		sts.Spec.Template.Annotations[baov1.TemplateAnnotationRestart] = "t1"
+		Expect(k.Update(ctx, sts)).To(Succeed())
+	} else {
+		c.Spec.Version = restartTo
+		Expect(k.Update(ctx, c)).To(Succeed())
+	}
 	w.crashAt = run.crashAt
 	// The last pass reads the completed upgrade and changes nothing.
 	const maxPasses = 100
@@ -210,11 +255,12 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 	if w.crashAt >= 0 {
 		name = fmt.Sprintf("%s (crash after pass %d)", c.Namespace, w.crashAt)
 	}
-	Expect(c.Status.CurrentVersion).To(Equal(restartTo), name)
+	Expect(c.Status.CurrentVersion).To(Equal(w.targetVersion), name)
 	Expect(c.Status.Upgrade).To(BeNil(), name)
 	sts := &appsv1.StatefulSet{}
 	Expect(w.k.Get(ctx, client.ObjectKeyFromObject(w.cluster), sts)).To(Succeed())
 	Expect(workload.ContainerImage(&sts.Spec.Template.Spec)).To(Equal(w.target), name)
+	rev := templateRevision(sts)
 
 	// Each member's pod was deleted once, in the planned order, never while it led, and
 	// the pods now are those the world created in their place.
@@ -225,6 +271,7 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 		Expect(p.UID).To(Equal(w.pods[p.Name].UID), "%s: pod %s", name, p.Name)
 		Expect(p.UID).NotTo(Equal(w.original[p.Name]), "%s: pod %s", name, p.Name)
 		Expect(workload.ContainerImage(&p.Spec)).To(Equal(w.target), "%s: pod %s", name, p.Name)
+		Expect(p.Labels[appsv1.ControllerRevisionHashLabelKey]).To(Equal(rev), "%s: pod %s on the current pod template", name, p.Name)
 	}
 	dels := w.deletions()
 	var order []string

@@ -92,6 +92,9 @@ type upgradeWorld struct {
 	addrs         []string
 	target        string
 	targetVersion string
+	// rollout is set for a run that changes the pod template, not the version;
+	// started once status.upgrade was seen.
+	rollout, started bool
 	bao           *openbaofake.Fake
 	clock         *clocktesting.FakeClock
 
@@ -162,6 +165,11 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			err := c.Get(ctx, key, obj, opts...)
 			if oc, ok := obj.(*baov1.OpenBaoCluster); ok && err == nil {
 				w.done = oc.Status.CurrentVersion == w.targetVersion && oc.Status.Upgrade == nil
+				if w.rollout {
+					// A rollout changes no version: it is done once it ran and ended.
+					w.started = w.started || oc.Status.Upgrade != nil
+					w.done = w.started && oc.Status.Upgrade == nil
+				}
 			}
 			return err
 		},
