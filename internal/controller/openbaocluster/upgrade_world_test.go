@@ -95,8 +95,8 @@ type upgradeWorld struct {
 	// rollout is set for a run that changes the pod template, not the version;
 	// started once status.upgrade was seen.
 	rollout, started bool
-	bao           *openbaofake.Fake
-	clock         *clocktesting.FakeClock
+	bao              *openbaofake.Fake
+	clock            *clocktesting.FakeClock
 
 	// pods are the member pods by name, nil while deleted and not yet re-created.
 	pods      map[string]*corev1.Pod
