@@ -337,8 +337,10 @@ func isolatedAPIServer() client.WithWatch {
 		ControlPlane:          envtest.ControlPlane{Etcd: etcd, APIServer: apiServer},
 	}
 	restCfg, err := env.Start()
-	Expect(err).NotTo(HaveOccurred())
+	// Stopped even when Start failed part-way (a CRD the API server refused left
+	// etcd and kube-apiserver running behind a failed run).
 	DeferCleanup(env.Stop)
+	Expect(err).NotTo(HaveOccurred())
 	k, err := client.NewWithWatch(restCfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	return k
