@@ -346,3 +346,24 @@ func (c *Cluster) TemplateChanges() string {
 	}
 	return "the pod template changed: " + strings.Join(words, ", ")
 }
+
+// StaleNeverStarted lists the members whose pods never started (NeverStarted) on an
+// image or revision that is no longer the StatefulSet's template (image is the
+// template's OpenBao image): left behind by a
+// cancelled upgrade to an image that could not be pulled. They serve nothing and
+// never opened their data on that image, so re-creating them on the current template
+// is safe; with OnDelete nothing else would. Empty while the StatefulSet controller
+// has not seen the latest template.
+func (c *Cluster) StaleNeverStarted(image string) []Member {
+	if !c.StatefulSetCurrent() {
+		return nil
+	}
+	var out []Member
+	for i := range c.Members {
+		m := &c.Members[i]
+		if m.PodExists && !m.PodTerminating && m.NeverStarted && (m.Image != image || !c.OnTemplate(m)) {
+			out = append(out, *m)
+		}
+	}
+	return out
+}

@@ -92,3 +92,42 @@ func TestOnTemplate(t *testing.T) {
 	c.StatefulSet = nil
 	g.Expect(c.OnTemplate(&c.Members[1])).To(BeTrue(), "no StatefulSet known: the image and version gate alone")
 }
+
+// A member left on an image that could not be pulled, by a cancelled upgrade, is
+// re-created on the current template; nothing else is.
+func TestStaleNeverStarted(t *testing.T) {
+	const cur, broken = "openbao/openbao:2.4.0", "openbao/openbao:2.4.7"
+	cases := []struct {
+		name, reason string
+		mutate       func(c *Cluster)
+		want         []string
+	}{
+		{name: "left on the broken image", reason: "the template went back; the pod never started: re-create it",
+			mutate: func(c *Cluster) { c.Members[2].Image, c.Members[2].NeverStarted = broken, true }, want: []string{"bao-2"}},
+		{name: "never started on the current template", reason: "an upgrade in progress owns it: its step waits and times out with the pod's reason",
+			mutate: func(c *Cluster) { c.Members[2].NeverStarted = true }},
+		{name: "ran the broken image", reason: "a member that ran (a crash loop) may have opened its data: not touched",
+			mutate: func(c *Cluster) { c.Members[2].Image = broken }},
+		{name: "already being deleted", reason: "nothing to do twice",
+			mutate: func(c *Cluster) { c.Members[2].Image, c.Members[2].NeverStarted, c.Members[2].PodTerminating = broken, true, true }},
+		{name: "template not seen yet", reason: "invariant 9: nothing is deleted before the StatefulSet controller saw the template",
+			mutate: func(c *Cluster) {
+				c.Members[2].Image, c.Members[2].NeverStarted = broken, true
+				c.StatefulSet.Status.ObservedGeneration = 1
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := templateCluster(map[string]string{}, true)
+			for i := range c.Members {
+				c.Members[i].Image, c.Members[i].Revision = cur, "new"
+			}
+			tc.mutate(c)
+			var got []string
+			for _, m := range c.StaleNeverStarted(cur) {
+				got = append(got, m.Name)
+			}
+			NewWithT(t).Expect(got).To(Equal(tc.want), tc.reason)
+		})
+	}
+}

@@ -264,24 +264,19 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 // and every later operation would wait for it to become Ready. It comes back on the
 // current template.
 func (r *Reconciler) recreateNeverStarted(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, bool, error) {
-	if !obs.StatefulSetCurrent() {
+	if obs.StatefulSet == nil {
 		return ctrl.Result{}, false, nil
 	}
 	image := workload.ContainerImage(&obs.StatefulSet.Spec.Template.Spec)
-	acted := false
-	for i := range obs.Members {
-		m := &obs.Members[i]
-		if !m.PodExists || m.PodTerminating || !m.NeverStarted || (m.Image == image && obs.OnTemplate(m)) {
-			continue
-		}
+	stale := obs.StaleNeverStarted(image)
+	if len(stale) == 0 {
+		return ctrl.Result{}, false, nil
+	}
+	for _, m := range stale {
 		if err := r.deletePod(ctx, c, obs, m.Name); err != nil {
 			return ctrl.Result{}, true, err
 		}
 		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("Re-creating %s on %s: its pod never started on %s (%s)", m.Name, image, m.Image, orNothing(m.Problem)))
-		acted = true
-	}
-	if !acted {
-		return ctrl.Result{}, false, nil
 	}
 	return ctrl.Result{RequeueAfter: upgradePoll}, true, nil
 }
