@@ -109,7 +109,9 @@ func TestStaleNeverStarted(t *testing.T) {
 		{name: "ran the broken image", reason: "a member that ran (a crash loop) may have opened its data: not touched",
 			mutate: func(c *Cluster) { c.Members[2].Image = broken }},
 		{name: "already being deleted", reason: "nothing to do twice",
-			mutate: func(c *Cluster) { c.Members[2].Image, c.Members[2].NeverStarted, c.Members[2].PodTerminating = broken, true, true }},
+			mutate: func(c *Cluster) {
+				c.Members[2].Image, c.Members[2].NeverStarted, c.Members[2].PodTerminating = broken, true, true
+			}},
 		{name: "template not seen yet", reason: "invariant 9: nothing is deleted before the StatefulSet controller saw the template",
 			mutate: func(c *Cluster) {
 				c.Members[2].Image, c.Members[2].NeverStarted = broken, true
