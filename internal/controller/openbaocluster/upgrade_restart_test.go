@@ -59,37 +59,7 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	DescribeTable("replaces every member once, the leader last after one hand-off, whichever pass the operator dies after",
 		func(handoff baov1.LeaderHandoff, replicas, leader int32, wantOrder []int32) {
 			prefix := fmt.Sprintf("restart%d-%s", replicas, strings.ToLower(string(handoff)))
-			By("a reference run without a crash")
-			ref := runUpgrade(ctx, k, upgradeRun{ns: prefix + "-ref", replicas: replicas, leader: leader, crashAt: -1, handoff: handoff})
-			expectSafeUpgrade(ctx, ref, leader, wantOrder)
-			passes := len(ref.writes)
-			GinkgoWriter.Printf("reference run: %d passes, %d step-down Job(s)%s\n", passes, len(ref.jobs()), ref.history())
-
-			By(fmt.Sprintf("a run with a crash after each of the %d passes", passes))
-			// The runs are independent (a namespace, a world and a clock each) and mostly
-			// wait on the API server: a few at a time.
-			var wg sync.WaitGroup
-			slots := make(chan struct{}, restartWorkers)
-			for crashAt := range passes {
-				if !slices.Contains(ref.writes[crashAt], noteStatus) {
-					// A pass that writes no status loses nothing: the run would be the
-					// reference run.
-					continue
-				}
-				wg.Go(func() {
-					defer GinkgoRecover()
-					slots <- struct{}{}
-					defer func() { <-slots }()
-					w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("%s-k%d", prefix, crashAt), replicas: replicas, leader: leader, crashAt: crashAt, handoff: handoff})
-					for i := range crashAt {
-						Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
-					}
-					GinkgoWriter.Printf("crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
-					expectSafeUpgrade(ctx, w, leader, wantOrder)
-					Expect(w.jobs()).To(HaveLen(len(ref.jobs())), "%s: step-down Jobs, as many as in the reference run", w.cluster.Namespace)
-				})
-			}
-			wg.Wait()
+			crashAfterEveryStatusWrite(ctx, k, prefix, upgradeRun{replicas: replicas, leader: leader, handoff: handoff}, wantOrder)
 		},
 		Entry("3 members, leader ordinal 1, step-down", baov1.LeaderHandoffStepDown, int32(3), int32(1), []int32{2, 0, 1}),
 		Entry("5 members, leader ordinal 2, step-down", baov1.LeaderHandoffStepDown, int32(5), int32(2), []int32{4, 3, 1, 0, 2}),
@@ -101,26 +71,7 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	// image the members run: the same order, one hand-off, one member down at most,
 	// whichever pass the operator dies after.
 	It("rolls a pod-template change out to every member once, the leader last, whichever pass the operator dies after", func() {
-		ref := runUpgrade(ctx, k, upgradeRun{ns: "rollout-ref", replicas: 3, leader: 1, crashAt: -1, handoff: baov1.LeaderHandoffShutdown, rollout: true})
-		expectSafeUpgrade(ctx, ref, 1, []int32{2, 0, 1})
-		passes := len(ref.writes)
-		GinkgoWriter.Printf("rollout reference run: %d passes%s\n", passes, ref.history())
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, restartWorkers)
-		for crashAt := range passes {
-			if !slices.Contains(ref.writes[crashAt], noteStatus) {
-				continue
-			}
-			wg.Go(func() {
-				defer GinkgoRecover()
-				slots <- struct{}{}
-				defer func() { <-slots }()
-				w := runUpgrade(ctx, k, upgradeRun{ns: fmt.Sprintf("rollout-k%d", crashAt), replicas: 3, leader: 1, crashAt: crashAt,
-					handoff: baov1.LeaderHandoffShutdown, rollout: true})
-				expectSafeUpgrade(ctx, w, 1, []int32{2, 0, 1})
-			})
-		}
-		wg.Wait()
+		crashAfterEveryStatusWrite(ctx, k, "rollout", upgradeRun{replicas: 3, leader: 1, handoff: baov1.LeaderHandoffShutdown, rollout: true}, []int32{2, 0, 1})
 	})
 
 	// The quorum budget is checked when a member's step begins; its pod is deleted in a
@@ -142,6 +93,49 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 			func(ref *upgradeWorld) int { d := ref.deletions(); return d[len(d)-1].pass - 2 }, int32(2)),
 	)
 })
+
+// crashAfterEveryStatusWrite runs base without a crash (the reference run), then once
+// per pass of it that wrote status, crashing after that pass, and checks each run:
+// the passes before the crash are the reference run's, the upgrade is safe
+// (expectSafeUpgrade) and it took as many step-down Jobs. The runs are independent (a
+// namespace, a world and a clock each) and mostly wait on the API server: a few go at
+// once.
+func crashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch, prefix string, base upgradeRun, wantOrder []int32) {
+	GinkgoHelper()
+	By("a reference run without a crash")
+	run := base
+	run.ns, run.crashAt = prefix+"-ref", -1
+	ref := runUpgrade(ctx, k, run)
+	expectSafeUpgrade(ctx, ref, base.leader, wantOrder)
+	passes := len(ref.writes)
+	GinkgoWriter.Printf("%s reference run: %d passes, %d step-down Job(s)%s\n", prefix, passes, len(ref.jobs()), ref.history())
+
+	By(fmt.Sprintf("a run with a crash after each of the %d passes", passes))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, restartWorkers)
+	for crashAt := range passes {
+		if !slices.Contains(ref.writes[crashAt], noteStatus) {
+			// A pass that writes no status loses nothing: the run would be the
+			// reference run.
+			continue
+		}
+		wg.Go(func() {
+			defer GinkgoRecover()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			run := base
+			run.ns, run.crashAt = fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt
+			w := runUpgrade(ctx, k, run)
+			for i := range crashAt {
+				Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
+			}
+			GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes\n", prefix, crashAt, ref.describePass(crashAt), len(w.writes))
+			expectSafeUpgrade(ctx, w, base.leader, wantOrder)
+			Expect(w.jobs()).To(HaveLen(len(ref.jobs())), "%s: step-down Jobs, as many as in the reference run", w.cluster.Namespace)
+		})
+	}
+	wg.Wait()
+}
 
 // restartWorkers is how many runs of a table entry go at once.
 const restartWorkers = 4
