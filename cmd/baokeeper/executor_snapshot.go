@@ -15,8 +15,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 )
 
 // snapshotFlags are the flags of "executor snapshot".

@@ -20,8 +20,8 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 )
 
 // fakeStore keeps uploaded objects in memory and hashes them as S3 would read

@@ -21,7 +21,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
+	"github.com/baokeeper/baokeeper/internal/service/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 

@@ -3,7 +3,7 @@
 // registry by the manager and injected; nothing here is package-level mutable state.
 //
 //  1. New builds the collectors; Register puts them on a registry.
-//  2. core.RecordUpgrade reports what one upgrade pass changed, from the status
+//  2. operation.RecordUpgrade reports what one upgrade pass changed, from the status
 //     before and after it; the adminops reconciler reports the Raft view.
 //  3. Labels are the cluster's namespace and name, plus the upgrade's strategy and a
 //     reason where they apply.
@@ -16,14 +16,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Recorder is what the adminops reconciler reports: the upgrade's bookkeeping
-// (core.Recorder, fed by core.RecordUpgrade once per pass), the Raft view, and the
+// (operation.Recorder, fed by operation.RecordUpgrade once per pass), the Raft view, and the
 // leader transfers of a scaling. Implementations must be safe for concurrent use.
 type Recorder interface {
-	core.Recorder
+	operation.Recorder
 	// Raft reports the failure tolerance and voter count last observed.
 	Raft(namespace, name string, failureTolerance, voters int)
 	// BreakGlass reports whether break-glass stops the cluster's automation.

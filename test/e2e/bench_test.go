@@ -29,6 +29,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -721,10 +722,10 @@ func (tc *testCluster) stepDown(ctx context.Context, member string, attempt int3
 		got := &batchv1.Job{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(job), got)).To(Succeed())
 		phase, _, msg := executorjob.JobPhaseOf(got)
-		if phase == upgrade.JobFailed {
+		if phase == operation.JobFailed {
 			StopTrying(fmt.Sprintf("step-down Job %s failed: %s", job.Name, msg)).Now()
 		}
-		g.Expect(phase).To(Equal(upgrade.JobSucceeded), "step-down Job %s", job.Name)
+		g.Expect(phase).To(Equal(operation.JobSucceeded), "step-down Job %s", job.Name)
 	}, 2*time.Minute, benchPoll).Should(Succeed())
 	Eventually(func() string { return tc.activeMember(ctx) }, time.Minute, benchPoll).
 		ShouldNot(BeElementOf("", member), "another member becomes active after %s steps down", member)

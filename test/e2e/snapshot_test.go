@@ -26,8 +26,9 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/test/rig/s3server"
 )
 
@@ -102,7 +103,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		}, 3*time.Minute, pollEvery).Should(Succeed())
 		jobs := &batchv1.JobList{}
 		Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepSnapshot})).To(Succeed())
-		Expect(jobs.Items).To(HaveLen(int(upgrade.DefaultMaxJobAttempts)), "a bounded number of attempts")
+		Expect(jobs.Items).To(HaveLen(int(operation.DefaultMaxJobAttempts)), "a bounded number of attempts")
 		for _, j := range jobs.Items {
 			Expect(j.Status.Failed).To(BeEquivalentTo(1), j.Name)
 		}

@@ -27,7 +27,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -401,10 +401,10 @@ func (tc *testCluster) moveLeaderToMiddle(ctx context.Context) (string, int) {
 			got := &batchv1.Job{}
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(job), got)).To(Succeed())
 			phase, _, msg := executorjob.JobPhaseOf(got)
-			if phase == upgrade.JobFailed {
+			if phase == operation.JobFailed {
 				StopTrying(fmt.Sprintf("step-down Job %s failed: %s", job.Name, msg)).Now()
 			}
-			g.Expect(phase).To(Equal(upgrade.JobSucceeded), "step-down Job %s", job.Name)
+			g.Expect(phase).To(Equal(operation.JobSucceeded), "step-down Job %s", job.Name)
 		}, 2*time.Minute, 500*time.Millisecond).Should(Succeed())
 		Expect(k8s.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -7,7 +7,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // raftView is the Raft truth of one pass, from the members' sys/health (which one is
@@ -146,7 +146,7 @@ func (v raftView) toleranceShortfall(members []string) string {
 			what = "are non-voters"
 		}
 		why = append(why, fmt.Sprintf("%s %s (baokeeper promotes a non-voter once it has been healthy and caught up for %s)",
-			strings.Join(nonVoters, ", "), what, upgrade.NonVoterPromoteAfter))
+			strings.Join(nonVoters, ", "), what, operation.NonVoterPromoteAfter))
 	}
 	if len(missing) > 0 {
 		why = append(why, fmt.Sprintf("%s %s not in the Raft configuration", strings.Join(missing, ", "), isAre(len(missing))))

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Voters is status.voters ("<healthy voters>/<voters>") parsed, with the failure
@@ -59,7 +59,7 @@ func (v Voters) FailureTolerance() int {
 // QuorumLost reports whether fewer than a majority of voters are healthy.
 func (v Voters) QuorumLost() bool { return v.Known && v.Total > 0 && v.Healthy < v.Quorum() }
 
-// Observation is the upgrade.Cluster that the status describes, for the operator's
+// Observation is the operation.Cluster that the status describes, for the operator's
 // pure planners and verdicts: the members of status.members split into the serving
 // StatefulSet's, green's (during a blue-green upgrade) and the rest, with their Raft
 // role and health; the leader; autopilot's verdict as status.voters reports it.
@@ -67,9 +67,9 @@ func (v Voters) QuorumLost() bool { return v.Known && v.Total > 0 && v.Healthy <
 // Status says less than the operator observes: a member's Ready stands for
 // initialized and unsealed (the readiness probe's meaning), and the Raft indexes are
 // unknown. Every verdict built on it is therefore "as far as status shows".
-func Observation(c *baov1.OpenBaoCluster, now time.Time) *upgrade.Cluster {
+func Observation(c *baov1.OpenBaoCluster, now time.Time) *operation.Cluster {
 	v := VotersOf(&c.Status)
-	obs := &upgrade.Cluster{
+	obs := &operation.Cluster{
 		Now:              now,
 		Leader:           c.Status.Leader,
 		AutopilotKnown:   v.Known,
@@ -83,7 +83,7 @@ func Observation(c *baov1.OpenBaoCluster, now time.Time) *upgrade.Cluster {
 	}
 	for _, ms := range c.Status.Members {
 		set, ord := splitOrdinal(ms.Name)
-		m := upgrade.Member{
+		m := operation.Member{
 			Name: ms.Name, Ordinal: ord,
 			PodExists: true, PodReady: ms.Ready, Image: ms.Image,
 			Initialized: ms.Ready, Sealed: !ms.Ready, Version: ms.Version,
@@ -104,8 +104,8 @@ func Observation(c *baov1.OpenBaoCluster, now time.Time) *upgrade.Cluster {
 			obs.Extra = append(obs.Extra, m)
 		}
 	}
-	upgrade.SortMembers(obs.Members)
-	upgrade.SortMembers(obs.Green)
+	operation.SortMembers(obs.Members)
+	operation.SortMembers(obs.Green)
 	return obs
 }
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -139,11 +139,11 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 // planPrechecks runs the operator's prechecks over the observation built from status.
 // The snapshot target's reachability needs its credentials and the object store,
 // which only the operator checks: a target that is set is shown Pending.
-func planPrechecks(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, d upgrade.Decision, strategy baov1.UpgradeStrategyType, from, to string) []baov1.Precheck {
+func planPrechecks(c *baov1.OpenBaoCluster, obs *operation.Cluster, d upgrade.Decision, strategy baov1.UpgradeStrategyType, from, to string) []baov1.Precheck {
 	pcs := upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster: obs, Replicas: c.GetReplicas(), Policy: d,
 		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
-		LockHeldBy: core.HeldByOther(&c.Status, operationOf(strategy)),
+		LockHeldBy: operation.HeldByOther(&c.Status, operationOf(strategy)),
 		Strategy:   strategy, From: from, To: to,
 	})
 	for i := range pcs {
@@ -163,14 +163,14 @@ func planPrechecks(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, d upgrade.Deci
 
 func operationOf(s baov1.UpgradeStrategyType) string {
 	if s == baov1.BlueGreenStrategy {
-		return core.OperationBlueGreenUpgrade
+		return operation.OperationBlueGreenUpgrade
 	}
-	return core.OperationRollingUpgrade
+	return operation.OperationRollingUpgrade
 }
 
 // rollingSteps is rolling.Plan over the observation: the order the operator would
 // record in status.upgrade.plan.pods.
-func rollingSteps(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, target, targetImage string) []PlanStep {
+func rollingSteps(c *baov1.OpenBaoCluster, obs *operation.Cluster, target, targetImage string) []PlanStep {
 	steps := []PlanStep{}
 	for _, name := range rolling.Plan(obs) {
 		m := obs.Member(name)
@@ -202,7 +202,7 @@ func memberStatus(c *baov1.OpenBaoCluster, name string) *baov1.MemberStatus {
 	return nil
 }
 
-func rollingUndo(cur string, imageOnly bool, obs *upgrade.Cluster) string {
+func rollingUndo(cur string, imageOnly bool, obs *operation.Cluster) string {
 	if imageOnly {
 		return fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again",
 			cur, upgrade.RunningImage(obs))
@@ -255,7 +255,7 @@ func planSnapshot(s baov1.PreUpgradeSnapshotSpec, last *baov1.SnapshotReceipt, n
 
 // planNotes says what else stands in the way: break-glass, pause, an upgrade or a
 // scaling in progress, a rolled-back target.
-func planNotes(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, to string) []string {
+func planNotes(c *baov1.OpenBaoCluster, obs *operation.Cluster, to string) []string {
 	var notes []string
 	st := &c.Status
 	if bg := st.BreakGlass; bg != nil && bg.Active {

@@ -10,6 +10,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -193,7 +194,7 @@ func decideRetry(c *baov1.OpenBaoCluster) Verdict {
 		f := st.Upgrade.Failure
 		next := fmt.Sprintf("On its next pass the operator clears status.upgrade.failure (%s on %s, event RetryRequested) and goes on from what it observes: "+
 			"the failed step's clock starts again and an executor step gets %d more attempts; members already on the target are not touched again.",
-			f.Reason, orDash(f.Pod), upgrade.DefaultMaxJobAttempts)
+			f.Reason, orDash(f.Pod), operation.DefaultMaxJobAttempts)
 		if f.Reason == baov1.FailureValidationFailed {
 			next += " The validation hook runs once more; if it fails again the upgrade holds again."
 		}

@@ -9,6 +9,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -88,7 +89,7 @@ func renderRaft(d *describer, c *baov1.OpenBaoCluster) {
 	d.kv(1, "Voters", "%d healthy of %d (a majority is %d)", v.Healthy, v.Total, v.Quorum())
 	if r := c.Status.Raft; r != nil && r.NonVoters > 0 {
 		d.kv(1, "Non-voters", "%d: a member that does not vote lowers the failure tolerance its size promises (condition Degraded, FailureToleranceLow); "+
-			"the operator promotes a non-voter once it has been healthy and caught up for %s", r.NonVoters, upgrade.NonVoterPromoteAfter)
+			"the operator promotes a non-voter once it has been healthy and caught up for %s", r.NonVoters, operation.NonVoterPromoteAfter)
 	}
 	switch {
 	case v.QuorumLost():
@@ -226,7 +227,7 @@ func stepLine(s *baov1.UpgradeStep, now time.Time) string {
 	if s.Attempts > 0 {
 		limit := s.MaxAttempts
 		if limit == 0 {
-			limit = upgrade.DefaultMaxJobAttempts
+			limit = operation.DefaultMaxJobAttempts
 		}
 		line += fmt.Sprintf(", attempt %d of %d", s.Attempts, limit)
 	}

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 func TestParseVoters(t *testing.T) {
@@ -63,7 +63,7 @@ func TestObservation(t *testing.T) {
 	g.Expect(Observation(c, testNow()).Leader).To(Equal("bao-0"), "the member whose role is Leader when status.leader is empty")
 }
 
-func names(ms []upgrade.Member) []string {
+func names(ms []operation.Member) []string {
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, m.Name)

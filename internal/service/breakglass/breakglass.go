@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -27,7 +27,7 @@ func Runbook(reason baov1.BreakGlassReason) string {
 
 // View is the Raft view of one observation as break-glass records it: the leader
 // and every member and Raft server with its role and version.
-func View(c *upgrade.Cluster) (leader string, members []baov1.BreakGlassMember) {
+func View(c *operation.Cluster) (leader string, members []baov1.BreakGlassMember) {
 	for _, m := range c.AllServers() {
 		if !m.PodExists && !m.InRaft {
 			continue

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 func TestAcknowledge(t *testing.T) {
@@ -38,12 +38,12 @@ func TestAcknowledge(t *testing.T) {
 
 func TestView(t *testing.T) {
 	g := NewWithT(t)
-	c := &upgrade.Cluster{AutopilotKnown: true, Leader: "bao-1", Members: []upgrade.Member{
+	c := &operation.Cluster{AutopilotKnown: true, Leader: "bao-1", Members: []operation.Member{
 		{Name: "bao-0", PodExists: true, InRaft: true, Voter: true, Healthy: true, Version: "2.4.0"},
 		{Name: "bao-1", PodExists: true, InRaft: true, Voter: true, Healthy: true, Version: "2.4.0"},
 		{Name: "bao-2", PodExists: true, InRaft: true, Version: "2.4.0"},
 		{Name: "bao-3", PodExists: true, Version: "2.4.0"},
-	}, Green: []upgrade.Member{{Name: "bao-x-0", PodExists: true, InRaft: true, Voter: true, Healthy: true, Version: "2.4.1"}}}
+	}, Green: []operation.Member{{Name: "bao-x-0", PodExists: true, InRaft: true, Voter: true, Healthy: true, Version: "2.4.1"}}}
 	leader, members := View(c)
 	g.Expect(leader).To(Equal("bao-1"))
 	g.Expect(members).To(Equal([]baov1.BreakGlassMember{
@@ -56,7 +56,7 @@ func TestView(t *testing.T) {
 
 	// Without autopilot (no leader, no majority), roles are unknown and health is
 	// what sys/health said.
-	c = &upgrade.Cluster{Members: []upgrade.Member{
+	c = &operation.Cluster{Members: []operation.Member{
 		{Name: "bao-0", PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"},
 		{Name: "bao-1", PodExists: true, PodReady: false},
 	}}

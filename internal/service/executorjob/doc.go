@@ -11,6 +11,6 @@
 // LabelOperation=opID, so that a Job left by another operation is never read
 // as this one's outcome (JobOfOperation). The older StepDownJob and
 // StepDownJobName carry no operation and are deprecated. JobPhaseOf reads a
-// Job's terminal conditions back as an upgrade.JobPhase; StuckPod and
+// Job's terminal conditions back as an operation.JobPhase; StuckPod and
 // TerminationMessage read its pod.
 package executorjob

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -473,12 +474,12 @@ func TerminationMessage(pod *corev1.Pod) string {
 // being deleted reports Running: its status says nothing about the current
 // attempt any more, and a new Job under the same name cannot be created until
 // it is gone. A nil Job is JobNone.
-func JobPhaseOf(job *batchv1.Job) (phase upgrade.JobPhase, finishedAt time.Time, message string) {
+func JobPhaseOf(job *batchv1.Job) (phase operation.JobPhase, finishedAt time.Time, message string) {
 	if job == nil {
-		return upgrade.JobNone, time.Time{}, ""
+		return operation.JobNone, time.Time{}, ""
 	}
 	if job.DeletionTimestamp != nil {
-		return upgrade.JobRunning, time.Time{}, fmt.Sprintf("Job %s is being deleted", job.Name)
+		return operation.JobRunning, time.Time{}, fmt.Sprintf("Job %s is being deleted", job.Name)
 	}
 	for _, cond := range job.Status.Conditions {
 		if cond.Status != corev1.ConditionTrue {
@@ -490,7 +491,7 @@ func JobPhaseOf(job *batchv1.Job) (phase upgrade.JobPhase, finishedAt time.Time,
 			if job.Status.CompletionTime != nil {
 				at = job.Status.CompletionTime.Time
 			}
-			return upgrade.JobSucceeded, at, ""
+			return operation.JobSucceeded, at, ""
 		case batchv1.JobFailed:
 			msg := cond.Reason
 			if cond.Message != "" {
@@ -499,10 +500,10 @@ func JobPhaseOf(job *batchv1.Job) (phase upgrade.JobPhase, finishedAt time.Time,
 			if msg == "" {
 				msg = fmt.Sprintf("Job %s failed", job.Name)
 			}
-			return upgrade.JobFailed, cond.LastTransitionTime.Time, msg
+			return operation.JobFailed, cond.LastTransitionTime.Time, msg
 		}
 	}
-	return upgrade.JobRunning, time.Time{}, ""
+	return operation.JobRunning, time.Time{}, ""
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -16,8 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -263,61 +264,61 @@ func TestJobPhaseOf(t *testing.T) {
 	tests := []struct {
 		reason    string
 		job       *batchv1.Job
-		want      upgrade.JobPhase
+		want      operation.JobPhase
 		wantAt    time.Time
 		wantInMsg string
 	}{
-		{reason: "no Job", job: nil, want: upgrade.JobNone},
-		{reason: "a new Job without conditions runs", job: job(nil), want: upgrade.JobRunning},
+		{reason: "no Job", job: nil, want: operation.JobNone},
+		{reason: "a new Job without conditions runs", job: job(nil), want: operation.JobRunning},
 		{
 			reason: "Complete means succeeded, at the completion time",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, "", ""), cond(batchv1.JobComplete, corev1.ConditionTrue, "", "")}
 				j.Status.CompletionTime = &metav1.Time{Time: completed}
 			}),
-			want: upgrade.JobSucceeded, wantAt: completed,
+			want: operation.JobSucceeded, wantAt: completed,
 		},
 		{
 			reason: "Complete without a completion time falls back to the condition's time",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, corev1.ConditionTrue, "", "")}
 			}),
-			want: upgrade.JobSucceeded, wantAt: t0,
+			want: operation.JobSucceeded, wantAt: t0,
 		},
 		{
 			reason: "Failed carries its reason and message",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionTrue, "BackoffLimitExceeded", "Job has reached the specified backoff limit")}
 			}),
-			want: upgrade.JobFailed, wantAt: t0, wantInMsg: "BackoffLimitExceeded: Job has reached the specified backoff limit",
+			want: operation.JobFailed, wantAt: t0, wantInMsg: "BackoffLimitExceeded: Job has reached the specified backoff limit",
 		},
 		{
 			reason: "Failed by the deadline",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionTrue, "DeadlineExceeded", "Job was active longer than specified deadline")}
 			}),
-			want: upgrade.JobFailed, wantAt: t0, wantInMsg: "DeadlineExceeded",
+			want: operation.JobFailed, wantAt: t0, wantInMsg: "DeadlineExceeded",
 		},
 		{
 			reason: "Failed without text still says which Job failed",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionTrue, "", "")}
 			}),
-			want: upgrade.JobFailed, wantAt: t0, wantInMsg: "Job bao-stepdown-0-1 failed",
+			want: operation.JobFailed, wantAt: t0, wantInMsg: "Job bao-stepdown-0-1 failed",
 		},
 		{
 			reason: "FailureTarget is not terminal yet: the pod may still run a step-down",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, corev1.ConditionTrue, "BackoffLimitExceeded", "")}
 			}),
-			want: upgrade.JobRunning,
+			want: operation.JobRunning,
 		},
 		{
 			reason: "a condition that is not True does not count",
 			job: job(func(j *batchv1.Job) {
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionFalse, "", ""), cond(batchv1.JobComplete, corev1.ConditionUnknown, "", "")}
 			}),
-			want: upgrade.JobRunning,
+			want: operation.JobRunning,
 		},
 		{
 			reason: "a Job being deleted is not trusted, even when it says Complete",
@@ -325,7 +326,7 @@ func TestJobPhaseOf(t *testing.T) {
 				j.DeletionTimestamp = &metav1.Time{Time: t0}
 				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, corev1.ConditionTrue, "", "")}
 			}),
-			want: upgrade.JobRunning, wantInMsg: "being deleted",
+			want: operation.JobRunning, wantInMsg: "being deleted",
 		},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Step actions stored in status.*.currentStep.action; the strategy packages name
@@ -63,7 +64,7 @@ func NeverStartedReason(reason string, restarts int32, terminatedBefore bool) bo
 // re-created on the old image. From the first member that ran the target on, the
 // upgrade finishes to the version it planned, and the new spec.version is planned
 // afterwards (or refused, if it is now a downgrade).
-func DecideRetarget(up *baov1.UpgradeStatus, c *Cluster, desiredVersion, desiredImage string) Retarget {
+func DecideRetarget(up *baov1.UpgradeStatus, c *operation.Cluster, desiredVersion, desiredImage string) Retarget {
 	if up == nil {
 		return Retarget{}
 	}
@@ -79,7 +80,7 @@ func DecideRetarget(up *baov1.UpgradeStatus, c *Cluster, desiredVersion, desired
 	if len(up.CompletedPods) > 0 {
 		return finish
 	}
-	ranTarget := func(m *Member) bool { return m.Image == up.TargetImage && !m.NeverStarted }
+	ranTarget := func(m *operation.Member) bool { return m.Image == up.TargetImage && !m.NeverStarted }
 	if st := up.CurrentStep; st != nil {
 		switch st.Action {
 		case StepTakeSnapshot, StepTransferLeadership:

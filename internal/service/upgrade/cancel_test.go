@@ -6,14 +6,15 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 func TestDecideRetarget(t *testing.T) {
 	const old, target = "openbao/openbao:2.4.0", "openbao/openbao:2.4.1"
-	members := func(images ...string) *Cluster {
-		c := &Cluster{}
+	members := func(images ...string) *operation.Cluster {
+		c := &operation.Cluster{}
 		for i, img := range images {
-			c.Members = append(c.Members, Member{Name: []string{"bao-0", "bao-1", "bao-2"}[i], Ordinal: i, PodExists: true, Image: img})
+			c.Members = append(c.Members, operation.Member{Name: []string{"bao-0", "bao-1", "bao-2"}[i], Ordinal: i, PodExists: true, Image: img})
 		}
 		return c
 	}
@@ -27,7 +28,7 @@ func TestDecideRetarget(t *testing.T) {
 	cases := []struct {
 		reason  string
 		up      *baov1.UpgradeStatus
-		cluster *Cluster
+		cluster *operation.Cluster
 		desired string
 		// desiredImage is spec.image resolved; "" leaves it out.
 		desiredImage string
@@ -46,10 +47,10 @@ func TestDecideRetarget(t *testing.T) {
 		}), cluster: members(old, old, old), desired: "2.4.0", cancel: true},
 		{reason: "first member's pod terminating: finish", up: up(func(u *baov1.UpgradeStatus) {
 			u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
-		}), cluster: func() *Cluster { c := members(old, old, old); c.Members[2].PodTerminating = true; return c }(), desired: "2.4.0", finish: true},
+		}), cluster: func() *operation.Cluster { c := members(old, old, old); c.Members[2].PodTerminating = true; return c }(), desired: "2.4.0", finish: true},
 		{reason: "first member's pod gone: finish", up: up(func(u *baov1.UpgradeStatus) {
 			u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
-		}), cluster: func() *Cluster { c := members(old, old, old); c.Members[2].PodExists = false; return c }(), desired: "2.4.0", finish: true},
+		}), cluster: func() *operation.Cluster { c := members(old, old, old); c.Members[2].PodExists = false; return c }(), desired: "2.4.0", finish: true},
 		{reason: "first member back on the target image: finish", up: up(func(u *baov1.UpgradeStatus) {
 			u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
 		}), cluster: members(old, old, target), desired: "2.4.0", finish: true},
@@ -62,14 +63,14 @@ func TestDecideRetarget(t *testing.T) {
 				u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
 				u.Failure = &baov1.UpgradeFailure{Reason: baov1.FailureStepTimeout}
 			}),
-			cluster: func() *Cluster { c := members(old, old, target); c.Members[2].NeverStarted = true; return c }(),
+			cluster: func() *operation.Cluster { c := members(old, old, target); c.Members[2].NeverStarted = true; return c }(),
 			desired: "2.4.0", cancel: true, recreate: []string{"bao-2"}},
 		{reason: "a member that ran the target and then crashed: finish (its data may have been migrated)", up: up(func(u *baov1.UpgradeStatus) {
 			u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
 		}), cluster: members(old, old, target), desired: "2.4.0", finish: true},
 		{reason: "a fixed image at the same version, before any member ran the broken one: cancel", up: up(func(u *baov1.UpgradeStatus) {
 			u.CurrentStep = &baov1.UpgradeStep{Action: StepReplaceMember, Pod: "bao-2"}
-		}), cluster: func() *Cluster { c := members(old, old, target); c.Members[2].NeverStarted = true; return c }(),
+		}), cluster: func() *operation.Cluster { c := members(old, old, target); c.Members[2].NeverStarted = true; return c }(),
 			desired: "2.4.1", desiredImage: "mirror.example/openbao:2.4.1", cancel: true, recreate: []string{"bao-2"}},
 		{reason: "the same image at the same version: nothing to decide", up: up(nil), cluster: members(old, old, old), desired: "2.4.1", desiredImage: target},
 		{reason: "an unknown step: finish (not provably untouched)", up: up(func(u *baov1.UpgradeStatus) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Precheck names, in the order they are evaluated and shown.
@@ -21,7 +22,7 @@ const (
 
 // PrecheckInput is what the prechecks judge.
 type PrecheckInput struct {
-	Cluster *Cluster
+	Cluster *operation.Cluster
 	// Replicas is spec.replicas.
 	Replicas int32
 	// Policy is the version and image policy's decision.
@@ -87,7 +88,7 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 			apFail += "; not healthy: " + strings.Join(unhealthy, ", ")
 		}
 		if len(nonVoters) > 0 {
-			apFail += "; non-voters (promoted once healthy for " + NonVoterPromoteAfter.String() + "): " + strings.Join(nonVoters, ", ")
+			apFail += "; non-voters (promoted once healthy for " + operation.NonVoterPromoteAfter.String() + "): " + strings.Join(nonVoters, ", ")
 		}
 	}
 	add(PrecheckAutopilotHealthy, apOK, fmt.Sprintf("autopilot is healthy with failure tolerance %d", c.FailureTolerance), apFail)

@@ -8,12 +8,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
-func healthy(n int) *Cluster {
-	c := &Cluster{Leader: "bao-0", AutopilotKnown: true, AutopilotHealthy: true, FailureTolerance: (n - 1) / 2}
+func healthy(n int) *operation.Cluster {
+	c := &operation.Cluster{Leader: "bao-0", AutopilotKnown: true, AutopilotHealthy: true, FailureTolerance: (n - 1) / 2}
 	for i := range n {
-		c.Members = append(c.Members, Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0", Voter: true, Healthy: true})
+		c.Members = append(c.Members, operation.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0", Voter: true, Healthy: true})
 	}
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -80,17 +81,17 @@ func TestDurationGetters(t *testing.T) {
 }
 
 func TestImageChanged(t *testing.T) {
-	mk := func(images ...string) *upgrade.Cluster {
-		c := &upgrade.Cluster{}
+	mk := func(images ...string) *operation.Cluster {
+		c := &operation.Cluster{}
 		for i, img := range images {
-			c.Members = append(c.Members, upgrade.Member{Name: "bao-" + string(rune('0'+i)), PodExists: img != "", Image: img})
+			c.Members = append(c.Members, operation.Member{Name: "bao-" + string(rune('0'+i)), PodExists: img != "", Image: img})
 		}
 		return c
 	}
 	const a, b = "ghcr.io/openbao/openbao:2.4.0", "mirror.local/openbao/openbao:2.4.0"
 	cases := []struct {
 		name, reason string
-		c            *upgrade.Cluster
+		c            *operation.Cluster
 		want         bool
 	}{
 		{"same image", "nothing to roll out", mk(a, a, a), false},

@@ -1,4 +1,4 @@
-// Package s3store tests the snapshot store (internal/service/upgrade/snapshot)
+// Package s3store tests the snapshot store (internal/service/snapshot)
 // against a real S3-compatible server, SeaweedFS, built from Go modules into bin/
 // and listening on 127.0.0.1 only.
 package s3store
@@ -18,7 +18,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	. "github.com/onsi/gomega"
 
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/test/rig/s3server"
 	"github.com/baokeeper/baokeeper/test/testenv"
 )

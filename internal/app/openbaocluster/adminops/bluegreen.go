@@ -16,9 +16,8 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -34,7 +33,7 @@ const (
 
 // reconcileBlueGreen drives a blue-green upgrade whose snapshot is taken: one
 // bluegreen.Decide over this pass's observation, then its one action.
-func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	in, err := r.blueGreenInput(ctx, c, obs)
 	if err != nil {
@@ -50,13 +49,13 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 	if st := d.Status; st != nil {
 		up.Plan.Pods = greenMembers(c, st)
 	}
-	if d.Event != "" && d.Kind != core.KindComplete {
+	if d.Event != "" && d.Kind != operation.KindComplete {
 		r.event(c, corev1.EventTypeNormal, eventBlueGreenPhase, d.Event)
 		d.Event = ""
 	}
 	return r.execute(ctx, c, obs, d.Action, strategyHooks{
 		poll: upgradePoll,
-		job:  func(core.Action) (*batchv1.Job, error) { return r.blueGreenJob(c, d) },
+		job:  func(operation.Action) (*batchv1.Job, error) { return r.blueGreenJob(c, d) },
 		complete: func() {
 			c.Status.StatefulSet = d.Status.Green.StatefulSet
 			c.Status.BlueGreen = nil
@@ -66,7 +65,7 @@ func (r *Reconciler) reconcileBlueGreen(ctx context.Context, c *baov1.OpenBaoClu
 
 // blueGreenInput gathers what Decide needs beyond the observation: what is left
 // of blue, the client Service's selection, and the current step's Job.
-func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (bluegreen.Input, error) {
+func (r *Reconciler) blueGreenInput(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (bluegreen.Input, error) {
 	up, st := c.Status.Upgrade, c.Status.BlueGreen
 	bgSpec := c.Spec.Upgrade.BlueGreen
 	in := bluegreen.Input{
@@ -139,19 +138,19 @@ func (r *Reconciler) blueGreenJob(c *baov1.OpenBaoCluster, d bluegreen.Decision)
 	image := r.executorImage(c)
 	addrs := append(setAddresses(c, st.Blue), setAddresses(c, st.Green)...)
 	switch d.Job {
-	case core.JobValidate:
+	case operation.JobValidate:
 		hook := c.Spec.Upgrade.BlueGreen.ValidationHook
 		if hook == nil {
 			return nil, fmt.Errorf("spec.upgrade.blueGreen.validationHook of %s/%s is gone while the upgrade validates green: set it again, or retry without it", c.Namespace, c.Name)
 		}
 		return bluegreen.ValidationJob(c, up.ID, s.Attempts, hook, c.GetValidationHookTimeout(), setAddresses(c, st.Green), caSecretName(c)), nil
-	case core.JobPromote:
+	case operation.JobPromote:
 		return executorjob.PromoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
-	case core.JobDemote:
+	case operation.JobDemote:
 		return executorjob.DemoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
-	case core.JobStepDown:
+	case operation.JobStepDown:
 		return executorjob.StepDownJobFor(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
-	case core.JobRemovePeer:
+	case operation.JobRemovePeer:
 		return executorjob.RemovePeerJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	}
 	return nil, fmt.Errorf("unknown executor Job kind %q", d.Job)
@@ -185,10 +184,10 @@ func caSecretName(c *baov1.OpenBaoCluster) string {
 
 // applyBlueGreenObject creates green's StatefulSet, or points the client Service
 // at the serving StatefulSet (green once status.statefulSet moved).
-func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
+func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj operation.Object) error {
 	st := c.Status.BlueGreen
 	switch obj {
-	case core.ObjectGreenStatefulSet:
+	case operation.ObjectGreenStatefulSet:
 		cert := ""
 		if c.Status.TLS != nil {
 			cert = c.Status.TLS.CertificateSHA256
@@ -209,7 +208,7 @@ func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoC
 			return fmt.Errorf("failed to create green's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
 		}
 		return nil
-	case core.ObjectClientService:
+	case operation.ObjectClientService:
 		// Under the workload loop's field manager: it computes the same selector
 		// from status.statefulSet and owns the Service afterwards.
 		if err := objectapply.Apply(ctx, r.Client, workload.Services(c)[1]); err != nil {
@@ -222,10 +221,10 @@ func (r *Reconciler) applyBlueGreenObject(ctx context.Context, c *baov1.OpenBaoC
 
 // deleteBlueGreenObject deletes blue's StatefulSet (its pods go with it), or the
 // volume claims of blue's members once their pods are gone.
-func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
+func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBaoCluster, obj operation.Object) error {
 	st := c.Status.BlueGreen
 	switch obj {
-	case core.ObjectBlueStatefulSet:
+	case operation.ObjectBlueStatefulSet:
 		sts := &appsv1.StatefulSet{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: st.Blue.StatefulSet}, sts); err != nil {
 			return client.IgnoreNotFound(err)
@@ -234,7 +233,7 @@ func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBao
 			return fmt.Errorf("failed to delete blue's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
 		}
 		return nil
-	case core.ObjectGreenStatefulSet:
+	case operation.ObjectGreenStatefulSet:
 		// A rollback: every green peer left Raft first.
 		sts := &appsv1.StatefulSet{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: st.Green.StatefulSet}, sts); err != nil {
@@ -244,9 +243,9 @@ func (r *Reconciler) deleteBlueGreenObject(ctx context.Context, c *baov1.OpenBao
 			return fmt.Errorf("failed to delete green's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
 		}
 		return nil
-	case core.ObjectBlueVolumes, core.ObjectGreenVolumes:
+	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes:
 		set, side := st.Blue.StatefulSet, "blue"
-		if obj == core.ObjectGreenVolumes {
+		if obj == operation.ObjectGreenVolumes {
 			set, side = st.Green.StatefulSet, "green"
 		}
 		vols, err := r.blueVolumes(ctx, c, set)

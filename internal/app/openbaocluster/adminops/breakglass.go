@@ -15,14 +15,13 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 )
 
 // QuorumLossGrace is how long a loss of quorum that an upgrade did not plan lasts
-// before break-glass (core.QuorumLossGrace).
-const QuorumLossGrace = core.QuorumLossGrace
+// before break-glass (operation.QuorumLossGrace).
+const QuorumLossGrace = operation.QuorumLossGrace
 
 // Event reasons of break-glass.
 const (
@@ -35,7 +34,7 @@ const (
 // fresh nonce, the reason and message, the Raft view of this pass and the recovery
 // steps, and a Warning event. Both reconcilers leave the cluster alone while it is
 // active.
-func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, reason baov1.BreakGlassReason, member, msg string) error {
+func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Cluster, reason baov1.BreakGlassReason, member, msg string) error {
 	nonce, err := newNonce(r.Rand)
 	if err != nil {
 		return fmt.Errorf("failed to draw a break-glass nonce for %s/%s (%s: %s): %w", c.Namespace, c.Name, reason, msg, err)
@@ -88,7 +87,7 @@ func (r *Reconciler) handleBreakGlassAck(c *baov1.OpenBaoCluster, now time.Time,
 // majority of voters unhealthy or missing, which no step plans. It records the
 // voters while autopilot can be read; once a loss lasted QuorumLossGrace it enters
 // break-glass. stop reports that the pass must do nothing else.
-func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (res ctrl.Result, stop bool, err error) {
+func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (res ctrl.Result, stop bool, err error) {
 	up := c.Status.Upgrade
 	planned := ""
 	if st := up.CurrentStep; st != nil && st.Action == baov1.StepReplaceMember {
@@ -98,7 +97,7 @@ func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, o
 	if up.QuorumLostSince != nil {
 		since = &up.QuorumLostSince.Time
 	}
-	w := core.WatchQuorum(obs, up.LastVoters, since, planned, QuorumLossGrace, openbaoPollInterval)
+	w := operation.WatchQuorum(obs, up.LastVoters, since, planned, QuorumLossGrace, openbaoPollInterval)
 	up.LastVoters, up.QuorumLostSince = w.LastVoters, nil
 	if w.LostSince != nil {
 		t := metav1.NewTime(*w.LostSince)

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -27,7 +27,7 @@ const holdRequeue = 10 * time.Second
 // status write clears.
 type strategyHooks struct {
 	// job builds the executor Job of a CreateJob.
-	job func(a core.Action) (*batchv1.Job, error)
+	job func(a operation.Action) (*batchv1.Job, error)
 	// poll is how soon a pass that waits on OpenBao or on a pod looks again (OpenBao
 	// has no watch). Only a cluster with an upgrade in progress polls this often.
 	poll time.Duration
@@ -36,33 +36,33 @@ type strategyHooks struct {
 	complete func()
 }
 
-// execute carries out one core.Action of an upgrade: the one executor of both
+// execute carries out one operation.Action of an upgrade: the one executor of both
 // strategies. Every disruptive action it takes is named by status persisted before
 // it (an object of the cluster, a Job named after the operation, step, member and
 // attempt), and is idempotent: a create that finds the object, an apply of the same
 // fields, a delete of what is gone are no-ops.
-func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, a core.Action, h strategyHooks) (ctrl.Result, error) {
+func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, a operation.Action, h strategyHooks) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(a.Kind), "Pod", a.Member)
-	if a.Event != "" && a.Kind != core.KindComplete {
+	if a.Event != "" && a.Kind != operation.KindComplete {
 		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, a.Event)
 	}
 	switch a.Kind {
-	case core.KindPersist:
+	case operation.KindPersist:
 		return ctrl.Result{RequeueAfter: maxDuration(a.RequeueAfter, persistRequeue)}, nil
-	case core.KindApply:
+	case operation.KindApply:
 		log.Info("Applying", "object", string(a.Object))
 		if err := r.applyObject(ctx, c, a.Object); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case core.KindDelete:
+	case operation.KindDelete:
 		log.Info("Deleting", "object", string(a.Object))
 		if err := r.deleteObject(ctx, c, obs, a); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: h.poll}, nil
-	case core.KindCreateJob:
+	case operation.KindCreateJob:
 		job, err := h.job(a)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -75,18 +75,18 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 			r.eventNow(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", upgrade.Sentence(a.WaitingFor), job.Name))
 		}
 		return ctrl.Result{RequeueAfter: h.poll}, nil
-	case core.KindHold:
+	case operation.KindHold:
 		return ctrl.Result{RequeueAfter: holdRequeue}, nil
-	case core.KindFail:
+	case operation.KindFail:
 		if up.Failure == nil {
 			t := metav1.NewTime(obs.Now)
 			up.Failure = &baov1.UpgradeFailure{Reason: a.Reason, Message: a.Message, Pod: a.Member, At: &t}
 		}
 		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, a.Message)
 		return ctrl.Result{}, nil
-	case core.KindBreakGlass:
+	case operation.KindBreakGlass:
 		return ctrl.Result{}, r.enterBreakGlass(c, obs, a.BreakGlass, a.Member, a.Message)
-	case core.KindRolledBack:
+	case operation.KindRolledBack:
 		// The cleared upgrade and the rollback's record in one status write;
 		// currentVersion stays what blue runs.
 		r.event(c, corev1.EventTypeNormal, eventRolledBack, a.Event)
@@ -97,9 +97,9 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		}
 		c.Status.LastRollback = lr
 		c.Status.Upgrade, c.Status.BlueGreen = nil, nil
-		core.Release(&c.Status, operationFor(up))
+		operation.Release(&c.Status, operationFor(up))
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case core.KindComplete:
+	case operation.KindComplete:
 		// Invariant 8: the version and the cleared upgrade go out in one status write.
 		msg := a.Event
 		switch {
@@ -115,7 +115,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 		if h.complete != nil {
 			h.complete()
 		}
-		core.Release(&c.Status, operationFor(up))
+		operation.Release(&c.Status, operationFor(up))
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	}
 	// KindWait.
@@ -131,8 +131,8 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *
 }
 
 // applyObject applies what an Apply action names.
-func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, obj core.Object) error {
-	if obj != core.ObjectPodTemplate {
+func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, obj operation.Object) error {
+	if obj != operation.ObjectPodTemplate {
 		return r.applyBlueGreenObject(ctx, c, obj)
 	}
 	sts := &appsv1.StatefulSet{}
@@ -144,8 +144,8 @@ func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, o
 }
 
 // deleteObject deletes what a Delete action names.
-func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, a core.Action) error {
-	if a.Object != core.ObjectPod {
+func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, a operation.Action) error {
+	if a.Object != operation.ObjectPod {
 		if err := r.deleteBlueGreenObject(ctx, c, a.Object); err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // observeJob reads the executor Job of the current attempt, by its deterministic
@@ -26,26 +26,26 @@ import (
 //     after executorjob.PodStartGrace instead of the Job's whole deadline.
 //
 // It returns the Job itself too (nil when there is none).
-func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, name, opID string, now time.Time) (upgrade.Job, *batchv1.Job, error) {
+func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, name, opID string, now time.Time) (operation.Job, *batchv1.Job, error) {
 	job := &batchv1.Job{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, job); err != nil {
 		if apierrors.IsNotFound(err) {
-			return upgrade.Job{}, nil, nil
+			return operation.Job{}, nil, nil
 		}
-		return upgrade.Job{}, nil, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
+		return operation.Job{}, nil, fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
 	}
 	if opID != "" && !executorjob.JobOfOperation(job, opID) {
-		return upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now,
+		return operation.Job{Phase: operation.JobFailed, FinishedAt: now,
 			Message: fmt.Sprintf("Job %s belongs to another operation (%s=%q), not to this one (%s)", name, executorjob.LabelOperation, job.Labels[executorjob.LabelOperation], opID)}, nil, nil
 	}
 	phase, finished, msg := executorjob.JobPhaseOf(job)
-	obs := upgrade.Job{Phase: phase, FinishedAt: finished, Message: msg}
-	if phase != upgrade.JobRunning || job.DeletionTimestamp != nil {
+	obs := operation.Job{Phase: phase, FinishedAt: finished, Message: msg}
+	if phase != operation.JobRunning || job.DeletionTimestamp != nil {
 		return obs, job, nil
 	}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return upgrade.Job{}, nil, fmt.Errorf("failed to list the pods of Job %s/%s: %w", c.Namespace, job.Name, err)
+		return operation.Job{}, nil, fmt.Errorf("failed to list the pods of Job %s/%s: %w", c.Namespace, job.Name, err)
 	}
 	for i := range pods.Items {
 		stuck := executorjob.StuckPod(&pods.Items[i], now, executorjob.PodStartGrace)
@@ -54,9 +54,9 @@ func (r *Reconciler) observeJob(ctx context.Context, c *baov1.OpenBaoCluster, na
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleting an executor Job whose pod cannot start", "Job", job.Name, "reason", stuck)
 		if err := r.Client.Delete(ctx, job, client.PropagationPolicy("Background"), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
-			return upgrade.Job{}, nil, fmt.Errorf("failed to delete Job %s/%s: %w", c.Namespace, job.Name, err)
+			return operation.Job{}, nil, fmt.Errorf("failed to delete Job %s/%s: %w", c.Namespace, job.Name, err)
 		}
-		return upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now,
+		return operation.Job{Phase: operation.JobFailed, FinishedAt: now,
 			Message: stuck + "; check spec.upgrade.executor.image and the Secrets the Job uses, then set the baokeeper.dev/retry annotation"}, nil, nil
 	}
 	return obs, job, nil

@@ -17,7 +17,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 func TestObserveJob(t *testing.T) {
@@ -45,21 +45,21 @@ func TestObserveJob(t *testing.T) {
 	cases := []struct {
 		name, reason string
 		objs         []client.Object
-		want         upgrade.JobPhase
+		want         operation.JobPhase
 		wantMsg      string
 		wantDeleted  bool
 	}{
-		{name: "none", reason: "no Job yet", want: upgrade.JobNone},
-		{name: "ours succeeded", reason: "the Job of this upgrade and attempt counts", objs: []client.Object{succeeded(mine)}, want: upgrade.JobSucceeded},
+		{name: "none", reason: "no Job yet", want: operation.JobNone},
+		{name: "ours succeeded", reason: "the Job of this upgrade and attempt counts", objs: []client.Object{succeeded(mine)}, want: operation.JobSucceeded},
 		{name: "another upgrade's Job under the name", reason: "bug: a Job left by an earlier upgrade was taken for this one's step-down; it never counts",
-			objs: []client.Object{foreign}, want: upgrade.JobFailed, wantMsg: "belongs to another operation"},
+			objs: []client.Object{foreign}, want: operation.JobFailed, wantMsg: "belongs to another operation"},
 		{name: "running, pod starting", reason: "a pod that waits for its image within the grace period is left alone",
-			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 10*time.Second)}, want: upgrade.JobRunning},
+			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 10*time.Second)}, want: operation.JobRunning},
 		{name: "running, image cannot be pulled", reason: "bug: an executor image that cannot run held each attempt until the Job's deadline",
-			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 2*time.Minute)}, want: upgrade.JobFailed,
+			objs: []client.Object{mine.DeepCopy(), pod("ImagePullBackOff", 2*time.Minute)}, want: operation.JobFailed,
 			wantMsg: "cannot start its container executor: ImagePullBackOff (pull access denied); check spec.upgrade.executor.image", wantDeleted: true},
 		{name: "running, Secret missing", reason: "bug: a credentials Secret deleted after the precheck surfaced after 30 minutes",
-			objs: []client.Object{mine.DeepCopy(), pod("CreateContainerConfigError", 2*time.Minute)}, want: upgrade.JobFailed,
+			objs: []client.Object{mine.DeepCopy(), pod("CreateContainerConfigError", 2*time.Minute)}, want: operation.JobFailed,
 			wantMsg: "CreateContainerConfigError", wantDeleted: true},
 	}
 	for _, tc := range cases {

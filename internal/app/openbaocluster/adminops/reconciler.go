@@ -24,9 +24,9 @@ import (
 	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -161,12 +161,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 }
 
 // recordState exports what this pass changed, once its status is written: the
-// upgrade's transitions (core.RecordUpgrade) and the Raft view.
-func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, before *baov1.OpenBaoClusterStatus) {
+// upgrade's transitions (operation.RecordUpgrade) and the Raft view.
+func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *operation.Cluster, before *baov1.OpenBaoClusterStatus) {
 	if r.Metrics == nil {
 		return
 	}
-	core.RecordUpgrade(r.Metrics, c.Namespace, c.Name, string(c.GetStrategy()), before, &c.Status, obs.Now)
+	operation.RecordUpgrade(r.Metrics, c.Namespace, c.Name, string(c.GetStrategy()), before, &c.Status, obs.Now)
 	r.Metrics.BreakGlass(c.Namespace, c.Name, c.Status.BreakGlass != nil && c.Status.BreakGlass.Active)
 	if obs.AutopilotKnown {
 		voters := 0
@@ -182,7 +182,7 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, 
 // handleRequests acts on new control annotations. Without an upgrade machine yet,
 // retry clears a recorded failure; the others are refused with an event because they
 // do not fit the current state.
-func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Cluster) {
 	now := obs.Now
 	reqs, errs := upgrade.PendingRequests(c.Annotations, c.Status.Requests)
 	for _, e := range errs {
@@ -253,7 +253,7 @@ func rolledBackMessage(c *baov1.OpenBaoCluster, lr *baov1.RollbackRecord) string
 // handleRollback acts on a new baokeeper.dev/rollback value: a blue-green upgrade
 // before the point of no return (failed or not) turns into its rollback; anything
 // else is refused with an event that says why, and nothing changes.
-func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *upgrade.Cluster, value string) {
+func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) {
 	bg := c.Status.BlueGreen
 	if bg == nil {
 		// No blue-green upgrade: the words of a rolling upgrade, or of none.
@@ -273,7 +273,7 @@ func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *upgrade.Cluste
 		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, msg+"; nothing was done")
 		return
 	}
-	why := core.RollbackRequested + baov1.AnnotationRollback + "=" + value
+	why := operation.RollbackRequested + baov1.AnnotationRollback + "=" + value
 	if up := c.Status.Upgrade; up != nil && up.Failure != nil {
 		why += fmt.Sprintf(" after %s: %s", up.Failure.Reason, up.Failure.Message)
 		up.Failure = nil
@@ -291,7 +291,7 @@ func retry(up *baov1.UpgradeStatus, now time.Time) {
 		st.StartedAt, st.GatesPassedAt, st.WaitingFor = &t, nil, ""
 		// A step with executor Jobs (step-down, snapshot) gets a fresh budget of
 		// attempts; the count goes on, since Job names carry it.
-		upgrade.GrantAttempts(st)
+		operation.GrantAttempts(st)
 	}
 	up.WaitingFor = "retrying"
 }
@@ -326,7 +326,7 @@ func (r *Reconciler) eventNow(c *baov1.OpenBaoCluster, typ string, reason baov1.
 
 // seedCurrentVersion sets status.currentVersion the first time every member is Ready
 // and reports the same version. Afterwards only a completed upgrade changes it.
-func seedCurrentVersion(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) {
+func seedCurrentVersion(c *baov1.OpenBaoCluster, obs *operation.Cluster) {
 	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(obs.Members)) != c.GetReplicas() {
 		return
 	}
@@ -369,8 +369,8 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 // observe reads the member pods and each Ready member's health once. During a
 // blue-green upgrade Members are blue's (status.blueGreen.blue) and Green green's,
 // whichever serves; otherwise Members are the serving StatefulSet's.
-func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*upgrade.Cluster, error) {
-	obs := &upgrade.Cluster{Now: r.Clock.Now()}
+func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*operation.Cluster, error) {
+	obs := &operation.Cluster{Now: r.Clock.Now()}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.MemberLabels(c))); err != nil {
 		return nil, fmt.Errorf("failed to list pods of %s/%s: %w", c.Namespace, c.Name, err)
@@ -429,11 +429,11 @@ type healthReader struct {
 }
 
 // members observes ordinals 0 to n-1 of one StatefulSet.
-func (h *healthReader) members(ctx context.Context, n workload.Names, count int32, byName map[string]*corev1.Pod) ([]upgrade.Member, error) {
-	var out []upgrade.Member
+func (h *healthReader) members(ctx context.Context, n workload.Names, count int32, byName map[string]*corev1.Pod) ([]operation.Member, error) {
+	var out []operation.Member
 	for i := range count {
 		name := n.Member(i)
-		m := upgrade.Member{Name: name, Ordinal: int(i)}
+		m := operation.Member{Name: name, Ordinal: int(i)}
 		if pod := byName[name]; pod != nil {
 			m.PodExists = true
 			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
@@ -517,7 +517,7 @@ func templateAnnotations(a map[string]string) map[string]string {
 // observeAutopilot fills the Raft view of each member from autopilot state. Right
 // after an election autopilot briefly lists other servers as "left" with index 0;
 // such a read is marked untrustworthy (invariant 9) and nothing disruptive follows it.
-func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, obs *upgrade.Cluster) {
+func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, obs *operation.Cluster) {
 	actx, cancel := context.WithTimeout(ctx, r.healthTimeout())
 	defer cancel()
 	st, err := bao.AutopilotState(actx)
@@ -532,14 +532,14 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, o
 	if l, ok := st.Servers[st.Leader]; ok {
 		obs.LeaderIndex = l.LastIndex
 	}
-	fill := func(m *upgrade.Member, s openbao.AutopilotServer) {
+	fill := func(m *operation.Member, s openbao.AutopilotServer) {
 		m.InRaft = true
 		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
 		m.Healthy = s.Healthy
 		m.LastIndex = s.LastIndex
 		m.StableSince = s.StableSince
 	}
-	for _, set := range [][]upgrade.Member{obs.Members, obs.Green} {
+	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
 		for i := range set {
 			if s, ok := st.Servers[set[i].Name]; ok {
 				fill(&set[i], s)
@@ -548,12 +548,12 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, o
 	}
 	for id, s := range st.Servers {
 		if obs.Member(id) == nil {
-			m := upgrade.Member{Name: id, Ordinal: -1}
+			m := operation.Member{Name: id, Ordinal: -1}
 			fill(&m, s)
 			obs.Extra = append(obs.Extra, m)
 		}
 	}
-	slices.SortFunc(obs.Extra, func(a, b upgrade.Member) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(obs.Extra, func(a, b operation.Member) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Reader, error) {
@@ -591,7 +591,7 @@ func retryScaling(s *baov1.ScalingStatus, now time.Time) {
 	if st := s.CurrentStep; st != nil {
 		t := metav1.NewTime(now)
 		st.StartedAt, st.WaitingFor = &t, ""
-		upgrade.GrantAttempts(st)
+		operation.GrantAttempts(st)
 	}
 	s.WaitingFor = "retrying"
 }

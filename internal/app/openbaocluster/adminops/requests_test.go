@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // baokeeper.dev/restart is accepted once per value (its token goes to status.restart,
@@ -39,7 +39,7 @@ func TestRestartRequest(t *testing.T) {
 			r := &Reconciler{Recorder: rec}
 			c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao", Namespace: "ns",
 				Annotations: map[string]string{baov1.AnnotationRestart: "t1"}}, Status: tc.status}
-			r.handleRequests(c, &upgrade.Cluster{Now: at})
+			r.handleRequests(c, &operation.Cluster{Now: at})
 			g.Expect(c.Status.Requests.Restart).To(Equal("t1"), "handled once, whatever the answer")
 			if tc.wantToken == "" {
 				g.Expect(c.Status.Restart).To(BeNil(), tc.reason)
@@ -50,7 +50,7 @@ func TestRestartRequest(t *testing.T) {
 			g.Expect(rec.Events).To(Receive(ContainSubstring(tc.wantEvent)), tc.reason)
 
 			By := "the same value again does nothing"
-			r.handleRequests(c, &upgrade.Cluster{Now: at.Add(time.Minute)})
+			r.handleRequests(c, &operation.Cluster{Now: at.Add(time.Minute)})
 			g.Expect(rec.Events).NotTo(Receive(), By)
 		})
 	}

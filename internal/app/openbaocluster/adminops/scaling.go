@@ -13,9 +13,8 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -34,7 +33,7 @@ const dataVolume = "data"
 // reconcileScaling starts or drives a membership change. It reports handled=false
 // when there is none to start, so that the caller goes on to version changes: a
 // cluster is scaled before it is upgraded, never both at once (the operation lock).
-func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, bool, error) {
+func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, bool, error) {
 	s := c.Status.Scaling
 	in := r.scalingInput(c, obs)
 	if s == nil {
@@ -51,11 +50,11 @@ func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoClust
 			}
 			return ctrl.Result{}, false, nil
 		}
-		if core.HeldByOther(&c.Status, core.OperationScaling) != nil {
+		if operation.HeldByOther(&c.Status, operation.OperationScaling) != nil {
 			return ctrl.Result{}, false, nil
 		}
 		s = scaling.Start(operationID(c, fmt.Sprintf("scale-to-%d", in.Target), obs.Now), in.Replicas, in.Target, obs.Now)
-		if err := core.Acquire(&c.Status, core.OperationScaling, core.HolderUpgradeManager,
+		if err := operation.Acquire(&c.Status, operation.OperationScaling, operation.HolderUpgradeManager,
 			fmt.Sprintf("scaling from %d to %d members", in.Replicas, in.Target), obs.Now); err != nil {
 			return ctrl.Result{}, false, nil
 		}
@@ -90,7 +89,7 @@ func (r *Reconciler) reconcileScaling(ctx context.Context, c *baov1.OpenBaoClust
 	return res, true, err
 }
 
-func (r *Reconciler) scalingInput(c *baov1.OpenBaoCluster, obs *upgrade.Cluster) scaling.Input {
+func (r *Reconciler) scalingInput(c *baov1.OpenBaoCluster, obs *operation.Cluster) scaling.Input {
 	n := workload.NamesFor(c)
 	return scaling.Input{
 		Scaling: c.Status.Scaling, Cluster: obs, Target: c.GetReplicas(),
@@ -102,7 +101,7 @@ func (r *Reconciler) scalingInput(c *baov1.OpenBaoCluster, obs *upgrade.Cluster)
 }
 
 // performScaling carries out one decision.
-func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, d scaling.Decision) (ctrl.Result, error) {
+func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, d scaling.Decision) (ctrl.Result, error) {
 	s := c.Status.Scaling
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(d.Action), "Pod", d.Pod)
 	switch d.Action {
@@ -141,7 +140,7 @@ func (r *Reconciler) performScaling(ctx context.Context, c *baov1.OpenBaoCluster
 		}
 		r.event(c, corev1.EventTypeNormal, eventScalingCompleted, msg)
 		c.Status.Scaling = nil
-		core.Release(&c.Status, core.OperationScaling)
+		operation.Release(&c.Status, operation.OperationScaling)
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case scaling.ActionFail:
 		r.event(c, corev1.EventTypeWarning, eventScalingFailed, d.Message)
@@ -184,7 +183,7 @@ func scalingJob(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus, members int32, 
 // applyReplicas sets only the StatefulSet's replicas, under the upgrade manager's
 // field manager, with the observed resourceVersion as a precondition: a stale read
 // conflicts instead of moving replicas twice.
-func (r *Reconciler) applyReplicas(ctx context.Context, obs *upgrade.Cluster, replicas int32) error {
+func (r *Reconciler) applyReplicas(ctx context.Context, obs *operation.Cluster, replicas int32) error {
 	sts := obs.StatefulSet
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "StatefulSet",

@@ -9,13 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
-func members(versions ...string) []upgrade.Member {
-	var out []upgrade.Member
+func members(versions ...string) []operation.Member {
+	var out []operation.Member
 	for i, v := range versions {
-		out = append(out, upgrade.Member{Name: "bao-" + string(rune('0'+i)), Ordinal: i, PodExists: true, PodReady: v != "", Version: v})
+		out = append(out, operation.Member{Name: "bao-" + string(rune('0'+i)), Ordinal: i, PodExists: true, PodReady: v != "", Version: v})
 	}
 	return out
 }
@@ -26,7 +26,7 @@ func TestSeedCurrentVersion(t *testing.T) {
 		reason  string
 		current string
 		upgrade *baov1.UpgradeStatus
-		members []upgrade.Member
+		members []operation.Member
 		want    string
 	}{
 		{name: "all agree", reason: "every member Ready on one version seeds it", members: members("2.4.0", "2.4.0", "2.4.0"), want: "2.4.0"},
@@ -41,7 +41,7 @@ func TestSeedCurrentVersion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao"}, Status: baov1.OpenBaoClusterStatus{CurrentVersion: tc.current, Upgrade: tc.upgrade}}
-			seedCurrentVersion(c, &upgrade.Cluster{Members: tc.members})
+			seedCurrentVersion(c, &operation.Cluster{Members: tc.members})
 			g.Expect(c.Status.CurrentVersion).To(Equal(tc.want), tc.reason)
 		})
 	}
@@ -60,7 +60,7 @@ func TestRetryRestartsTheStepClock(t *testing.T) {
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(now), "otherwise the step times out again at once")
 	g.Expect(up.CurrentStep.GatesPassedAt).To(BeNil(), "the member is gated again from observed state")
 	g.Expect(up.CurrentStep.Attempts).To(BeEquivalentTo(3), "attempts keep counting: Job names carry them, and a finished Job keeps its name")
-	g.Expect(upgrade.AttemptsExhausted(up.CurrentStep)).To(BeFalse(), "a step with executor Jobs gets a fresh budget")
+	g.Expect(operation.AttemptsExhausted(up.CurrentStep)).To(BeFalse(), "a step with executor Jobs gets a fresh budget")
 	g.Expect(up.CurrentStep.MaxAttempts).To(BeEquivalentTo(6))
 	g.Expect(up.CurrentStep.Pod).To(Equal("bao-2"), "the retry continues with the same member")
 }

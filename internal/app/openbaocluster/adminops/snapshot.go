@@ -13,8 +13,8 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 )
 
 // Event reasons of the pre-upgrade snapshot.
@@ -28,7 +28,7 @@ const (
 const snapshotTargetTimeout = 5 * time.Second
 
 // reconcileSnapshot drives the pre-upgrade snapshot phase, one action per pass.
-func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	spec := c.Spec.Upgrade.PreUpgradeSnapshot
 	in := snapshot.Input{Spec: spec, Upgrade: up, Last: c.Status.LastSnapshot, Now: obs.Now, Paused: c.Spec.Upgrade.Paused}
@@ -58,7 +58,7 @@ func (r *Reconciler) reconcileSnapshot(ctx context.Context, c *baov1.OpenBaoClus
 		log.Info("Started the pre-upgrade snapshot Job", "Job", job.Name)
 		r.event(c, corev1.EventTypeNormal, eventSnapshotStarted, fmt.Sprintf("Taking the pre-upgrade snapshot into %s (Job %s, attempt %d of %d)",
 			snapshot.Location(spec.S3.Bucket, snapshot.ObjectKey(c, up, up.CurrentStep.Attempts)), job.Name,
-			up.CurrentStep.Attempts, upgrade.MaxAttempts(up.CurrentStep)))
+			up.CurrentStep.Attempts, operation.MaxAttempts(up.CurrentStep)))
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 	case snapshot.ActionRecord:
 		r.event(c, corev1.EventTypeNormal, eventSnapshotTaken, fmt.Sprintf("Pre-upgrade snapshot of %s at Raft index %d verified: %s, %d bytes, sha256 %s",
@@ -91,7 +91,7 @@ func (r *Reconciler) observeSnapshotJob(ctx context.Context, c *baov1.OpenBaoClu
 	}
 	in.Job = observed
 	phase, msg := observed.Phase, observed.Message
-	if job == nil || (phase != upgrade.JobSucceeded && phase != upgrade.JobFailed) {
+	if job == nil || (phase != operation.JobSucceeded && phase != operation.JobFailed) {
 		return nil
 	}
 	pods := &corev1.PodList{}
@@ -104,7 +104,7 @@ func (r *Reconciler) observeSnapshotJob(ctx context.Context, c *baov1.OpenBaoClu
 			term = m
 		}
 	}
-	if phase == upgrade.JobFailed {
+	if phase == operation.JobFailed {
 		if term != "" {
 			in.Job.Message = fmt.Sprintf("%s (%s)", term, msg)
 		}

@@ -19,11 +19,11 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -60,7 +60,7 @@ const (
 
 // reconcileUpgrade starts a version change when spec.version moved past what runs,
 // and drives a running one through the rolling state machine, one action per pass.
-func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	if up == nil {
 		if res, acted, err := r.recreateNeverStarted(ctx, c, obs); acted || err != nil {
@@ -108,7 +108,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	// The lock goes out in the same status write as the first intent, before any Job
 	// or change to the cluster. The precheck above saw it free (or ours).
-	if err := core.Acquire(&c.Status, op, core.HolderUpgradeManager,
+	if err := operation.Acquire(&c.Status, op, operation.HolderUpgradeManager,
 		fmt.Sprintf("%s upgrade from %s to %s", strategyWord(up.Strategy), up.FromVersion, up.TargetVersion), obs.Now); err != nil {
 		return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
 	}
@@ -130,7 +130,7 @@ func (r *Reconciler) reconcileUpgrade(ctx context.Context, c *baov1.OpenBaoClust
 // its strategy's.
 func operationFor(up *baov1.UpgradeStatus) string {
 	if up.Kind == baov1.OperationRollout {
-		return core.OperationRollout
+		return operation.OperationRollout
 	}
 	return operationOf(up.Strategy)
 }
@@ -139,9 +139,9 @@ func operationFor(up *baov1.UpgradeStatus) string {
 func operationOf(s baov1.UpgradeStrategyType) string {
 	switch s {
 	case baov1.RollingUpdateStrategy:
-		return core.OperationRollingUpgrade
+		return operation.OperationRollingUpgrade
 	case baov1.BlueGreenStrategy:
-		return core.OperationBlueGreenUpgrade
+		return operation.OperationBlueGreenUpgrade
 	}
 	return ""
 }
@@ -155,7 +155,7 @@ func strategyWord(s baov1.UpgradeStrategyType) string {
 
 // reconcileRolling drives a rolling upgrade whose snapshot is taken, one action per
 // pass.
-func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, error) {
+func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, error) {
 	up := c.Status.Upgrade
 	sts := &appsv1.StatefulSet{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
@@ -194,11 +194,11 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 	}
 	return r.execute(ctx, c, obs, a, strategyHooks{
 		poll: upgradePoll,
-		job: func(a core.Action) (*batchv1.Job, error) {
+		job: func(a operation.Action) (*batchv1.Job, error) {
 			switch a.Job {
-			case core.JobStepDown:
+			case operation.JobStepDown:
 				return stepDownJob(c, up, r.executorImage(c)), nil
-			case core.JobPromote:
+			case operation.JobPromote:
 				return executorjob.PromoteJob(c, up.ID, a.Member, up.CurrentStep.Attempts, r.executorImage(c), executorjob.MemberAddresses(c)), nil
 			}
 			return nil, fmt.Errorf("a rolling upgrade has no executor Job %q", a.Job)
@@ -208,7 +208,7 @@ func (r *Reconciler) reconcileRolling(ctx context.Context, c *baov1.OpenBaoClust
 
 // rolloutWords says what a rolling step does for a rollout, which restarts members
 // on what they run: no member is "upgraded" or "replaced with" an image.
-func rolloutWords(a core.Action, d rolling.Decision) core.Action {
+func rolloutWords(a operation.Action, d rolling.Decision) operation.Action {
 	switch d.Action {
 	case rolling.ActionDeletePod:
 		a.Event = fmt.Sprintf("Restarting %s on the new pod template", d.Pod)
@@ -250,9 +250,9 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 	}
 	r.event(c, corev1.EventTypeNormal, eventUpgradeCancelled, rt.Message)
 	c.Status.Upgrade = nil
-	core.Release(&c.Status, core.OperationRollingUpgrade)
-	core.Release(&c.Status, core.OperationBlueGreenUpgrade)
-	core.Release(&c.Status, core.OperationRollout)
+	operation.Release(&c.Status, operation.OperationRollingUpgrade)
+	operation.Release(&c.Status, operation.OperationBlueGreenUpgrade)
+	operation.Release(&c.Status, operation.OperationRollout)
 	return ctrl.Result{RequeueAfter: persistRequeue}, nil
 }
 
@@ -263,7 +263,7 @@ func (r *Reconciler) cancelUpgrade(ctx context.Context, c *baov1.OpenBaoCluster,
 // data was never opened on that image; with OnDelete nothing else would re-create it,
 // and every later operation would wait for it to become Ready. It comes back on the
 // current template.
-func (r *Reconciler) recreateNeverStarted(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) (ctrl.Result, bool, error) {
+func (r *Reconciler) recreateNeverStarted(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (ctrl.Result, bool, error) {
 	if obs.StatefulSet == nil {
 		return ctrl.Result{}, false, nil
 	}
@@ -291,7 +291,7 @@ func orNothing(s string) string {
 // maybeStart plans a version change when spec.version differs from what runs and the
 // policy allows it. The plan and its prechecks are persisted first; nothing is touched
 // until a later pass finds every precheck passed.
-func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster) ctrl.Result {
+func (r *Reconciler) maybeStart(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) ctrl.Result {
 	cur := c.Status.CurrentVersion
 	strategy := c.GetStrategy()
 	if cur == "" || operationOf(strategy) == "" {
@@ -371,7 +371,7 @@ func kind(imageOnly bool) baov1.OperationKind {
 // pass finds every precheck passed. A rollout is always rolling (a blue-green
 // upgrade would copy the data for a restart) and takes no snapshot (no data
 // changes).
-func (r *Reconciler) startRollout(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, off []string) ctrl.Result {
+func (r *Reconciler) startRollout(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, off []string) ctrl.Result {
 	cur, image := c.Status.CurrentVersion, upgrade.RunningImage(obs)
 	changes := obs.TemplateChanges()
 	pcs := r.prechecks(ctx, c, obs, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
@@ -402,10 +402,10 @@ func (r *Reconciler) startRollout(ctx context.Context, c *baov1.OpenBaoCluster, 
 	return ctrl.Result{RequeueAfter: persistRequeue}
 }
 
-func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) []baov1.Precheck {
+func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) []baov1.Precheck {
 	op := operationOf(strategy)
 	if k == baov1.OperationRollout {
-		op = core.OperationRollout
+		op = operation.OperationRollout
 	}
 	return upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster:           obs,
@@ -416,7 +416,7 @@ func (r *Reconciler) prechecks(ctx context.Context, c *baov1.OpenBaoCluster, obs
 		Replicas:          c.GetReplicas(),
 		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: c.Status.CurrentVersion}),
 		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
-		LockHeldBy:        core.HeldByOther(&c.Status, op),
+		LockHeldBy:        operation.HeldByOther(&c.Status, op),
 		SnapshotTargetErr: r.snapshotTargetErr(ctx, c),
 	})
 }
@@ -440,7 +440,7 @@ func (r *Reconciler) applyTemplateImage(ctx context.Context, sts *appsv1.Statefu
 
 // deletePod deletes the member's pod, only the exact pod observed (UID precondition),
 // so a pod re-created meanwhile is never deleted by mistake.
-func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, obs *upgrade.Cluster, name string) error {
+func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, name string) error {
 	pod := &corev1.Pod{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pod); err != nil {
 		return client.IgnoreNotFound(err)

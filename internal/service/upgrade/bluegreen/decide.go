@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 )
 
 // Step actions stored in status.blueGreen.currentStep.action.
@@ -54,7 +54,7 @@ func Retry(st *baov1.BlueGreenStatus, now time.Time) {
 		if s.Action == StepValidate {
 			s.MaxAttempts = s.Attempts + 1
 		} else {
-			upgrade.GrantAttempts(s)
+			operation.GrantAttempts(s)
 		}
 	}
 }
@@ -93,7 +93,7 @@ type Input struct {
 	// Status is status.blueGreen; nil before the first pass of this upgrade.
 	Status *baov1.BlueGreenStatus
 	// Cluster is one observation: Members are blue's, Green green's.
-	Cluster *upgrade.Cluster
+	Cluster *operation.Cluster
 	// Serving is the serving StatefulSet now; BlueRevision its current revision.
 	Serving, BlueRevision string
 	// GreenName is the name green's StatefulSet gets (recorded at the start).
@@ -111,14 +111,14 @@ type Input struct {
 	GreenExists  bool
 	GreenVolumes int
 	// StepJob is the Job of the current step's current attempt, StepJobName its name.
-	StepJob     upgrade.Job
+	StepJob     operation.Job
 	StepJobName string
 	Settings
 }
 
 // Decision is the next status and the one action of this pass.
 type Decision struct {
-	core.Action
+	operation.Action
 	// Status is the next status.blueGreen.
 	Status *baov1.BlueGreenStatus
 	// Serving, when set, becomes status.statefulSet in the same status write.
@@ -186,7 +186,7 @@ func decide(in Input, next *baov1.BlueGreenStatus) Decision {
 	}
 	// A phase that waits on the cluster is bounded; the hold for a person and the
 	// validation hook (bounded by its own timeout) are not.
-	if d.Kind == core.KindWait && next.Phase != baov1.BlueGreenAwaitPromotion && next.Phase != baov1.BlueGreenValidate {
+	if d.Kind == operation.KindWait && next.Phase != baov1.BlueGreenAwaitPromotion && next.Phase != baov1.BlueGreenValidate {
 		since := next.PhaseStartedAt
 		if st := next.CurrentStep; st != nil && st.StartedAt != nil {
 			since = st.StartedAt
@@ -227,7 +227,7 @@ func start(in Input) Decision {
 		PhaseStartedAt: &t,
 		Promotion:      baov1.PromotionPending,
 	}
-	return Decision{Action: core.Action{Kind: core.KindPersist,
+	return Decision{Action: operation.Action{Kind: operation.KindPersist,
 		WaitingFor: fmt.Sprintf("creating green (StatefulSet %s, %d members on %s)", in.GreenName, in.Replicas, in.Upgrade.TargetImage),
 		Event: fmt.Sprintf("Blue-green upgrade from %s to %s: blue is %s (%s), green will be %s", blueVersion, in.Upgrade.TargetVersion,
 			in.Serving, st.Blue.Image, in.GreenName)}, Status: st}
@@ -236,7 +236,7 @@ func start(in Input) Decision {
 func deployGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	c := in.Cluster
 	if c.GreenStatefulSet == nil {
-		return Decision{Action: core.Action{Kind: core.KindApply, Object: core.ObjectGreenStatefulSet,
+		return Decision{Action: operation.Action{Kind: operation.KindApply, Object: operation.ObjectGreenStatefulSet,
 			WaitingFor: fmt.Sprintf("creating green's StatefulSet %s", next.Green.StatefulSet)}}
 	}
 	if d, ok := demoteEarlyVoter(in, next); ok {
@@ -265,7 +265,7 @@ func demoteEarlyVoter(in Input, next *baov1.BlueGreenStatus) (Decision, bool) {
 	if st := next.CurrentStep; st != nil && st.Action == StepDemote {
 		m := c.Member(st.Pod)
 		done := c.AutopilotKnown && (m == nil || !m.InRaft || !m.Voter)
-		return jobStep(in, next, core.JobDemote, ReasonDemoteFailed, done,
+		return jobStep(in, next, operation.JobDemote, ReasonDemoteFailed, done,
 			fmt.Sprintf("green member %s is a non-voter again", st.Pod), fmt.Sprintf("demoting green member %s, which autopilot promoted on its own", st.Pod)), true
 	}
 	for _, m := range c.Green {
@@ -277,7 +277,7 @@ func demoteEarlyVoter(in Input, next *baov1.BlueGreenStatus) (Decision, bool) {
 				"blue no longer leads; check the cluster, then set baokeeper.dev/retry", m.Name)), true
 		}
 		next.SyncedSince = nil
-		if w := quorumGate(c, core.Change{Remove: m.Name}); w != "" {
+		if w := quorumGate(c, operation.Change{Remove: m.Name}); w != "" {
 			return waitOn(m.Name, w), true
 		}
 		d := begin(in, next, StepDemote, m.Name, fmt.Sprintf("demoting green member %s, which autopilot promoted on its own", m.Name))
@@ -288,7 +288,7 @@ func demoteEarlyVoter(in Input, next *baov1.BlueGreenStatus) (Decision, bool) {
 }
 
 // joinGate says what a green member still lacks to have joined: "" once it has.
-func joinGate(c *upgrade.Cluster, m upgrade.Member, green baov1.MemberSet) string {
+func joinGate(c *operation.Cluster, m operation.Member, green baov1.MemberSet) string {
 	switch {
 	case !m.PodExists || m.PodTerminating:
 		return fmt.Sprintf("waiting for green member %s to be created", m.Name)
@@ -307,7 +307,7 @@ func joinGate(c *upgrade.Cluster, m upgrade.Member, green baov1.MemberSet) strin
 }
 
 // synced says what a green member lacks to count as in sync: "" once it is.
-func synced(c *upgrade.Cluster, m upgrade.Member, green baov1.MemberSet, maxLag uint64) string {
+func synced(c *operation.Cluster, m operation.Member, green baov1.MemberSet, maxLag uint64) string {
 	if w := joinGate(c, m, green); w != "" {
 		return w
 	}
@@ -320,7 +320,7 @@ func synced(c *upgrade.Cluster, m upgrade.Member, green baov1.MemberSet, maxLag 
 	return ""
 }
 
-func lagOf(c *upgrade.Cluster, m upgrade.Member) uint64 {
+func lagOf(c *operation.Cluster, m operation.Member) uint64 {
 	if c.LeaderIndex > m.LastIndex {
 		return c.LeaderIndex - m.LastIndex
 	}
@@ -337,7 +337,7 @@ func syncGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 			if next.SyncedSince != nil {
 				// A break: minSyncDuration counts again from the next time all are in sync.
 				next.SyncedSince = nil
-				return Decision{Action: core.Action{Kind: core.KindPersist, Member: m.Name, WaitingFor: w + " (in sync again, minSyncDuration counts anew)"}}
+				return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: m.Name, WaitingFor: w + " (in sync again, minSyncDuration counts anew)"}}
 			}
 			return waitOn(m.Name, w)
 		}
@@ -348,7 +348,7 @@ func syncGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	if next.SyncedSince == nil {
 		t := metav1.NewTime(c.Now)
 		next.SyncedSince = &t
-		return Decision{Action: core.Action{Kind: core.KindPersist,
+		return Decision{Action: operation.Action{Kind: operation.KindPersist,
 			WaitingFor: fmt.Sprintf("green is in sync; it must stay so for %s (spec.upgrade.blueGreen.minSyncDuration)", in.MinSync)}}
 	}
 	if left := in.MinSync - c.Now.Sub(next.SyncedSince.Time); left > 0 {
@@ -369,23 +369,23 @@ func validate(in Input, next *baov1.BlueGreenStatus) Decision {
 	if st == nil || st.Action != StepValidate {
 		t := metav1.NewTime(c.Now)
 		next.CurrentStep = &baov1.UpgradeStep{Action: StepValidate, StartedAt: &t, Attempts: 1, MaxAttempts: 1}
-		return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: "starting the validation hook Job"}}
+		return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: "starting the validation hook Job"}}
 	}
 	switch in.StepJob.Phase {
-	case upgrade.JobNone:
-		return Decision{Action: core.Action{Kind: core.KindCreateJob, Job: core.JobValidate,
+	case operation.JobNone:
+		return Decision{Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobValidate,
 			WaitingFor: fmt.Sprintf("running the validation hook (attempt %d)", st.Attempts)}}
-	case upgrade.JobRunning:
+	case operation.JobRunning:
 		return wait(fmt.Sprintf("waiting for the validation hook Job (attempt %d) to finish", st.Attempts))
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		next.CurrentStep = nil
 		return enter(next, baov1.BlueGreenAwaitPromotion, c.Now, "the validation hook passed", "The validation hook passed")
 	}
-	if !upgrade.AttemptsExhausted(st) {
+	if !operation.AttemptsExhausted(st) {
 		st.Attempts++
 		t := metav1.NewTime(c.Now)
 		st.StartedAt = &t
-		return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: fmt.Sprintf("running the validation hook again (attempt %d)", st.Attempts)}}
+		return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: fmt.Sprintf("running the validation hook again (attempt %d)", st.Attempts)}}
 	}
 	next.JobFailures++
 	return fail(next, ReasonValidationFailed, fmt.Sprintf("the validation hook Job %s failed: %s. Read its logs with "+
@@ -400,12 +400,12 @@ func awaitPromotion(in Input, next *baov1.BlueGreenStatus) Decision {
 		return enter(next, baov1.BlueGreenPromoteGreen, c.Now, "promoting green", "Promoting green")
 	case in.AutoPromote:
 		next.Promotion = baov1.PromotionAutomatic
-		return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: "promoting green (spec.upgrade.blueGreen.autoPromote)",
+		return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: "promoting green (spec.upgrade.blueGreen.autoPromote)",
 			Event: "Green is promoted automatically (spec.upgrade.blueGreen.autoPromote is true)"}}
 	case next.Promotion != baov1.PromotionWaiting:
 		next.Promotion = baov1.PromotionWaiting
 		msg := PromoteHold(in.Name, in.Namespace, next)
-		return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: msg, Event: msg}}
+		return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: msg, Event: msg}}
 	}
 	return hold(PromoteHold(in.Name, in.Namespace, next))
 }
@@ -423,7 +423,7 @@ func promoteGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	if st := next.CurrentStep; st != nil && st.Action == StepPromote {
 		m := c.Member(st.Pod)
 		done := m != nil && m.InRaft && m.Voter
-		return jobStep(in, next, core.JobPromote, ReasonPromoteFailed, done,
+		return jobStep(in, next, operation.JobPromote, ReasonPromoteFailed, done,
 			fmt.Sprintf("%s is a voter", st.Pod), fmt.Sprintf("promoting green member %s to voter", st.Pod))
 	}
 	for _, m := range c.Green {
@@ -437,7 +437,7 @@ func promoteGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 		if m.Healthy {
 			healthy = 1
 		}
-		if w := quorumGate(c, core.Change{AddVoters: 1, AddHealthy: healthy}); w != "" {
+		if w := quorumGate(c, operation.Change{AddVoters: 1, AddHealthy: healthy}); w != "" {
 			return waitOn(m.Name, w)
 		}
 		return begin(in, next, StepPromote, m.Name, fmt.Sprintf("promoting green member %s to voter", m.Name))
@@ -456,18 +456,18 @@ func demoteBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 			// An election made it the leader meanwhile: demoting a leader is not a
 			// transfer. Drop the step; the leader is stepped down instead.
 			next.CurrentStep = nil
-			return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod,
+			return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: st.Pod,
 				WaitingFor: fmt.Sprintf("%s became the leader; it is stepped down instead of demoted", st.Pod)}}
 		}
 		done := m == nil || !m.InRaft || !m.Voter
-		return jobStep(in, next, core.JobDemote, ReasonDemoteFailed, done,
+		return jobStep(in, next, operation.JobDemote, ReasonDemoteFailed, done,
 			fmt.Sprintf("%s is a non-voter", st.Pod), fmt.Sprintf("demoting blue member %s to non-voter", st.Pod))
 	}
 	for _, m := range c.Members {
 		if !m.InRaft || !m.Voter || m.Name == c.Leader {
 			continue
 		}
-		if w := quorumGate(c, core.Change{Remove: m.Name}); w != "" {
+		if w := quorumGate(c, operation.Change{Remove: m.Name}); w != "" {
 			return waitOn(m.Name, w)
 		}
 		return begin(in, next, StepDemote, m.Name, fmt.Sprintf("demoting blue member %s to non-voter", m.Name))
@@ -507,21 +507,21 @@ func transferLeadership(in Input, next *baov1.BlueGreenStatus) Decision {
 			// The leader changed without green taking over (a blue member cannot win:
 			// none votes). Step the new one down.
 			next.CurrentStep = nil
-			return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: fmt.Sprintf("%s leads now; stepping it down", c.Leader)}}
+			return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: fmt.Sprintf("%s leads now; stepping it down", c.Leader)}}
 		}
-		d := jobStep(in, next, core.JobStepDown, ReasonStepDownFailed, false, "",
+		d := jobStep(in, next, operation.JobStepDown, ReasonStepDownFailed, false, "",
 			fmt.Sprintf("stepping down blue leader %s so that a green voter takes over", st.Pod))
-		if d.Kind == core.KindPersist && in.StepJob.Phase == upgrade.JobFailed {
+		if d.Kind == operation.KindPersist && in.StepJob.Phase == operation.JobFailed {
 			// A retry waits out OpenBao's step-down cooldown.
-			if left := upgrade.StepDownCooldown - c.Now.Sub(in.StepJob.FinishedAt); left > 0 {
-				w := wait(fmt.Sprintf("the step-down of %s failed (%s); trying again after the %s cooldown", st.Pod, orNone(in.StepJob.Message), upgrade.StepDownCooldown))
+			if left := operation.StepDownCooldown - c.Now.Sub(in.StepJob.FinishedAt); left > 0 {
+				w := wait(fmt.Sprintf("the step-down of %s failed (%s); trying again after the %s cooldown", st.Pod, orNone(in.StepJob.Message), operation.StepDownCooldown))
 				w.RequeueAfter = left
 				return w
 			}
 		}
 		return d
 	}
-	if w := quorumGate(c, core.Change{Remove: c.Leader}); w != "" {
+	if w := quorumGate(c, operation.Change{Remove: c.Leader}); w != "" {
 		return waitOn(c.Leader, w)
 	}
 	return begin(in, next, StepStepDown, c.Leader, fmt.Sprintf("stepping down blue leader %s so that a green voter takes over", c.Leader))
@@ -529,7 +529,7 @@ func transferLeadership(in Input, next *baov1.BlueGreenStatus) Decision {
 
 func cutover(in Input, next *baov1.BlueGreenStatus) Decision {
 	if !in.ClientSelectsGreen {
-		return Decision{Action: core.Action{Kind: core.KindApply, Object: core.ObjectClientService,
+		return Decision{Action: operation.Action{Kind: operation.KindApply, Object: operation.ObjectClientService,
 			WaitingFor: "switching the client Service to green"}, Serving: next.Green.StatefulSet}
 	}
 	return enter(next, baov1.BlueGreenRemoveBlue, in.Cluster.Now, "clients reach green; removing blue's peers from Raft", "The client Service selects green")
@@ -540,7 +540,7 @@ func removeBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 	if st := next.CurrentStep; st != nil && st.Action == StepRemovePeer {
 		m := c.Member(st.Pod)
 		done := c.AutopilotKnown && (m == nil || !m.InRaft)
-		return jobStep(in, next, core.JobRemovePeer, ReasonRemovePeerFailed, done,
+		return jobStep(in, next, operation.JobRemovePeer, ReasonRemovePeerFailed, done,
 			fmt.Sprintf("%s left Raft", st.Pod), fmt.Sprintf("removing blue member %s from Raft", st.Pod))
 	}
 	if !c.AutopilotKnown {
@@ -548,7 +548,7 @@ func removeBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 	}
 	// Non-voters first, then the old leader (still a voter after its step-down).
 	order := slices.Clone(c.Members)
-	slices.SortStableFunc(order, func(a, b upgrade.Member) int {
+	slices.SortStableFunc(order, func(a, b operation.Member) int {
 		if a.Voter == b.Voter {
 			return a.Ordinal - b.Ordinal
 		}
@@ -565,7 +565,7 @@ func removeBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 			return failAt(next, ReasonWrongLeader, m.Name, fmt.Sprintf("blue member %s leads again after the cutover; blue must never lead again: "+
 				"leave it as it is and follow docs/runbooks/restore-from-snapshot.md if writes were lost", m.Name))
 		}
-		ch := core.Change{}
+		ch := operation.Change{}
 		if m.Voter {
 			ch.Remove = m.Name
 		}
@@ -578,10 +578,10 @@ func removeBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 }
 
 func cleanup(in Input, next *baov1.BlueGreenStatus) Decision {
-	if d, left := deleteSide("", "blue", next.Blue.StatefulSet, in.BlueExists, in.BlueVolumes, core.ObjectBlueStatefulSet, core.ObjectBlueVolumes); left {
+	if d, left := deleteSide("", "blue", next.Blue.StatefulSet, in.BlueExists, in.BlueVolumes, operation.ObjectBlueStatefulSet, operation.ObjectBlueVolumes); left {
 		return d
 	}
-	return Decision{Action: core.Action{Kind: core.KindComplete,
+	return Decision{Action: operation.Action{Kind: operation.KindComplete,
 		Event: fmt.Sprintf("Every member runs %s on %s (from %s); blue %s is gone", next.Green.Version, next.Green.StatefulSet, next.Blue.Version, next.Blue.StatefulSet)}}
 }
 
@@ -590,13 +590,13 @@ func cleanup(in Input, next *baov1.BlueGreenStatus) Decision {
 // the claims' protection finalizer keeps each until no pod uses it, and nothing else
 // could use them (their names are the side's, and no StatefulSet of it is left to
 // re-create a pod). left is false once nothing is.
-func deleteSide(prefix, side, sts string, exists bool, vols int, stsObj, volObj core.Object) (d Decision, left bool) {
+func deleteSide(prefix, side, sts string, exists bool, vols int, stsObj, volObj operation.Object) (d Decision, left bool) {
 	switch {
 	case exists:
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: stsObj,
+		return Decision{Action: operation.Action{Kind: operation.KindDelete, Object: stsObj,
 			WaitingFor: fmt.Sprintf("%sdeleting %s's StatefulSet %s", prefix, side, sts)}}, true
 	case vols > 0:
-		return Decision{Action: core.Action{Kind: core.KindDelete, Object: volObj,
+		return Decision{Action: operation.Action{Kind: operation.KindDelete, Object: volObj,
 			WaitingFor: fmt.Sprintf("%sdeleting %s's %d volumes (data of removed peers, which must never rejoin)", prefix, side, vols)}}, true
 	}
 	return Decision{}, false
@@ -606,27 +606,27 @@ func deleteSide(prefix, side, sts string, exists bool, vols int, stsObj, volObj 
 // (the outcome is visible in the Raft view) ends it; otherwise the Job of the
 // current attempt is created, awaited, or, when it failed, followed by another
 // attempt until the step's attempts are spent.
-func jobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, reason baov1.FailureReason, done bool, doneEvent, what string) Decision {
+func jobStep(in Input, next *baov1.BlueGreenStatus, kind operation.JobKind, reason baov1.FailureReason, done bool, doneEvent, what string) Decision {
 	st := next.CurrentStep
 	if done {
 		next.CurrentStep = nil
-		return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod, WaitingFor: doneEvent, Event: upgrade.Sentence(doneEvent)}}
+		return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: st.Pod, WaitingFor: doneEvent, Event: upgrade.Sentence(doneEvent)}}
 	}
 	switch in.StepJob.Phase {
-	case upgrade.JobNone:
-		return Decision{Action: core.Action{Kind: core.KindCreateJob, Job: kind, Member: st.Pod,
+	case operation.JobNone:
+		return Decision{Action: operation.Action{Kind: operation.KindCreateJob, Job: kind, Member: st.Pod,
 			WaitingFor: fmt.Sprintf("%s (attempt %d)", what, st.Attempts)}}
-	case upgrade.JobRunning:
+	case operation.JobRunning:
 		return waitOn(st.Pod, fmt.Sprintf("%s: waiting for the executor Job (attempt %d)", what, st.Attempts))
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		return waitOn(st.Pod, fmt.Sprintf("%s: the executor Job succeeded; waiting for the Raft view to show it", what))
 	}
 	next.JobFailures++
-	if upgrade.AttemptsExhausted(st) {
+	if operation.AttemptsExhausted(st) {
 		return failAt(next, reason, st.Pod, fmt.Sprintf("%s failed %d times (spec.upgrade.blueGreen.maxJobFailures): %s", what, st.Attempts, orNone(in.StepJob.Message)))
 	}
 	st.Attempts++
-	return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod,
+	return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: st.Pod,
 		WaitingFor: fmt.Sprintf("%s: attempt %d failed (%s); trying again", what, st.Attempts-1, orNone(in.StepJob.Message))}}
 }
 
@@ -642,20 +642,20 @@ func begin(in Input, next *baov1.BlueGreenStatus, action baov1.StepAction, membe
 		max = baov1.DefaultMaxJobFailures
 	}
 	next.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: member, StartedAt: &t, Attempts: 1, MaxAttempts: max}
-	return Decision{Action: core.Action{Kind: core.KindPersist, Member: member, WaitingFor: what}}
+	return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: member, WaitingFor: what}}
 }
 
 // quorumGate is invariant 1 for one step: a trustworthy autopilot read, a healthy
 // cluster with every voter healthy, and a failure tolerance of 0 or more after the
 // change. It says what is missing, or "".
-func quorumGate(c *upgrade.Cluster, ch core.Change) string {
+func quorumGate(c *operation.Cluster, ch operation.Change) string {
 	if !c.AutopilotKnown {
 		return "waiting for a trustworthy read of autopilot state"
 	}
 	if !c.AutopilotHealthy {
 		return "waiting for autopilot to report the cluster healthy"
 	}
-	p := core.Project(c, ch)
+	p := operation.Project(c, ch)
 	if len(p.Unhealthy) > 0 {
 		return "waiting for every voter to be healthy (not healthy: " + strings.Join(p.Unhealthy, ", ") + ")"
 	}
@@ -669,19 +669,19 @@ func enter(next *baov1.BlueGreenStatus, phase baov1.BlueGreenPhase, now time.Tim
 	next.Phase = phase
 	t := metav1.NewTime(now)
 	next.PhaseStartedAt = &t
-	return Decision{Action: core.Action{Kind: core.KindPersist, WaitingFor: waiting, Event: event}}
+	return Decision{Action: operation.Action{Kind: operation.KindPersist, WaitingFor: waiting, Event: event}}
 }
 
 func wait(w string) Decision {
-	return Decision{Action: core.Action{Kind: core.KindWait, WaitingFor: w}}
+	return Decision{Action: operation.Action{Kind: operation.KindWait, WaitingFor: w}}
 }
 
 func waitOn(member, w string) Decision {
-	return Decision{Action: core.Action{Kind: core.KindWait, Member: member, WaitingFor: w}}
+	return Decision{Action: operation.Action{Kind: operation.KindWait, Member: member, WaitingFor: w}}
 }
 
 func hold(msg string) Decision {
-	return Decision{Action: core.Action{Kind: core.KindHold, WaitingFor: msg, Message: msg}}
+	return Decision{Action: operation.Action{Kind: operation.KindHold, WaitingFor: msg, Message: msg}}
 }
 
 func fail(next *baov1.BlueGreenStatus, reason baov1.FailureReason, msg string) Decision {
@@ -689,10 +689,10 @@ func fail(next *baov1.BlueGreenStatus, reason baov1.FailureReason, msg string) D
 }
 
 func failAt(next *baov1.BlueGreenStatus, reason baov1.FailureReason, member, msg string) Decision {
-	return Decision{Action: core.Action{Kind: core.KindFail, Reason: reason, Member: member, Message: msg, WaitingFor: msg}, Status: next}
+	return Decision{Action: operation.Action{Kind: operation.KindFail, Reason: reason, Member: member, Message: msg, WaitingFor: msg}, Status: next}
 }
 
-func memberIn(ms []upgrade.Member, name string) *upgrade.Member {
+func memberIn(ms []operation.Member, name string) *operation.Member {
 	for i := range ms {
 		if ms[i].Name == name {
 			return &ms[i]

@@ -8,8 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // advance runs passes until the status reaches phase (never failing), for tables
@@ -20,7 +19,7 @@ func advance(t *testing.T, w *world, phase baov1.BlueGreenPhase) {
 		if w.status != nil && w.status.Phase == phase {
 			return
 		}
-		if d := w.pass(false); d.Kind == core.KindFail || d.Kind == core.KindHold {
+		if d := w.pass(false); d.Kind == operation.KindFail || d.Kind == operation.KindHold {
 			t.Fatalf("stopped before %s: %s %s", phase, d.Kind, d.WaitingFor)
 		}
 	}
@@ -33,7 +32,7 @@ func TestDecide(t *testing.T) {
 		phase baov1.BlueGreenPhase
 		// setup changes the world or the input before the decision.
 		setup func(w *world, in *Input)
-		want  core.Kind
+		want  operation.Kind
 		// check inspects the decision.
 		check func(g Gomega, d Decision)
 	}{
@@ -44,7 +43,7 @@ func TestDecide(t *testing.T) {
 					in.Cluster.Members[i].Image = "mirror.example/openbao:2.4.0"
 				}
 			},
-			want: core.KindPersist,
+			want: operation.KindPersist,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Status.Phase).To(Equal(baov1.BlueGreenDeployGreen))
 				g.Expect(d.Status.Blue).To(Equal(baov1.MemberSet{StatefulSet: "bao", Revision: "bao-abc", Image: "mirror.example/openbao:2.4.0", Version: "2.4.0", Replicas: 3}))
@@ -54,14 +53,14 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "paused before the start holds and creates nothing",
 			setup: func(w *world, in *Input) { in.Paused = true },
-			want:  core.KindHold,
+			want:  operation.KindHold,
 			check: func(g Gomega, d Decision) { g.Expect(d.WaitingFor).To(ContainSubstring("spec.upgrade.paused")) },
 		},
 		{
 			name:  "green is created once the intent is recorded",
 			phase: baov1.BlueGreenDeployGreen,
-			want:  core.KindApply,
-			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectGreenStatefulSet)) },
+			want:  operation.KindApply,
+			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(operation.ObjectGreenStatefulSet)) },
 		},
 		{
 			name:  "a green member that autopilot promoted before green was synced is demoted back, and the sync counts anew",
@@ -70,7 +69,7 @@ func TestDecide(t *testing.T) {
 				in.Cluster.Green[1].Voter = true
 				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-time.Second)}
 			},
-			want: core.KindPersist,
+			want: operation.KindPersist,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Status.CurrentStep).To(HaveField("Action", StepDemote))
 				g.Expect(d.Status.CurrentStep).To(HaveField("Pod", "bao-1a2b3c4d-1"))
@@ -82,7 +81,7 @@ func TestDecide(t *testing.T) {
 			name:  "a green member that leads before green was promoted fails the upgrade",
 			phase: baov1.BlueGreenSync,
 			setup: func(w *world, in *Input) { in.Cluster.Green[1].Voter = true; in.Cluster.Leader = "bao-1a2b3c4d-1" },
-			want:  core.KindFail,
+			want:  operation.KindFail,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Reason).To(Equal(ReasonGreenVotedEarly))
 				g.Expect(d.Member).To(Equal("bao-1a2b3c4d-1"))
@@ -92,7 +91,7 @@ func TestDecide(t *testing.T) {
 			name:  "a green member behind the leader holds the sync",
 			phase: baov1.BlueGreenSync,
 			setup: func(w *world, in *Input) { in.Cluster.Green[2].LastIndex = 50 },
-			want:  core.KindWait,
+			want:  operation.KindWait,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.WaitingFor).To(ContainSubstring("bao-1a2b3c4d-2 to catch up (index 50 behind"))
 			},
@@ -104,7 +103,7 @@ func TestDecide(t *testing.T) {
 				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-3 * time.Second)}
 				in.Cluster.Green[0].Healthy = false
 			},
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) { g.Expect(d.Status.SyncedSince).To(BeNil()) },
 		},
 		{
@@ -113,7 +112,7 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world, in *Input) {
 				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-3 * time.Second)}
 			},
-			want:  core.KindWait,
+			want:  operation.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.RequeueAfter).To(Equal(2 * time.Second)) },
 		},
 		{
@@ -123,7 +122,7 @@ func TestDecide(t *testing.T) {
 				in.Status.SyncedSince = &metav1.Time{Time: in.Cluster.Now.Add(-6 * time.Second)}
 				in.HasHook = true
 			},
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) { g.Expect(d.Status.Phase).To(Equal(baov1.BlueGreenValidate)) },
 		},
 		{
@@ -132,10 +131,10 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world, in *Input) {
 				in.Status.Phase = baov1.BlueGreenValidate
 				in.Status.CurrentStep = &baov1.UpgradeStep{Action: StepValidate, Attempts: 1, MaxAttempts: 1}
-				in.StepJob = upgrade.Job{Phase: upgrade.JobFailed, Message: "exit code 3"}
+				in.StepJob = operation.Job{Phase: operation.JobFailed, Message: "exit code 3"}
 				in.StepJobName = "bao-validate-1a2b3c4d-1"
 			},
-			want: core.KindFail,
+			want: operation.KindFail,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Reason).To(Equal(ReasonValidationFailed))
 				g.Expect(d.Message).To(ContainSubstring("kubectl logs -n ns job/bao-validate-1a2b3c4d-1"))
@@ -146,7 +145,7 @@ func TestDecide(t *testing.T) {
 			name:  "without autoPromote the hold is announced once with the command that releases it",
 			phase: baov1.BlueGreenAwaitPromotion,
 			setup: func(w *world, in *Input) { in.AutoPromote = false; in.Status.Promotion = baov1.PromotionPending },
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Status.Promotion).To(Equal(baov1.PromotionWaiting))
 				g.Expect(d.Event).To(ContainSubstring("kubectl annotate openbaocluster bao -n ns baokeeper.dev/promote="))
@@ -156,33 +155,33 @@ func TestDecide(t *testing.T) {
 			name:  "waiting for promotion holds",
 			phase: baov1.BlueGreenAwaitPromotion,
 			setup: func(w *world, in *Input) { in.AutoPromote = false; in.Status.Promotion = baov1.PromotionWaiting },
-			want:  core.KindHold,
+			want:  operation.KindHold,
 		},
 		{
 			name:  "a promote request releases the hold",
 			phase: baov1.BlueGreenAwaitPromotion,
 			setup: func(w *world, in *Input) { in.AutoPromote = false; in.Status.Promotion = baov1.PromotionRequested },
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) { g.Expect(d.Status.Phase).To(Equal(baov1.BlueGreenPromoteGreen)) },
 		},
 		{
 			name:  "a promotion waits while a voter is unhealthy",
 			phase: baov1.BlueGreenPromoteGreen,
 			setup: func(w *world, in *Input) { in.Cluster.Members[2].Healthy = false },
-			want:  core.KindWait,
+			want:  operation.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.WaitingFor).To(ContainSubstring("not healthy: bao-2")) },
 		},
 		{
 			name:  "a promotion waits for a trustworthy autopilot read",
 			phase: baov1.BlueGreenPromoteGreen,
 			setup: func(w *world, in *Input) { in.Cluster.AutopilotKnown = false },
-			want:  core.KindWait,
+			want:  operation.KindWait,
 		},
 		{
 			name:  "spec.upgrade.paused holds between two steps",
 			phase: baov1.BlueGreenPromoteGreen,
 			setup: func(w *world, in *Input) { in.Paused = true },
-			want:  core.KindHold,
+			want:  operation.KindHold,
 		},
 		{
 			name:  "a demotion never targets the leader",
@@ -191,7 +190,7 @@ func TestDecide(t *testing.T) {
 				in.Status.CurrentStep = &baov1.UpgradeStep{Action: StepDemote, Pod: "bao-1", Attempts: 1}
 				in.Cluster.Leader = "bao-1"
 			},
-			want: core.KindPersist,
+			want: operation.KindPersist,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Status.CurrentStep).To(BeNil())
 				g.Expect(d.WaitingFor).To(ContainSubstring("stepped down instead"))
@@ -201,7 +200,7 @@ func TestDecide(t *testing.T) {
 			name:  "a step-down waits while another blue member votes",
 			phase: baov1.BlueGreenTransferLeadership,
 			setup: func(w *world, in *Input) { in.Cluster.Members[1].Voter = true },
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) { g.Expect(d.Status.Phase).To(Equal(baov1.BlueGreenDemoteBlue)) },
 		},
 		{
@@ -209,16 +208,16 @@ func TestDecide(t *testing.T) {
 			phase: baov1.BlueGreenTransferLeadership,
 			setup: func(w *world, in *Input) {
 				in.Status.CurrentStep = &baov1.UpgradeStep{Action: StepStepDown, Pod: "bao-0", Attempts: 1, MaxAttempts: 3}
-				in.StepJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: in.Cluster.Now.Add(-4 * time.Second), Message: "timeout"}
+				in.StepJob = operation.Job{Phase: operation.JobFailed, FinishedAt: in.Cluster.Now.Add(-4 * time.Second), Message: "timeout"}
 			},
-			want:  core.KindWait,
+			want:  operation.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.RequeueAfter).To(Equal(6 * time.Second)) },
 		},
 		{
 			name:  "a green leader on the target is the point of no return, recorded with the serving StatefulSet",
 			phase: baov1.BlueGreenTransferLeadership,
 			setup: func(w *world, in *Input) { in.Cluster.Leader = "bao-1a2b3c4d-2" },
-			want:  core.KindPersist,
+			want:  operation.KindPersist,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Status.Phase).To(Equal(baov1.BlueGreenCutover))
 				g.Expect(d.Status.LeaderMovedAt).NotTo(BeNil())
@@ -229,7 +228,7 @@ func TestDecide(t *testing.T) {
 			name:  "a green leader that does not report the target fails",
 			phase: baov1.BlueGreenTransferLeadership,
 			setup: func(w *world, in *Input) { in.Cluster.Leader = "bao-1a2b3c4d-2"; in.Cluster.Green[2].Version = "2.4.0" },
-			want:  core.KindFail,
+			want:  operation.KindFail,
 			check: func(g Gomega, d Decision) { g.Expect(d.Reason).To(Equal(ReasonWrongLeader)) },
 		},
 		{
@@ -239,7 +238,7 @@ func TestDecide(t *testing.T) {
 				in.Status.PhaseStartedAt = &metav1.Time{Time: in.Cluster.Now.Add(-11 * time.Minute)}
 				in.Cluster.Green[1].Healthy = false
 			},
-			want: core.KindFail,
+			want: operation.KindFail,
 			check: func(g Gomega, d Decision) {
 				g.Expect(d.Reason).To(Equal(ReasonPhaseTimeout))
 				g.Expect(d.Message).To(ContainSubstring("bao-1a2b3c4d-1 healthy"))
@@ -248,15 +247,15 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "cleanup deletes blue's StatefulSet first",
 			phase: baov1.BlueGreenCleanup,
-			want:  core.KindDelete,
-			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectBlueStatefulSet)) },
+			want:  operation.KindDelete,
+			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(operation.ObjectBlueStatefulSet)) },
 		},
 		{
 			name:  "cleanup deletes blue's volumes once its StatefulSet is gone, without waiting for its pods",
 			phase: baov1.BlueGreenCleanup,
 			setup: func(w *world, in *Input) { in.BlueExists = false },
-			want:  core.KindDelete,
-			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(core.ObjectBlueVolumes)) },
+			want:  operation.KindDelete,
+			check: func(g Gomega, d Decision) { g.Expect(d.Object).To(Equal(operation.ObjectBlueVolumes)) },
 		},
 		{
 			name:  "a failed upgrade waits for a retry",
@@ -264,7 +263,7 @@ func TestDecide(t *testing.T) {
 			setup: func(w *world, in *Input) {
 				in.Upgrade = &baov1.UpgradeStatus{Failure: &baov1.UpgradeFailure{Reason: "PromoteFailed"}}
 			},
-			want:  core.KindWait,
+			want:  operation.KindWait,
 			check: func(g Gomega, d Decision) { g.Expect(d.WaitingFor).To(ContainSubstring("baokeeper.dev/retry")) },
 		},
 	}
@@ -319,7 +318,7 @@ func TestRetry(t *testing.T) {
 		wantMaxAttempts int32
 	}{
 		{"a failed validation hook runs once more", &baov1.UpgradeStep{Action: StepValidate, Attempts: 2, MaxAttempts: 2}, 3},
-		{"a failed executor step gets the default attempts more", &baov1.UpgradeStep{Action: StepPromote, Pod: "g-0", Attempts: 3, MaxAttempts: 3}, 3 + upgrade.DefaultMaxJobAttempts},
+		{"a failed executor step gets the default attempts more", &baov1.UpgradeStep{Action: StepPromote, Pod: "g-0", Attempts: 3, MaxAttempts: 3}, 3 + operation.DefaultMaxJobAttempts},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -346,7 +345,7 @@ func TestUnknownPhaseSaysWhatToDo(t *testing.T) {
 	in := w.input()
 	in.Status.Phase = "Teleport"
 	d := Decide(in)
-	g.Expect(d.Kind).To(Equal(core.KindFail))
+	g.Expect(d.Kind).To(Equal(operation.KindFail))
 	g.Expect(d.Reason).To(Equal(ReasonUnknownPhase))
 	g.Expect(d.Message).To(ContainSubstring("run the release that started it"))
 }

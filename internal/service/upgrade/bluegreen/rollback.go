@@ -8,8 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // RestoreRunbook is the runbook a refused rollback points to.
@@ -30,7 +29,7 @@ func IsRollback(phase baov1.BlueGreenPhase) bool {
 // recorded, a phase from Cutover on runs, or a green member leads now. From then on
 // green has written with its version, and blue's older version must not lead again:
 // undoing is a restore from the pre-upgrade snapshot, not a rollback.
-func PastPointOfNoReturn(st *baov1.BlueGreenStatus, c *upgrade.Cluster) bool {
+func PastPointOfNoReturn(st *baov1.BlueGreenStatus, c *operation.Cluster) bool {
 	if st == nil {
 		return false
 	}
@@ -59,7 +58,7 @@ type RollbackVerdict struct {
 // failed one) before the point of no return, and only then. A step-down in flight
 // is refused too: within seconds green may lead, and a rollback then could not keep
 // leadership on blue.
-func AcceptsRollback(st *baov1.BlueGreenStatus, c *upgrade.Cluster) RollbackVerdict {
+func AcceptsRollback(st *baov1.BlueGreenStatus, c *operation.Cluster) RollbackVerdict {
 	switch {
 	case st == nil:
 		return RollbackVerdict{Why: "no blue-green upgrade runs, so there is nothing to roll back"}
@@ -89,7 +88,7 @@ func StartRollback(st *baov1.BlueGreenStatus, why string, now time.Time) {
 // autoRollback turns a failure before the point of no return into a rollback when
 // spec.upgrade.blueGreen.autoRollback asks for it; d otherwise.
 func autoRollback(in Input, next *baov1.BlueGreenStatus, d Decision) Decision {
-	if d.Kind != core.KindFail || next == nil || IsRollback(next.Phase) || PastPointOfNoReturn(next, in.Cluster) {
+	if d.Kind != operation.KindFail || next == nil || IsRollback(next.Phase) || PastPointOfNoReturn(next, in.Cluster) {
 		return d
 	}
 	switch {
@@ -100,7 +99,7 @@ func autoRollback(in Input, next *baov1.BlueGreenStatus, d Decision) Decision {
 	}
 	why := fmt.Sprintf("%s: %s (spec.upgrade.blueGreen.autoRollback)", d.Reason, d.Message)
 	StartRollback(next, why, in.Cluster.Now)
-	return Decision{Action: core.Action{Kind: core.KindPersist, Member: d.Member, WaitingFor: "rolling back: " + why,
+	return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: d.Member, WaitingFor: "rolling back: " + why,
 		Event: "Rolling back on its own: " + why}, Status: next}
 }
 
@@ -139,11 +138,11 @@ func leftoverStep(in Input, next *baov1.BlueGreenStatus) (Decision, bool) {
 	if st == nil || ownRollbackStep(in, next) {
 		return Decision{}, false
 	}
-	if st.Action != StepValidate && in.StepJob.Phase == upgrade.JobRunning {
+	if st.Action != StepValidate && in.StepJob.Phase == operation.JobRunning {
 		return waitOn(st.Pod, fmt.Sprintf("rolling back: waiting for the executor Job of %s %s to finish first", st.Action, st.Pod)), true
 	}
 	next.CurrentStep = nil
-	return Decision{Action: core.Action{Kind: core.KindPersist, Member: st.Pod,
+	return Decision{Action: operation.Action{Kind: operation.KindPersist, Member: st.Pod,
 		WaitingFor: fmt.Sprintf("rolling back: %s of %s dropped", st.Action, st.Pod)}}, true
 }
 
@@ -166,7 +165,7 @@ func rollbackPromoteBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 	c := in.Cluster
 	if st := next.CurrentStep; st != nil {
 		m := c.Member(st.Pod)
-		return rollbackJobStep(in, next, core.JobPromote, m != nil && m.InRaft && m.Voter,
+		return rollbackJobStep(in, next, operation.JobPromote, m != nil && m.InRaft && m.Voter,
 			fmt.Sprintf("blue member %s is a voter again", st.Pod), fmt.Sprintf("rolling back: promoting blue member %s back to voter", st.Pod))
 	}
 	for _, m := range c.Members {
@@ -177,7 +176,7 @@ func rollbackPromoteBlue(in Input, next *baov1.BlueGreenStatus) Decision {
 		if m.Healthy {
 			healthy = 1
 		}
-		if w := quorumGate(c, core.Change{AddVoters: 1, AddHealthy: healthy}); w != "" {
+		if w := quorumGate(c, operation.Change{AddVoters: 1, AddHealthy: healthy}); w != "" {
 			return waitOn(m.Name, "rolling back: "+w)
 		}
 		return beginRollback(in, next, StepPromote, m.Name, fmt.Sprintf("rolling back: promoting blue member %s back to voter", m.Name))
@@ -189,14 +188,14 @@ func rollbackDemoteGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	c := in.Cluster
 	if st := next.CurrentStep; st != nil {
 		m := c.Member(st.Pod)
-		return rollbackJobStep(in, next, core.JobDemote, m == nil || !m.InRaft || !m.Voter,
+		return rollbackJobStep(in, next, operation.JobDemote, m == nil || !m.InRaft || !m.Voter,
 			fmt.Sprintf("green member %s is a non-voter", st.Pod), fmt.Sprintf("rolling back: demoting green member %s to non-voter", st.Pod))
 	}
 	for _, m := range c.Green {
 		if !m.InRaft || !m.Voter {
 			continue
 		}
-		if w := quorumGate(c, core.Change{Remove: m.Name}); w != "" {
+		if w := quorumGate(c, operation.Change{Remove: m.Name}); w != "" {
 			return waitOn(m.Name, "rolling back: "+w)
 		}
 		return beginRollback(in, next, StepDemote, m.Name, fmt.Sprintf("rolling back: demoting green member %s to non-voter", m.Name))
@@ -208,14 +207,14 @@ func rollbackRemoveGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 	c := in.Cluster
 	if st := next.CurrentStep; st != nil {
 		m := c.Member(st.Pod)
-		return rollbackJobStep(in, next, core.JobRemovePeer, m == nil || !m.InRaft,
+		return rollbackJobStep(in, next, operation.JobRemovePeer, m == nil || !m.InRaft,
 			fmt.Sprintf("green member %s left Raft", st.Pod), fmt.Sprintf("rolling back: removing green member %s from Raft", st.Pod))
 	}
 	for _, m := range c.Green {
 		if !m.InRaft {
 			continue
 		}
-		ch := core.Change{}
+		ch := operation.Change{}
 		if m.Voter {
 			ch.Remove = m.Name
 		}
@@ -229,10 +228,10 @@ func rollbackRemoveGreen(in Input, next *baov1.BlueGreenStatus) Decision {
 
 func rollbackCleanup(in Input, next *baov1.BlueGreenStatus) Decision {
 	if d, left := deleteSide("rolling back: ", "green", next.Green.StatefulSet, in.GreenExists, in.GreenVolumes,
-		core.ObjectGreenStatefulSet, core.ObjectGreenVolumes); left {
+		operation.ObjectGreenStatefulSet, operation.ObjectGreenVolumes); left {
 		return d
 	}
-	return Decision{Action: core.Action{Kind: core.KindRolledBack,
+	return Decision{Action: operation.Action{Kind: operation.KindRolledBack,
 		Event: fmt.Sprintf("Rolled back: every member runs %s on %s, green %s is gone (%s)",
 			next.Blue.Version, next.Blue.StatefulSet, next.Green.StatefulSet, next.RollbackReason)}}
 }
@@ -246,14 +245,14 @@ func beginRollback(in Input, next *baov1.BlueGreenStatus, action baov1.StepActio
 
 // rollbackJobStep is jobStep for a rollback step: when its attempts are spent the
 // rollback cannot restore blue's consensus on its own, and automation stops.
-func rollbackJobStep(in Input, next *baov1.BlueGreenStatus, kind core.JobKind, done bool, doneEvent, what string) Decision {
+func rollbackJobStep(in Input, next *baov1.BlueGreenStatus, kind operation.JobKind, done bool, doneEvent, what string) Decision {
 	d := jobStep(in, next, kind, "", done, doneEvent, what)
-	if d.Kind == core.KindFail {
+	if d.Kind == operation.KindFail {
 		return breakGlass(baov1.BreakGlassRollbackFailed, d.Member, d.Message+"; the rollback ("+next.RollbackReason+") cannot go on by itself")
 	}
 	return d
 }
 
 func breakGlass(reason baov1.BreakGlassReason, member, msg string) Decision {
-	return Decision{Action: core.Action{Kind: core.KindBreakGlass, BreakGlass: reason, Member: member, Message: msg, WaitingFor: "break-glass: " + msg}}
+	return Decision{Action: operation.Action{Kind: operation.KindBreakGlass, BreakGlass: reason, Member: member, Message: msg, WaitingFor: "break-glass: " + msg}}
 }

@@ -9,8 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // rollbackPoint is where a rollback request arrives: the first pass whose status is
@@ -30,7 +29,7 @@ func (w *world) upTo(p rollbackPoint) {
 		}
 		inStep := w.status != nil && w.status.CurrentStep != nil
 		d := w.pass(false)
-		if d.Kind == core.KindFail {
+		if d.Kind == operation.KindFail {
 			w.t.Fatalf("the upgrade failed before %v: %s", p, d.Message)
 		}
 		if inStep && w.status.Phase == p.phase && w.status.CurrentStep == nil {
@@ -57,11 +56,11 @@ func (w *world) rollBack(loseEvery int) {
 		lose := loseEvery > 0 && i%loseEvery == 0
 		d := w.pass(lose)
 		switch d.Kind {
-		case core.KindRolledBack:
+		case operation.KindRolledBack:
 			if !lose {
 				return
 			}
-		case core.KindFail, core.KindComplete, core.KindBreakGlass:
+		case operation.KindFail, operation.KindComplete, operation.KindBreakGlass:
 			w.t.Fatalf("the rollback ended in %s: %s", d.Kind, d.Message)
 		}
 	}
@@ -185,7 +184,7 @@ func TestRollbackWaitsForAStepInFlight(t *testing.T) {
 	w.jobs[jobKey(st)] = upgradeJobRunning()
 	g.Expect(w.requestRollback().OK).To(BeTrue())
 	d := w.pass(false)
-	g.Expect(d.Kind).To(Equal(core.KindWait))
+	g.Expect(d.Kind).To(Equal(operation.KindWait))
 	g.Expect(d.WaitingFor).To(ContainSubstring("to finish first"))
 	// The Job finishes: the member is a voter, and the rollback takes it from there.
 	w.find(st.Pod).voter = true
@@ -195,7 +194,7 @@ func TestRollbackWaitsForAStepInFlight(t *testing.T) {
 	g.Expect(w.disruptive()).To(ContainElement("Job Demote " + st.Pod))
 }
 
-func upgradeJobRunning() upgrade.Job { return upgrade.Job{Phase: upgrade.JobRunning} }
+func upgradeJobRunning() operation.Job { return operation.Job{Phase: operation.JobRunning} }
 
 func TestAcceptsRollback(t *testing.T) {
 	for _, tc := range []struct {
@@ -277,17 +276,17 @@ func TestAutoRollback(t *testing.T) {
 			var d Decision
 			for range 2000 {
 				d = w.pass(false)
-				if d.Kind == core.KindFail || d.Kind == core.KindRolledBack || d.Kind == core.KindComplete {
+				if d.Kind == operation.KindFail || d.Kind == operation.KindRolledBack || d.Kind == operation.KindComplete {
 					break
 				}
 			}
 			if tc.rollback {
-				g.Expect(d.Kind).To(Equal(core.KindRolledBack), "%s: %s", d.Kind, d.Message)
+				g.Expect(d.Kind).To(Equal(operation.KindRolledBack), "%s: %s", d.Kind, d.Message)
 				g.Expect(w.status.RollbackReason).To(ContainSubstring("spec.upgrade.blueGreen.autoRollback"))
 				w.expectBlueRestored(g, "bao-0")
 				return
 			}
-			g.Expect(d.Kind).To(Equal(core.KindFail))
+			g.Expect(d.Kind).To(Equal(operation.KindFail))
 			g.Expect(d.Reason).To(Equal(tc.reason))
 		})
 	}
@@ -321,7 +320,7 @@ func TestRollbackBreakGlass(t *testing.T) {
 			g.Expect(w.requestRollback().OK).To(BeTrue())
 			tc.setup(w)
 			for range 200 {
-				if d := w.pass(false); d.Kind == core.KindBreakGlass || d.Kind == core.KindRolledBack {
+				if d := w.pass(false); d.Kind == operation.KindBreakGlass || d.Kind == operation.KindRolledBack {
 					break
 				}
 			}

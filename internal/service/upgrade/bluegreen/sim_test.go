@@ -11,8 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // server is one simulated OpenBao member.
@@ -42,7 +41,7 @@ type world struct {
 	clientSvc string // "blue" or "green"
 	blueVols  int
 	greenVols int
-	jobs      map[string]upgrade.Job
+	jobs      map[string]operation.Job
 	failJobs  map[string]int // job key prefix -> failures left
 	// earlyVoter is a green member autopilot promotes on its own as it joins (OpenBao
 	// lost it from its permanent non-voter list).
@@ -52,14 +51,14 @@ type world struct {
 	up         *baov1.UpgradeStatus
 	completed  bool
 	rolledBack bool
-	breakGlass *core.Action
+	breakGlass *operation.Action
 	settings   Settings
 	trace      []string
 }
 
 func newWorld(t *testing.T, replicas, leader int) *world {
 	w := &world{t: t, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), blueSts: true, clientSvc: "blue", blueVols: replicas,
-		jobs: map[string]upgrade.Job{}, failJobs: map[string]int{}, serving: "bao",
+		jobs: map[string]operation.Job{}, failJobs: map[string]int{}, serving: "bao",
 		up: &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1",
 			TargetImage: "openbao/openbao:2.4.1", ID: "1a2b3c4d"}}
 	for i := range replicas {
@@ -82,13 +81,13 @@ func (w *world) find(name string) *server {
 	return nil
 }
 
-func member(s *server) upgrade.Member {
-	return upgrade.Member{Name: s.name, Ordinal: s.ordinal, PodExists: s.pod, PodReady: s.ready, Image: s.image,
+func member(s *server) operation.Member {
+	return operation.Member{Name: s.name, Ordinal: s.ordinal, PodExists: s.pod, PodReady: s.ready, Image: s.image,
 		Initialized: s.ready, Version: s.version, InRaft: s.inRaft, Voter: s.voter, Healthy: s.healthy, LastIndex: 100}
 }
 
-func (w *world) observe() *upgrade.Cluster {
-	c := &upgrade.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 100}
+func (w *world) observe() *operation.Cluster {
+	c := &operation.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 100}
 	for _, s := range w.blue {
 		if s.pod || s.inRaft {
 			c.Members = append(c.Members, member(s))
@@ -123,16 +122,16 @@ func jobKey(st *baov1.UpgradeStep) string {
 // act carries out a decision's action on the world.
 func (w *world) act(d Decision) {
 	switch d.Kind {
-	case core.KindApply:
+	case operation.KindApply:
 		switch d.Object {
-		case core.ObjectGreenStatefulSet:
+		case operation.ObjectGreenStatefulSet:
 			w.greenSts, w.greenVols = true, len(w.blue)
 			for i := range len(w.blue) {
 				name := fmt.Sprintf("bao-1a2b3c4d-%d", i)
 				w.green = append(w.green, &server{name: name, ordinal: i, pod: true, ready: true,
 					inRaft: true, voter: name == w.earlyVoter, healthy: true, version: "2.4.1", image: "openbao/openbao:2.4.1"})
 			}
-		case core.ObjectClientService:
+		case operation.ObjectClientService:
 			if w.serving != "bao-1a2b3c4d" {
 				w.t.Fatalf("the client Service was switched before status.statefulSet moved to green")
 			}
@@ -140,7 +139,7 @@ func (w *world) act(d Decision) {
 		default:
 			w.t.Fatalf("unexpected apply of %s", d.Object)
 		}
-	case core.KindCreateJob:
+	case operation.KindCreateJob:
 		st := w.status.CurrentStep
 		key := jobKey(st)
 		if _, ok := w.jobs[key]; ok {
@@ -149,22 +148,22 @@ func (w *world) act(d Decision) {
 		for prefix, n := range w.failJobs {
 			if n > 0 && strings.HasPrefix(key, prefix) {
 				w.failJobs[prefix] = n - 1
-				w.jobs[key] = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: w.now, Message: "injected failure"}
+				w.jobs[key] = operation.Job{Phase: operation.JobFailed, FinishedAt: w.now, Message: "injected failure"}
 				return
 			}
 		}
 		w.runJob(d.Job, st.Pod)
-		w.jobs[key] = upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: w.now}
-	case core.KindDelete:
+		w.jobs[key] = operation.Job{Phase: operation.JobSucceeded, FinishedAt: w.now}
+	case operation.KindDelete:
 		switch d.Object {
-		case core.ObjectBlueStatefulSet:
+		case operation.ObjectBlueStatefulSet:
 			w.blueSts = false
 			for _, s := range w.blue {
 				s.pod, s.ready = false, false
 			}
-		case core.ObjectBlueVolumes:
+		case operation.ObjectBlueVolumes:
 			w.blueVols = 0
-		case core.ObjectGreenStatefulSet:
+		case operation.ObjectGreenStatefulSet:
 			w.greenSts = false
 			for _, s := range w.green {
 				if s.inRaft {
@@ -172,7 +171,7 @@ func (w *world) act(d Decision) {
 				}
 				s.pod, s.ready = false, false
 			}
-		case core.ObjectGreenVolumes:
+		case operation.ObjectGreenVolumes:
 			w.greenVols = 0
 		default:
 			w.t.Fatalf("unexpected delete of %s", d.Object)
@@ -180,20 +179,20 @@ func (w *world) act(d Decision) {
 	}
 }
 
-func (w *world) runJob(kind core.JobKind, name string) {
+func (w *world) runJob(kind operation.JobKind, name string) {
 	s := w.find(name)
 	switch kind {
-	case core.JobPromote:
+	case operation.JobPromote:
 		if !strings.HasPrefix(name, "bao-1a2b3c4d-") && !IsRollback(w.status.Phase) {
 			w.t.Fatalf("promoted blue member %s outside a rollback (invariant 6: blue is never promoted again)", name)
 		}
 		s.voter = true
-	case core.JobDemote:
+	case operation.JobDemote:
 		if name == w.leader {
 			w.t.Fatalf("demoted the leader %s", name)
 		}
 		s.voter = false
-	case core.JobStepDown:
+	case operation.JobStepDown:
 		// hashicorp/raft hands leadership to the most up-to-date voter; all are
 		// equal here, so the first voter in the configuration other than the leader.
 		for _, o := range w.all() {
@@ -205,12 +204,12 @@ func (w *world) runJob(kind core.JobKind, name string) {
 			}
 		}
 		w.t.Fatalf("step-down with no other voter")
-	case core.JobRemovePeer:
+	case operation.JobRemovePeer:
 		if name == w.leader {
 			w.t.Fatalf("removed the leader %s", name)
 		}
 		s.inRaft, s.voter = false, false
-	case core.JobValidate:
+	case operation.JobValidate:
 	}
 }
 
@@ -224,16 +223,16 @@ func (w *world) pass(lose bool) Decision {
 	}
 	w.act(d)
 	switch d.Kind {
-	case core.KindComplete:
+	case operation.KindComplete:
 		w.completed = true
-	case core.KindRolledBack:
+	case operation.KindRolledBack:
 		w.rolledBack = true
-	case core.KindBreakGlass:
+	case operation.KindBreakGlass:
 		a := d.Action
 		w.breakGlass = &a
 	}
 	if !lose {
-		if d.Kind == core.KindFail {
+		if d.Kind == operation.KindFail {
 			w.up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, Pod: d.Member}
 		}
 		w.status = d.Status
@@ -250,7 +249,7 @@ func (w *world) pass(lose bool) Decision {
 			w.t.Fatalf("green member %s votes in phase %v", s.name, w.status)
 		}
 	}
-	if d.Kind != core.KindFail {
+	if d.Kind != operation.KindFail {
 		w.trace = append(w.trace, traceOf(d))
 	}
 	w.now = w.now.Add(time.Second)
@@ -264,11 +263,11 @@ func statusEqualButMessages(a, b *baov1.BlueGreenStatus) bool {
 
 func traceOf(d Decision) string {
 	switch d.Kind {
-	case core.KindApply, core.KindDelete:
+	case operation.KindApply, operation.KindDelete:
 		return fmt.Sprintf("%s %s", d.Kind, d.Object)
-	case core.KindCreateJob:
+	case operation.KindCreateJob:
 		return fmt.Sprintf("Job %s %s", d.Job, d.Member)
-	case core.KindComplete, core.KindRolledBack, core.KindBreakGlass:
+	case operation.KindComplete, operation.KindRolledBack, operation.KindBreakGlass:
 		return string(d.Kind)
 	}
 	return ""
@@ -279,10 +278,10 @@ func traceOf(d Decision) string {
 func (w *world) run(loseEvery int) {
 	for i := 1; i <= 2000; i++ {
 		d := w.pass(loseEvery > 0 && i%loseEvery == 0)
-		if w.completed && d.Kind == core.KindComplete && !(loseEvery > 0 && i%loseEvery == 0) {
+		if w.completed && d.Kind == operation.KindComplete && !(loseEvery > 0 && i%loseEvery == 0) {
 			return
 		}
-		if d.Kind == core.KindFail {
+		if d.Kind == operation.KindFail {
 			w.t.Fatalf("the upgrade failed: %s: %s", d.Reason, d.Message)
 		}
 	}
@@ -413,17 +412,17 @@ func TestJobFailuresAreRetried(t *testing.T) {
 	w.failJobs["DemoteMember/bao-2/"] = 3
 	var d Decision
 	for range 200 {
-		if d = w.pass(false); d.Kind == core.KindFail {
+		if d = w.pass(false); d.Kind == operation.KindFail {
 			break
 		}
 	}
-	g.Expect(d.Kind).To(Equal(core.KindFail))
+	g.Expect(d.Kind).To(Equal(operation.KindFail))
 	g.Expect(d.Reason).To(Equal(ReasonDemoteFailed))
 	g.Expect(d.Member).To(Equal("bao-2"))
 	g.Expect(d.Message).To(ContainSubstring("failed 3 times"))
 	g.Expect(w.status.JobFailures).To(Equal(int32(3)))
 	// A retry grants more attempts and clears the failure.
-	upgrade.GrantAttempts(w.status.CurrentStep)
+	operation.GrantAttempts(w.status.CurrentStep)
 	w.up.Failure = nil
 	w.run(0)
 	g.Expect(w.elections).To(Equal(1))

@@ -5,7 +5,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // TestToAction: every rolling decision maps onto the shared closed set of actions,
@@ -13,23 +13,23 @@ import (
 func TestToAction(t *testing.T) {
 	cases := []struct {
 		action     Action
-		kind       core.Kind
-		object     core.Object
-		job        core.JobKind
+		kind       operation.Kind
+		object     operation.Object
+		job        operation.JobKind
 		disruptive bool
 	}{
-		{ActionUpdateTemplate, core.KindApply, core.ObjectPodTemplate, "", true},
-		{ActionBeginStep, core.KindPersist, "", "", false},
-		{ActionStepDown, core.KindCreateJob, "", core.JobStepDown, true},
-		{ActionStepDownVerified, core.KindPersist, "", "", false},
-		{ActionDeletePod, core.KindDelete, core.ObjectPod, "", true},
-		{ActionPromote, core.KindCreateJob, "", core.JobPromote, true},
-		{ActionGatesPassed, core.KindPersist, "", "", false},
-		{ActionCompleteMember, core.KindPersist, "", "", false},
-		{ActionComplete, core.KindComplete, "", "", false},
-		{ActionFail, core.KindFail, "", "", false},
-		{ActionHold, core.KindHold, "", "", false},
-		{ActionWait, core.KindWait, "", "", false},
+		{ActionUpdateTemplate, operation.KindApply, operation.ObjectPodTemplate, "", true},
+		{ActionBeginStep, operation.KindPersist, "", "", false},
+		{ActionStepDown, operation.KindCreateJob, "", operation.JobStepDown, true},
+		{ActionStepDownVerified, operation.KindPersist, "", "", false},
+		{ActionDeletePod, operation.KindDelete, operation.ObjectPod, "", true},
+		{ActionPromote, operation.KindCreateJob, "", operation.JobPromote, true},
+		{ActionGatesPassed, operation.KindPersist, "", "", false},
+		{ActionCompleteMember, operation.KindPersist, "", "", false},
+		{ActionComplete, operation.KindComplete, "", "", false},
+		{ActionFail, operation.KindFail, "", "", false},
+		{ActionHold, operation.KindHold, "", "", false},
+		{ActionWait, operation.KindWait, "", "", false},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.action), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -69,7 +70,7 @@ const (
 )
 
 // MaxStepDownAttempts bounds step-down Jobs per upgrade step until a retry.
-const MaxStepDownAttempts = upgrade.DefaultMaxJobAttempts
+const MaxStepDownAttempts = operation.DefaultMaxJobAttempts
 
 // LeaderChangeGrace is how long after a successful step-down Job the new leader may
 // take to show up in autopilot before the step-down is tried again.
@@ -79,7 +80,7 @@ const LeaderChangeGrace = 15 * time.Second
 // the cluster, and the settings. It holds no client and performs no I/O.
 type Input struct {
 	Upgrade       *baov1.UpgradeStatus
-	Cluster       *upgrade.Cluster
+	Cluster       *operation.Cluster
 	TargetImage   string
 	TargetVersion string
 	// TemplateImage is the image of the StatefulSet's pod template now.
@@ -89,10 +90,10 @@ type Input struct {
 	SettleTime    time.Duration
 	MaxLag        uint64
 	// StepDownJob is the executor Job of the current step-down attempt.
-	StepDownJob upgrade.Job
+	StepDownJob operation.Job
 	// PromoteJob is the executor Job of the current promotion attempt (a replaced
 	// member that lost its data and joined again as a non-voter).
-	PromoteJob upgrade.Job
+	PromoteJob operation.Job
 	// CanPromote says whether promote Jobs can be named for this upgrade (it has an
 	// ID; upgrades started by an earlier release have none and wait instead).
 	CanPromote bool
@@ -118,7 +119,7 @@ type Decision struct {
 // Plan orders the members for a rolling upgrade: followers from the highest ordinal
 // down, then the leader, so that exactly one planned leadership change happens, onto
 // a member that already runs the target version.
-func Plan(c *upgrade.Cluster) []string {
+func Plan(c *operation.Cluster) []string {
 	var order []string
 	for i := len(c.Members) - 1; i >= 0; i-- {
 		if c.Members[i].Name != c.Leader {
@@ -212,7 +213,7 @@ func decideNext(in Input) Decision {
 // that takes over runs the target. A leader with members still on the old version
 // (an election nobody planned put it there) is stepped down in either mode, as
 // before.
-func StepActionFor(c *upgrade.Cluster, pod, targetImage, targetVersion string, handoff baov1.LeaderHandoff) baov1.StepAction {
+func StepActionFor(c *operation.Cluster, pod, targetImage, targetVersion string, handoff baov1.LeaderHandoff) baov1.StepAction {
 	if handoff == "" {
 		handoff = baov1.DefaultLeaderHandoff
 	}
@@ -230,7 +231,7 @@ func StepActionFor(c *upgrade.Cluster, pod, targetImage, targetVersion string, h
 
 // othersUpgraded reports whether every member but pod runs the target: a Ready pod
 // on the target image that reports the target version, a healthy voter.
-func othersUpgraded(c *upgrade.Cluster, pod, targetImage, targetVersion string) bool {
+func othersUpgraded(c *operation.Cluster, pod, targetImage, targetVersion string) bool {
 	for i := range c.Members {
 		m := &c.Members[i]
 		if m.Name == pod {
@@ -288,7 +289,7 @@ func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
 // templateNotSeen holds a pod's deletion while the StatefulSet controller has not
 // seen the latest pod template (invariant 9): a pod deleted then comes back on the
 // old revision and has to be deleted again.
-func templateNotSeen(c *upgrade.Cluster, pod string) (Decision, bool) {
+func templateNotSeen(c *operation.Cluster, pod string) (Decision, bool) {
 	if c.StatefulSet == nil || c.StatefulSetCurrent() {
 		return Decision{}, false
 	}
@@ -326,8 +327,8 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 	}
 	job := in.StepDownJob
 	switch job.Phase {
-	case upgrade.JobNone:
-		if upgrade.AttemptsExhausted(step) {
+	case operation.JobNone:
+		if operation.AttemptsExhausted(step) {
 			return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts", step.Pod, step.Attempts))
 		}
 		// The leader's pod is deleted right after its step-down: its quorum budget
@@ -336,9 +337,9 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to step %s down: %s", step.Pod, why)}
 		}
 		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
-	case upgrade.JobRunning:
+	case operation.JobRunning:
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the step-down Job of %s", step.Pod)}
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		if wait := job.FinishedAt.Add(LeaderChangeGrace).Sub(c.Now); wait > 0 {
 			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 				WaitingFor: fmt.Sprintf("%s stepped down; waiting for autopilot to show the new leader", step.Pod)}
@@ -350,10 +351,10 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 }
 
 func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
-	if upgrade.AttemptsExhausted(step) {
+	if operation.AttemptsExhausted(step) {
 		return failStep(in, ReasonStepDownFailed, fmt.Sprintf("%s is still the leader after %d step-down attempts (%s)", step.Pod, step.Attempts, why))
 	}
-	if wait := in.StepDownJob.FinishedAt.Add(upgrade.StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {
+	if wait := in.StepDownJob.FinishedAt.Add(operation.StepDownCooldown).Sub(in.Cluster.Now); wait > 0 {
 		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 			WaitingFor: fmt.Sprintf("%s; retrying the step-down of %s after OpenBao's 10 s cooldown", why, step.Pod)}
 	}
@@ -440,7 +441,7 @@ func waitingSummary(step *baov1.UpgradeStep) string {
 // QuorumBudget reports whether taking member down keeps quorum even if it comes back
 // unhealthy: autopilot must be readable and healthy, every voter healthy, and the
 // failure tolerance after losing the member must stay at least 0.
-func QuorumBudget(c *upgrade.Cluster, member string) (bool, string) {
+func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 	if !c.AutopilotKnown {
 		return false, "autopilot state is unknown or was read right after an election"
 	}
@@ -481,7 +482,7 @@ func QuorumBudget(c *upgrade.Cluster, member string) (bool, string) {
 // non-voter before baokeeper promotes it: three times autopilot's
 // server_stabilization_time, after which autopilot would have promoted a member that
 // joined normally.
-const PromoteAfter = upgrade.NonVoterPromoteAfter
+const PromoteAfter = operation.NonVoterPromoteAfter
 
 // JobGrace is how long after a successful promote Job the Raft view may take to show
 // the new voter before the promotion is tried again.
@@ -491,7 +492,7 @@ const JobGrace = 15 * time.Second
 // data intact a restarted member comes back a voter; one that lost its volume joins
 // again, as a permanent non-voter once the cluster formed, and waits for a promotion
 // (invariant 10: it votes only once caught up).
-func decidePromote(in Input, step *baov1.UpgradeStep, m *upgrade.Member, waiting string) Decision {
+func decidePromote(in Input, step *baov1.UpgradeStep, m *operation.Member, waiting string) Decision {
 	c := in.Cluster
 	lag := uint64(0)
 	if c.LeaderIndex > m.LastIndex {
@@ -504,20 +505,20 @@ func decidePromote(in Input, step *baov1.UpgradeStep, m *upgrade.Member, waiting
 	}
 	job := in.PromoteJob
 	switch job.Phase {
-	case upgrade.JobRunning:
+	case operation.JobRunning:
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting for the promote Job of %s", step.Pod)}
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		if wait := job.FinishedAt.Add(JobGrace).Sub(c.Now); wait > 0 {
 			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 				WaitingFor: fmt.Sprintf("%s was promoted; waiting for autopilot to show it a voter", step.Pod)}
 		}
-	case upgrade.JobFailed:
-		if wait := job.FinishedAt.Add(upgrade.StepDownCooldown).Sub(c.Now); wait > 0 {
+	case operation.JobFailed:
+		if wait := job.FinishedAt.Add(operation.StepDownCooldown).Sub(c.Now); wait > 0 {
 			return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 				WaitingFor: fmt.Sprintf("the promote Job of %s failed (%s); retrying after 10 s", step.Pod, job.Message)}
 		}
 	}
-	if upgrade.AttemptsExhausted(step) {
+	if operation.AttemptsExhausted(step) {
 		return failStep(in, ReasonPromoteFailed, fmt.Sprintf("%s is still a non-voter after %d executor Job attempts (%s)", step.Pod, step.Attempts, orDash(job.Message)))
 	}
 	return Decision{Action: ActionPromote, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s came back as a non-voter (it lost its data); promoting it", step.Pod)}

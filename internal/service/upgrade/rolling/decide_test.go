@@ -10,16 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // healthyCluster returns n healthy voters on the old image, with the given leader.
-func healthyCluster(n, leader int) *upgrade.Cluster {
-	c := &upgrade.Cluster{Now: t0, Leader: fmt.Sprintf("bao-%d", leader), AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 500}
+func healthyCluster(n, leader int) *operation.Cluster {
+	c := &operation.Cluster{Now: t0, Leader: fmt.Sprintf("bao-%d", leader), AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 500}
 	for i := range n {
-		c.Members = append(c.Members, upgrade.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true,
+		c.Members = append(c.Members, operation.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true,
 			Image: oldImage, Initialized: true, Version: "2.4.0", InRaft: true, Voter: true, Healthy: true, LastIndex: 500})
 	}
 	return c
@@ -200,7 +200,7 @@ func TestDecide(t *testing.T) {
 				in.CanPromote = true
 				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.PromoteJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				in.PromoteJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
 				m := &in.Cluster.Members[2]
 				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-time.Minute)
 			}, wantAction: ActionWait, wantText: "retrying after 10 s"},
@@ -209,7 +209,7 @@ func TestDecide(t *testing.T) {
 				in.CanPromote = true
 				in.Upgrade.CurrentStep = step(StepReplaceMember, "bao-2", t0)
 				in.Upgrade.CurrentStep.Attempts = 3
-				in.PromoteJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403"}
+				in.PromoteJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403"}
 				m := &in.Cluster.Members[2]
 				m.Image, m.Version, m.Voter, m.StableSince = newImage, "2.4.1", false, t0.Add(-time.Minute)
 			}, wantAction: ActionFail, wantPod: "bao-2", wantText: "still a non-voter after 3 executor Job attempts"},
@@ -232,7 +232,7 @@ func TestDecide(t *testing.T) {
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.StepDownJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
 				in.Cluster.Members[1].Healthy = false
 			}, wantAction: ActionWait, wantText: "waiting to step bao-0 down again: voters not healthy: bao-1"},
 		{name: "step-down verified", reason: "leadership moved to an upgraded member",
@@ -251,26 +251,26 @@ func TestDecide(t *testing.T) {
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = upgrade.Job{Phase: upgrade.JobRunning}
+				in.StepDownJob = operation.Job{Phase: operation.JobRunning}
 				in.Cluster.Leader = "bao-1"
 			}, wantAction: ActionStepDownVerified, wantPod: "bao-0"},
 		{name: "step-down retry waits for the cooldown", reason: "a second step-down within 10 s is wasted",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				in.StepDownJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
 			}, wantAction: ActionWait, wantText: "10 s cooldown"},
 		{name: "step-down retried after the cooldown", reason: "a failed Job is retried",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = 1
-				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.StepDownJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
 			}, wantAction: ActionStepDown, wantPod: "bao-0"},
 		{name: "step-down attempts exhausted", reason: "retries are bounded",
 			mutate: func(in *Input) {
 				in.Upgrade.CurrentStep = step(StepTransferLeadership, "bao-0", t0)
 				in.Upgrade.CurrentStep.Attempts = MaxStepDownAttempts
-				in.StepDownJob = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
+				in.StepDownJob = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-11 * time.Second)}
 			}, wantAction: ActionFail, wantText: "still the leader after 3 step-down attempts"},
 		{name: "never delete a leader", reason: "leadership came back to a member that still runs the old image",
 			mutate: func(in *Input) {
@@ -343,7 +343,7 @@ func TestStepActionForPlansOnWhatIsObserved(t *testing.T) {
 }
 
 // upgradedBut returns n members with every one but the leader on the target.
-func upgradedBut(n, leader int) *upgrade.Cluster {
+func upgradedBut(n, leader int) *operation.Cluster {
 	c := healthyCluster(n, leader)
 	for i := range c.Members {
 		if i != leader {
@@ -357,17 +357,17 @@ func TestStepActionForTheShutdownHandoff(t *testing.T) {
 	cases := []struct {
 		name   string
 		reason string
-		mutate func(c *upgrade.Cluster)
+		mutate func(c *operation.Cluster)
 		want   baov1.StepAction
 	}{
 		{name: "every other member upgraded", reason: "any voter that takes over runs the target: shut the leader down",
 			want: StepShutdownLeader},
 		{name: "a member still on the old image", reason: "an election nobody planned put this leader in charge mid-plan: step down, as before",
-			mutate: func(c *upgrade.Cluster) { c.Members[2].Image, c.Members[2].Version = oldImage, "2.4.0" }, want: StepTransferLeadership},
+			mutate: func(c *operation.Cluster) { c.Members[2].Image, c.Members[2].Version = oldImage, "2.4.0" }, want: StepTransferLeadership},
 		{name: "an upgraded member not a voter yet", reason: "it could not take over: step down instead of waiting on a guess",
-			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter = false }, want: StepTransferLeadership},
+			mutate: func(c *operation.Cluster) { c.Members[2].Voter = false }, want: StepTransferLeadership},
 		{name: "the leader already on the target", reason: "nothing to replace",
-			mutate: func(c *upgrade.Cluster) { c.Members[0].Image = newImage }, want: StepReplaceMember},
+			mutate: func(c *operation.Cluster) { c.Members[0].Image = newImage }, want: StepReplaceMember},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,26 +388,26 @@ func TestDecideShutdownLeader(t *testing.T) {
 	cases := []struct {
 		name       string
 		reason     string
-		mutate     func(c *upgrade.Cluster)
+		mutate     func(c *operation.Cluster)
 		want       Action
 		wantWaitOn string
 	}{
 		{name: "every other member a healthy voter on the target", reason: "delete the leader's pod: its shutdown hands over",
 			want: ActionDeletePod, wantWaitOn: "graceful shutdown hands leadership"},
 		{name: "autopilot read right after an election", reason: "nothing disruptive on an untrustworthy read",
-			mutate: func(c *upgrade.Cluster) { c.AutopilotKnown = false }, want: ActionWait, wantWaitOn: "trustworthy read"},
+			mutate: func(c *operation.Cluster) { c.AutopilotKnown = false }, want: ActionWait, wantWaitOn: "trustworthy read"},
 		{name: "another member unhealthy", reason: "the successor must be a healthy voter on the target",
-			mutate: func(c *upgrade.Cluster) { c.Members[1].Healthy = false }, want: ActionWait, wantWaitOn: "healthy voter on 2.4.1"},
+			mutate: func(c *operation.Cluster) { c.Members[1].Healthy = false }, want: ActionWait, wantWaitOn: "healthy voter on 2.4.1"},
 		{name: "leadership moved to an upgraded member meanwhile", reason: "a follower now: it is replaced the same way",
-			mutate: func(c *upgrade.Cluster) { c.Leader = "bao-2" }, want: ActionDeletePod, wantWaitOn: "a former leader"},
+			mutate: func(c *operation.Cluster) { c.Leader = "bao-2" }, want: ActionDeletePod, wantWaitOn: "a former leader"},
 		{name: "pod gone, no leader yet", reason: "wait for the election to finish",
-			mutate: func(c *upgrade.Cluster) { c.Members[0].PodExists, c.Leader = false, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
+			mutate: func(c *operation.Cluster) { c.Members[0].PodExists, c.Leader = false, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
 		{name: "pod back on the target, a leader on the target", reason: "then only the member's own gates remain; with settleTime 0s it is done in this pass",
-			mutate: func(c *upgrade.Cluster) {
+			mutate: func(c *operation.Cluster) {
 				c.Members[0].Image, c.Members[0].Version, c.Leader = newImage, newVersion, "bao-1"
 			}, want: ActionCompleteMember},
 		{name: "pod terminating", reason: "the deletion is under way: never delete twice",
-			mutate: func(c *upgrade.Cluster) { c.Members[0].PodTerminating, c.Leader = true, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
+			mutate: func(c *operation.Cluster) { c.Members[0].PodTerminating, c.Leader = true, "" }, want: ActionWait, wantWaitOn: "waiting for a new leader"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,7 +444,7 @@ func TestSettleTimeZeroCompletesTheMemberInThePassItsGatesPass(t *testing.T) {
 
 // withRevisions puts the StatefulSet on revision rev (observed when current) and
 // every member's pod on podRev.
-func withRevisions(c *upgrade.Cluster, rev, podRev string, current bool) {
+func withRevisions(c *operation.Cluster, rev, podRev string, current bool) {
 	c.StatefulSet = &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
 	c.StatefulSet.Status.UpdateRevision = rev
 	c.StatefulSet.Status.ObservedGeneration = 2

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Record writes a decision into the upgrade status, in memory; the caller writes the
@@ -21,7 +21,7 @@ import (
 // image is gated, not deleted again (and deletions carry a UID precondition), and a
 // step-down Job has a deterministic name, so creating it again is AlreadyExists. The
 // envtest restart specs crash the operator after every pass to hold this.
-func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster, targetImage string, handoff baov1.LeaderHandoff) {
+func Record(up *baov1.UpgradeStatus, d Decision, c *operation.Cluster, targetImage string, handoff baov1.LeaderHandoff) {
 	now := metav1.NewTime(c.Now)
 	switch d.Action {
 	case ActionBeginStep:
@@ -31,7 +31,7 @@ func Record(up *baov1.UpgradeStatus, d Decision, c *upgrade.Cluster, targetImage
 			// so the step timeout still counts from the first attempt, and keep
 			// counting attempts (Job names carry them) with a fresh budget.
 			up.CurrentStep.Action, up.CurrentStep.GatesPassedAt = action, nil
-			upgrade.GrantAttempts(up.CurrentStep)
+			operation.GrantAttempts(up.CurrentStep)
 		} else {
 			up.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
 		}

@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -41,7 +41,7 @@ type world struct {
 	names         []string
 	leader        string
 	template      string
-	job           upgrade.Job
+	job           operation.Job
 	leaderChanges int
 	log           []string
 	// handoff is the upgrade's leaderHandoff; with Shutdown, deleting the leader's
@@ -62,12 +62,12 @@ func newWorld(t *testing.T, n, leader int) *world {
 	return w
 }
 
-func (w *world) observe() *upgrade.Cluster {
-	c := &upgrade.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, LeaderIndex: 1000}
+func (w *world) observe() *operation.Cluster {
+	c := &operation.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, LeaderIndex: 1000}
 	healthy := true
 	for _, name := range w.names {
 		m := w.members[name]
-		c.Members = append(c.Members, upgrade.Member{
+		c.Members = append(c.Members, operation.Member{
 			Name: name, Ordinal: m.ordinal, PodExists: m.exists, PodReady: m.ready, Image: m.image,
 			Initialized: m.exists, Sealed: !m.ready, Version: ifThen(m.ready, m.version),
 			InRaft: true, Voter: m.voter, Healthy: m.healthy, LastIndex: 1000,
@@ -108,8 +108,8 @@ func (w *world) tick() {
 			}
 		}
 	}
-	if w.job.Phase == upgrade.JobRunning {
-		w.job = upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: w.now}
+	if w.job.Phase == operation.JobRunning {
+		w.job = operation.Job{Phase: operation.JobSucceeded, FinishedAt: w.now}
 		for _, name := range w.names {
 			if name != w.leader && w.members[name].image == newImage && w.members[name].healthy {
 				w.leader = name
@@ -125,7 +125,7 @@ func (w *world) perform(d Decision) {
 	case ActionUpdateTemplate:
 		w.template = newImage
 	case ActionStepDown:
-		w.job = upgrade.Job{Phase: upgrade.JobRunning}
+		w.job = operation.Job{Phase: operation.JobRunning}
 	case ActionDeletePod:
 		if d.Pod == w.leader {
 			if w.handoff != baov1.LeaderHandoffShutdown {
@@ -190,10 +190,10 @@ func run(t *testing.T, w *world, restartEvery int) (*baov1.UpgradeStatus, []stri
 		w.perform(d)
 		if d.Action == ActionStepDown {
 			// A new attempt starts a new Job.
-			w.job = upgrade.Job{Phase: upgrade.JobRunning}
+			w.job = operation.Job{Phase: operation.JobRunning}
 		}
 		if d.Action == ActionStepDownVerified {
-			w.job = upgrade.Job{}
+			w.job = operation.Job{}
 		}
 		w.tick()
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Record writes a decision into the scaling status, in memory; the caller writes
@@ -17,7 +17,7 @@ import (
 // applied, not incremented; Jobs have deterministic names; a volume is deleted only
 // while no pod uses its ordinal), so a crash between an action and its status write
 // repeats nothing harmful.
-func Record(s *baov1.ScalingStatus, d Decision, c *upgrade.Cluster) {
+func Record(s *baov1.ScalingStatus, d Decision, c *operation.Cluster) {
 	now := metav1.NewTime(c.Now)
 	switch d.Action {
 	case ActionBeginStep:
@@ -26,7 +26,7 @@ func Record(s *baov1.ScalingStatus, d Decision, c *upgrade.Cluster) {
 			// The same member again (leadership came back to it): keep its start time
 			// and count attempts on, with a fresh budget.
 			s.CurrentStep.Action = action
-			upgrade.GrantAttempts(s.CurrentStep)
+			operation.GrantAttempts(s.CurrentStep)
 		} else {
 			s.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
 		}
@@ -34,7 +34,7 @@ func Record(s *baov1.ScalingStatus, d Decision, c *upgrade.Cluster) {
 		s.CurrentStep.Attempts++
 	case ActionStepDownVerified:
 		s.CurrentStep.Action = StepRemoveMember
-		upgrade.GrantAttempts(s.CurrentStep)
+		operation.GrantAttempts(s.CurrentStep)
 	case ActionCompleteStep:
 		done := "added " + d.Pod
 		switch s.CurrentStep.Action {

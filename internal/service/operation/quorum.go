@@ -1,12 +1,10 @@
-package core
+package operation
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // Change is a membership change to project: a voter that leaves (or goes down for a
@@ -41,7 +39,7 @@ type Projection struct {
 // up (AddHealthy: without it a 1-member cluster could never grow, its second voter
 // counted unhealthy leaving 1 healthy of 2). It is the one quorum arithmetic of
 // every strategy and of scaling; tables spell out 3, 5, 7, 3+3 and 5+5 voters.
-func Project(c *upgrade.Cluster, ch Change) Projection {
+func Project(c *Cluster, ch Change) Projection {
 	var p Projection
 	for _, m := range c.AllServers() {
 		if !m.InRaft || !m.Voter {
@@ -98,7 +96,7 @@ type QuorumLoss struct {
 // a Ready pod. planned is the member the current step takes down on purpose (the
 // only voter of a 1-member cluster, replaced); a loss with no other silent voter is
 // planned and not reported.
-func LostQuorum(c *upgrade.Cluster, lastVoters []string, planned string) QuorumLoss {
+func LostQuorum(c *Cluster, lastVoters []string, planned string) QuorumLoss {
 	if c.AutopilotKnown || len(lastVoters) == 0 {
 		return QuorumLoss{}
 	}
@@ -115,7 +113,7 @@ func LostQuorum(c *upgrade.Cluster, lastVoters []string, planned string) QuorumL
 
 // Voters are the voters of this pass's autopilot read, sorted; nil when it could
 // not be read.
-func Voters(c *upgrade.Cluster) []string {
+func Voters(c *Cluster) []string {
 	if !c.AutopilotKnown {
 		return nil
 	}
@@ -158,7 +156,7 @@ type QuorumWatch struct {
 // are remembered; a loss that this upgrade did not plan holds every change at once and
 // becomes break-glass once it lasted grace (a loss that ends sooner clears its clock).
 // lostSince is the persisted start of the loss; poll bounds the requeue.
-func WatchQuorum(c *upgrade.Cluster, lastVoters []string, lostSince *time.Time, planned string, grace, poll time.Duration) QuorumWatch {
+func WatchQuorum(c *Cluster, lastVoters []string, lostSince *time.Time, planned string, grace, poll time.Duration) QuorumWatch {
 	if v := Voters(c); v != nil {
 		return QuorumWatch{LastVoters: v}
 	}

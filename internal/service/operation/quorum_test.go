@@ -1,4 +1,4 @@
-package core
+package operation
 
 import (
 	"fmt"
@@ -6,16 +6,14 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // voters builds a cluster of n voters bao-0..n-1, with the given ones unhealthy, and
 // extra Raft servers without pods (x-0.., each unhealthy when extraUnhealthy).
-func voters(n int, unhealthy []int, extra int, extraUnhealthy bool) *upgrade.Cluster {
-	c := &upgrade.Cluster{}
+func voters(n int, unhealthy []int, extra int, extraUnhealthy bool) *Cluster {
+	c := &Cluster{}
 	for i := range n {
-		m := upgrade.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, InRaft: true, Voter: true, Healthy: true}
+		m := Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, InRaft: true, Voter: true, Healthy: true}
 		for _, u := range unhealthy {
 			if u == i {
 				m.Healthy = false
@@ -24,7 +22,7 @@ func voters(n int, unhealthy []int, extra int, extraUnhealthy bool) *upgrade.Clu
 		c.Members = append(c.Members, m)
 	}
 	for i := range extra {
-		c.Extra = append(c.Extra, upgrade.Member{Name: fmt.Sprintf("x-%d", i), InRaft: true, Voter: true, Healthy: !extraUnhealthy})
+		c.Extra = append(c.Extra, Member{Name: fmt.Sprintf("x-%d", i), InRaft: true, Voter: true, Healthy: !extraUnhealthy})
 	}
 	return c
 }
@@ -32,7 +30,7 @@ func voters(n int, unhealthy []int, extra int, extraUnhealthy bool) *upgrade.Clu
 func TestProject(t *testing.T) {
 	cases := []struct {
 		name, reason string
-		c            *upgrade.Cluster
+		c            *Cluster
 		ch           Change
 		wantTol      int
 		wantOK       bool
@@ -73,27 +71,27 @@ func TestProject(t *testing.T) {
 }
 
 func TestLostQuorum(t *testing.T) {
-	up := func(name string) upgrade.Member {
-		return upgrade.Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
+	up := func(name string) Member {
+		return Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
 	}
-	down := func(name string) upgrade.Member { return upgrade.Member{Name: name, PodExists: true} }
+	down := func(name string) Member { return Member{Name: name, PodExists: true} }
 	three := []string{"bao-0", "bao-1", "bao-2"}
 	for _, tc := range []struct {
 		name    string
-		c       upgrade.Cluster
+		c       Cluster
 		voters  []string
 		planned string
 		lost    bool
 		silent  []string
 	}{
-		{name: "autopilot readable: a majority exists", c: upgrade.Cluster{AutopilotKnown: true, Members: []upgrade.Member{down("bao-0"), down("bao-1"), up("bao-2")}}, voters: three},
-		{name: "no autopilot, 2 of 3 answer (an election)", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, silent: []string{"bao-2"}},
-		{name: "no autopilot, 1 of 3 answers", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, lost: true, silent: []string{"bao-0", "bao-2"}},
-		{name: "the planned member and one more are silent", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, planned: "bao-0", lost: true, silent: []string{"bao-0", "bao-2"}},
-		{name: "a voter whose pod is gone counts as silent", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0")}}, voters: three, lost: true, silent: []string{"bao-1", "bao-2"}},
-		{name: "the only voter, replaced on purpose, is planned", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", silent: []string{"bao-0"}},
-		{name: "no voters recorded yet: nothing to say", c: upgrade.Cluster{Members: []upgrade.Member{down("bao-0")}}},
-		{name: "5 voters, 3 silent", c: upgrade.Cluster{Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2"), down("bao-3"), down("bao-4")}},
+		{name: "autopilot readable: a majority exists", c: Cluster{AutopilotKnown: true, Members: []Member{down("bao-0"), down("bao-1"), up("bao-2")}}, voters: three},
+		{name: "no autopilot, 2 of 3 answer (an election)", c: Cluster{Members: []Member{up("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, silent: []string{"bao-2"}},
+		{name: "no autopilot, 1 of 3 answers", c: Cluster{Members: []Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, lost: true, silent: []string{"bao-0", "bao-2"}},
+		{name: "the planned member and one more are silent", c: Cluster{Members: []Member{down("bao-0"), up("bao-1"), down("bao-2")}}, voters: three, planned: "bao-0", lost: true, silent: []string{"bao-0", "bao-2"}},
+		{name: "a voter whose pod is gone counts as silent", c: Cluster{Members: []Member{up("bao-0")}}, voters: three, lost: true, silent: []string{"bao-1", "bao-2"}},
+		{name: "the only voter, replaced on purpose, is planned", c: Cluster{Members: []Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", silent: []string{"bao-0"}},
+		{name: "no voters recorded yet: nothing to say", c: Cluster{Members: []Member{down("bao-0")}}},
+		{name: "5 voters, 3 silent", c: Cluster{Members: []Member{up("bao-0"), up("bao-1"), down("bao-2"), down("bao-3"), down("bao-4")}},
 			voters: []string{"bao-0", "bao-1", "bao-2", "bao-3", "bao-4"}, lost: true, silent: []string{"bao-2", "bao-3", "bao-4"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,27 +107,27 @@ func TestLostQuorum(t *testing.T) {
 
 func TestVoters(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Voters(&upgrade.Cluster{})).To(BeNil(), "unknown without autopilot")
-	c := &upgrade.Cluster{AutopilotKnown: true, Members: []upgrade.Member{{Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-0", InRaft: true}},
-		Green: []upgrade.Member{{Name: "bao-x-0", InRaft: true, Voter: true}}, Extra: []upgrade.Member{{Name: "old", InRaft: true, Voter: true}}}
+	g.Expect(Voters(&Cluster{})).To(BeNil(), "unknown without autopilot")
+	c := &Cluster{AutopilotKnown: true, Members: []Member{{Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-0", InRaft: true}},
+		Green: []Member{{Name: "bao-x-0", InRaft: true, Voter: true}}, Extra: []Member{{Name: "old", InRaft: true, Voter: true}}}
 	g.Expect(Voters(c)).To(Equal([]string{"bao-1", "bao-x-0", "old"}))
 }
 
 func TestWatchQuorum(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { v := t0.Add(d); return &v }
-	up := func(name string) upgrade.Member {
-		return upgrade.Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
+	up := func(name string) Member {
+		return Member{Name: name, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0"}
 	}
-	down := func(name string) upgrade.Member { return upgrade.Member{Name: name, PodExists: true} }
+	down := func(name string) Member { return Member{Name: name, PodExists: true} }
 	three := []string{"bao-0", "bao-1", "bao-2"}
-	readable := upgrade.Cluster{Now: t0, AutopilotKnown: true, Members: []upgrade.Member{
+	readable := Cluster{Now: t0, AutopilotKnown: true, Members: []Member{
 		{Name: "bao-0", InRaft: true, Voter: true}, {Name: "bao-1", InRaft: true, Voter: true}, {Name: "bao-2", InRaft: true}}}
-	oneOfThree := upgrade.Cluster{Now: t0, Members: []upgrade.Member{down("bao-0"), up("bao-1"), down("bao-2")}}
-	twoOfThree := upgrade.Cluster{Now: t0, Members: []upgrade.Member{up("bao-0"), up("bao-1"), down("bao-2")}}
+	oneOfThree := Cluster{Now: t0, Members: []Member{down("bao-0"), up("bao-1"), down("bao-2")}}
+	twoOfThree := Cluster{Now: t0, Members: []Member{up("bao-0"), up("bao-1"), down("bao-2")}}
 	for _, tc := range []struct {
 		name, reason string
-		c            upgrade.Cluster
+		c            Cluster
 		voters       []string
 		since        *time.Time
 		planned      string
@@ -152,7 +150,7 @@ func TestWatchQuorum(t *testing.T) {
 		{name: "a loss that ended clears its clock", reason: "a short silence must not add up with a later one",
 			c: twoOfThree, voters: three, since: at(-30 * time.Second), want: QuorumWatch{LastVoters: three}},
 		{name: "the only voter replaced on purpose is no loss", reason: "a 1-member cluster's replacement is planned",
-			c: upgrade.Cluster{Now: t0, Members: []upgrade.Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", since: at(-time.Minute),
+			c: Cluster{Now: t0, Members: []Member{down("bao-0")}}, voters: []string{"bao-0"}, planned: "bao-0", since: at(-time.Minute),
 			want: QuorumWatch{LastVoters: []string{"bao-0"}}},
 		{name: "no voters recorded yet: nothing to say", reason: "a cluster never read has no majority to lose",
 			c: oneOfThree, want: QuorumWatch{}},

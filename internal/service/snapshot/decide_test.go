@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -74,31 +74,31 @@ func TestDecide(t *testing.T) {
 			want: ActionStartJob, wantWait: "attempt 1 of 3"},
 		{reason: "paused while the Job runs: the Job finishes (the pause holds at the next safe point)",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(1)}, Paused: true, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobRunning}, JobName: "bao-snapshot-x-1", WantLocation: wantLoc},
+				Job: operation.Job{Phase: operation.JobRunning}, JobName: "bao-snapshot-x-1", WantLocation: wantLoc},
 			want: ActionWait, wantWait: "waiting for the pre-upgrade snapshot Job bao-snapshot-x-1"},
 		{reason: "the Job succeeded with a good receipt: record it",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(1), FromVersion: "2.4.0"}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: now}, Receipt: goodReceipt(), WantLocation: wantLoc},
+				Job: operation.Job{Phase: operation.JobSucceeded, FinishedAt: now}, Receipt: goodReceipt(), WantLocation: wantLoc},
 			want: ActionRecord, wantWait: "snapshot at Raft index 812 verified"},
 		{reason: "the Job succeeded but its receipt names another object (a Job of another upgrade): retry after the delay",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(1)}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: now.Add(-2 * time.Second)}, Receipt: goodReceipt(), WantLocation: "s3://snaps/other"},
+				Job: operation.Job{Phase: operation.JobSucceeded, FinishedAt: now.Add(-2 * time.Second)}, Receipt: goodReceipt(), WantLocation: "s3://snaps/other"},
 			want: ActionWait, wantAfter: 8 * time.Second, wantWait: "receipt is unusable"},
 		{reason: "the Job succeeded without a readable receipt: retry",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(1)}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: now.Add(-time.Minute)}, ReceiptErr: errors.New("the Job's termination message is empty"), WantLocation: wantLoc},
+				Job: operation.Job{Phase: operation.JobSucceeded, FinishedAt: now.Add(-time.Minute)}, ReceiptErr: errors.New("the Job's termination message is empty"), WantLocation: wantLoc},
 			want: ActionStartJob, wantWait: "termination message is empty; starting attempt 2 of 3"},
 		{reason: "the Job failed: wait out the retry delay",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(1)}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now.Add(-3 * time.Second), Message: "SignatureDoesNotMatch"}, JobName: "j1"},
+				Job: operation.Job{Phase: operation.JobFailed, FinishedAt: now.Add(-3 * time.Second), Message: "SignatureDoesNotMatch"}, JobName: "j1"},
 			want: ActionWait, wantAfter: 7 * time.Second, wantWait: "Job j1 failed: SignatureDoesNotMatch"},
 		{reason: "the last attempt failed: fail before any member is touched",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(3)}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now.Add(-time.Minute), Message: "bucket does not exist"}, JobName: "j3"},
+				Job: operation.Job{Phase: operation.JobFailed, FinishedAt: now.Add(-time.Minute), Message: "bucket does not exist"}, JobName: "j3"},
 			want: ActionFail, wantReason: ReasonSnapshotFailed, wantWait: "failed after 3 attempts, last: Job j3 failed: bucket does not exist; no member was touched"},
 		{reason: "a retry granted more attempts: start attempt 4",
 			in: Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: &baov1.UpgradeStep{Action: StepTakeSnapshot, Attempts: 3, MaxAttempts: 6}}, Now: now,
-				Job: upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: now.Add(-time.Minute)}},
+				Job: operation.Job{Phase: operation.JobFailed, FinishedAt: now.Add(-time.Minute)}},
 			want: ActionStartJob, wantWait: "starting attempt 4 of 6"},
 		{reason: "failed: wait for a person",
 			in:   Input{Spec: spec(baov1.SnapshotAlways), Upgrade: &baov1.UpgradeStatus{CurrentStep: snapStep(3), Failure: &baov1.UpgradeFailure{Reason: ReasonSnapshotFailed}}, Now: now},
@@ -135,7 +135,7 @@ func TestRecord(t *testing.T) {
 	g.Expect(Decide(in()).Action).To(Equal(ActionStartJob), "Decide alone never moves on: the Job (same name) is created again, idempotently")
 
 	i := in()
-	i.Job, i.Receipt = upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: now}, goodReceipt()
+	i.Job, i.Receipt = operation.Job{Phase: operation.JobSucceeded, FinishedAt: now}, goodReceipt()
 	d = Decide(i)
 	Record(st, d, now)
 	g.Expect(st.Upgrade.CurrentStep).To(BeNil(), "the rolling machine starts from an empty step")

@@ -12,4 +12,4 @@
 //  3. The operation releases it in the status write that ends it (completed or
 //     cancelled). A failed operation keeps it: the cluster is in the middle of
 //     something a person must finish or retry.
-package core
+package operation

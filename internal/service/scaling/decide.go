@@ -8,8 +8,8 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/core"
 )
 
 // Action is what the caller must do after a decision.
@@ -77,7 +77,7 @@ const (
 // PromoteAfter is how long a member must have been a healthy non-voter before a
 // promotion of its own starts: three times autopilot's server_stabilization_time,
 // after which autopilot would have promoted a member that joined normally.
-const PromoteAfter = upgrade.NonVoterPromoteAfter
+const PromoteAfter = operation.NonVoterPromoteAfter
 
 // JobGrace is how long after a successful executor Job the Raft view may take to
 // show its outcome before the Job is tried again. Autopilot applies promotions
@@ -91,7 +91,7 @@ type Input struct {
 	Scaling *baov1.ScalingStatus
 	// Cluster is this pass's observation: Members cover every ordinal below
 	// max(Target, Replicas); Extra the Raft servers without one.
-	Cluster *upgrade.Cluster
+	Cluster *operation.Cluster
 	// Target is spec.replicas.
 	Target int32
 	// Replicas is the StatefulSet's replicas now; ReplicasCurrent says whether the
@@ -106,7 +106,7 @@ type Input struct {
 	// StepTimeout bounds a step.
 	StepTimeout time.Duration
 	// Job is the executor Job of the current attempt.
-	Job upgrade.Job
+	Job operation.Job
 	// Names gives a member's name for an ordinal.
 	Names func(ordinal int32) string
 }
@@ -247,7 +247,7 @@ func next(in Input) Decision {
 
 // StepFor is the step action a member's removal begins with, planned on what is
 // observed: a leader hands leadership off first.
-func StepFor(c *upgrade.Cluster, step baov1.StepAction, pod string) baov1.StepAction {
+func StepFor(c *operation.Cluster, step baov1.StepAction, pod string) baov1.StepAction {
 	if step == StepRemoveMember && c.Leader == pod {
 		return StepTransferLeadership
 	}
@@ -280,13 +280,13 @@ func toRemove(in Input) []string {
 	for _, m := range in.Cluster.Extra {
 		out = append(out, m.Name)
 	}
-	var members []upgrade.Member
+	var members []operation.Member
 	for _, m := range in.Cluster.Members {
 		if int32(m.Ordinal) >= in.Target && (m.InRaft || m.PodExists || int32(m.Ordinal) < in.Replicas) {
 			members = append(members, m)
 		}
 	}
-	slices.SortFunc(members, func(a, b upgrade.Member) int { return b.Ordinal - a.Ordinal })
+	slices.SortFunc(members, func(a, b operation.Member) int { return b.Ordinal - a.Ordinal })
 	for _, m := range members {
 		out = append(out, m.Name)
 	}
@@ -338,7 +338,7 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 	return jobStep(in, st, ActionPromote, fmt.Sprintf("promoting %s to voter", st.Pod), func() (bool, string) {
 		// The member passed its gates (healthy, within maxLag of the leader) on this
 		// very observation: it counts as healthy, the rest of the budget as usual.
-		return core.Project(c, core.Change{AddVoters: 1, AddHealthy: 1}).Allows()
+		return operation.Project(c, operation.Change{AddVoters: 1, AddHealthy: 1}).Allows()
 	})
 }
 
@@ -357,7 +357,7 @@ func decideDemote(in Input, st *baov1.UpgradeStep) Decision {
 		return Decision{Action: ActionCompleteStep, Pod: st.Pod, WaitingFor: fmt.Sprintf("%s leads now; planning again", st.Pod)}
 	}
 	return jobStep(in, st, ActionDemote, fmt.Sprintf("demoting %s to non-voter", st.Pod), func() (bool, string) {
-		return core.Project(c, core.Change{Remove: st.Pod}).Allows()
+		return operation.Project(c, operation.Change{Remove: st.Pod}).Allows()
 	})
 }
 
@@ -379,7 +379,7 @@ func decideRemove(in Input, st *baov1.UpgradeStep) Decision {
 		}
 		if c.Leader == st.Pod {
 			return jobStep(in, st, ActionStepDown, fmt.Sprintf("asking %s to step down as leader before it leaves", st.Pod), func() (bool, string) {
-				p := core.Project(c, core.Change{Remove: st.Pod})
+				p := operation.Project(c, operation.Change{Remove: st.Pod})
 				if len(p.Unhealthy) > 0 {
 					return false, "voters not healthy: " + strings.Join(p.Unhealthy, ", ")
 				}
@@ -387,7 +387,7 @@ func decideRemove(in Input, st *baov1.UpgradeStep) Decision {
 			})
 		}
 		return jobStep(in, st, ActionRemovePeer, fmt.Sprintf("removing %s from Raft (demote, then remove-peer)", st.Pod), func() (bool, string) {
-			return core.Project(c, core.Change{Remove: st.Pod}).Allows()
+			return operation.Project(c, operation.Change{Remove: st.Pod}).Allows()
 		})
 	}
 	if !c.AutopilotKnown {
@@ -413,18 +413,18 @@ func decideRemove(in Input, st *baov1.UpgradeStep) Decision {
 // the Raft view, which moves the step on; the Job's own word only decides retries.
 func jobStep(in Input, st *baov1.UpgradeStep, act Action, what string, budget func() (bool, string)) Decision {
 	switch in.Job.Phase {
-	case upgrade.JobRunning:
+	case operation.JobRunning:
 		return wait(st, fmt.Sprintf("%s: waiting for the executor Job", what))
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		if w := in.Job.FinishedAt.Add(JobGrace).Sub(in.Cluster.Now); w > 0 {
 			return Decision{Action: ActionWait, Pod: st.Pod, RequeueAfter: w, WaitingFor: fmt.Sprintf("%s: the Job succeeded; waiting for the Raft view to show it", what)}
 		}
-	case upgrade.JobFailed:
-		if w := in.Job.FinishedAt.Add(upgrade.StepDownCooldown).Sub(in.Cluster.Now); w > 0 {
+	case operation.JobFailed:
+		if w := in.Job.FinishedAt.Add(operation.StepDownCooldown).Sub(in.Cluster.Now); w > 0 {
 			return Decision{Action: ActionWait, Pod: st.Pod, RequeueAfter: w, WaitingFor: fmt.Sprintf("%s: the Job failed (%s); retrying after 10 s", what, in.Job.Message)}
 		}
 	}
-	if upgrade.AttemptsExhausted(st) {
+	if operation.AttemptsExhausted(st) {
 		msg := fmt.Sprintf("%s did not take effect after %d executor Job attempts", what, st.Attempts)
 		if in.Job.Message != "" {
 			msg += ": " + in.Job.Message

@@ -1,4 +1,4 @@
-package upgrade
+package operation
 
 import (
 	"testing"

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 // Defaults of Options.
@@ -31,7 +31,7 @@ const (
 	// stepped down does not take the active role again for 10 s, so a second
 	// step-down of it within that window is wasted or, if it was re-elected
 	// meanwhile, premature.
-	DefaultCooldown = upgrade.StepDownCooldown
+	DefaultCooldown = operation.StepDownCooldown
 )
 
 // Options tune TransferLeadership. Zero values take the defaults.

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 func TestDecide(t *testing.T) {
@@ -85,7 +85,7 @@ func TestDecide(t *testing.T) {
 				in := withStep(base(4, 5), StepAddMember, "bao-3")
 				in.Cluster.Members[3].Voter = false
 				in.Scaling.CurrentStep.Attempts = 1
-				in.Job = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
+				in.Job = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-3 * time.Second), Message: "connection refused"}
 				return in
 			}, want: ActionWait, wantText: "retrying after 10 s"},
 		{name: "attempts exhausted", reason: "a Job that keeps failing fails the step, naming it",
@@ -93,7 +93,7 @@ func TestDecide(t *testing.T) {
 				in := withStep(base(4, 5), StepAddMember, "bao-3")
 				in.Cluster.Members[3].Voter = false
 				in.Scaling.CurrentStep.Attempts = 3
-				in.Job = upgrade.Job{Phase: upgrade.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403 permission denied"}
+				in.Job = operation.Job{Phase: operation.JobFailed, FinishedAt: t0.Add(-time.Minute), Message: "403 permission denied"}
 				return in
 			}, want: ActionFail, wantText: "403 permission denied"},
 		{name: "step timeout", reason: "a member that never joins fails the step",
@@ -179,28 +179,30 @@ func TestNonVoterPromotionWaitsForAutopilot(t *testing.T) {
 func TestNextPromotion(t *testing.T) {
 	cases := []struct {
 		name, reason string
-		mutate       func(c *upgrade.Cluster)
+		mutate       func(c *operation.Cluster)
 		want         time.Duration
 	}{
 		{name: "every member votes", reason: "nothing waits: no timer, an idle cluster costs nothing here",
-			mutate: func(*upgrade.Cluster) {}, want: 0},
+			mutate: func(*operation.Cluster) {}, want: 0},
 		{name: "a non-voter healthy for 5 s", reason: "it may be promoted 25 s from now",
-			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-5*time.Second) }, want: 25 * time.Second},
+			mutate: func(c *operation.Cluster) {
+				c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-5*time.Second)
+			}, want: 25 * time.Second},
 		{name: "a non-voter already eligible", reason: "a second from now at the soonest, so no tight loop",
-			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-time.Hour) }, want: time.Second},
+			mutate: func(c *operation.Cluster) { c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-time.Hour) }, want: time.Second},
 		{name: "an unhealthy non-voter", reason: "looked at again soon, since its health has no watch",
-			mutate: func(c *upgrade.Cluster) { c.Members[1].Voter, c.Members[1].Healthy = false, false }, want: NonVoterRecheck},
+			mutate: func(c *operation.Cluster) { c.Members[1].Voter, c.Members[1].Healthy = false, false }, want: NonVoterRecheck},
 		{name: "the sooner of two", reason: "the next timer is the earliest",
-			mutate: func(c *upgrade.Cluster) {
+			mutate: func(c *operation.Cluster) {
 				c.Members[1].Voter, c.Members[1].StableSince = false, t0.Add(-20*time.Second)
 				c.Members[2].Voter, c.Members[2].StableSince = false, t0.Add(-5*time.Second)
 			}, want: 10 * time.Second},
 		{name: "a member above spec.replicas", reason: "a member about to leave is not promoted",
-			mutate: func(c *upgrade.Cluster) {
-				c.Members = append(c.Members, upgrade.Member{Name: "bao-3", Ordinal: 3, PodExists: true, PodReady: true, InRaft: true, Healthy: true, StableSince: t0})
+			mutate: func(c *operation.Cluster) {
+				c.Members = append(c.Members, operation.Member{Name: "bao-3", Ordinal: 3, PodExists: true, PodReady: true, InRaft: true, Healthy: true, StableSince: t0})
 			}, want: 0},
 		{name: "autopilot unknown", reason: "nothing is judged without a trustworthy Raft view; the workload loop's refresh wakes the manager",
-			mutate: func(c *upgrade.Cluster) { c.Members[2].Voter, c.AutopilotKnown = false, false }, want: 0},
+			mutate: func(c *operation.Cluster) { c.Members[2].Voter, c.AutopilotKnown = false, false }, want: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -56,11 +56,11 @@ func newWorld(n int32, leader int32) *world {
 	return w
 }
 
-func (w *world) observe(target int32) *upgrade.Cluster {
-	c := &upgrade.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 100}
+func (w *world) observe(target int32) *operation.Cluster {
+	c := &operation.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 100}
 	for i := range max(target, w.replicas) {
 		n := name(i)
-		m := upgrade.Member{Name: n, Ordinal: int(i), PodExists: w.pods[n], PodReady: w.pods[n], Initialized: w.pods[n]}
+		m := operation.Member{Name: n, Ordinal: int(i), PodExists: w.pods[n], PodReady: w.pods[n], Initialized: w.pods[n]}
 		if voter, in := w.raft[n]; in {
 			m.InRaft, m.Voter, m.Healthy, m.LastIndex = true, voter, w.pods[n], 100
 			m.StableSince = w.now.Add(-time.Duration(w.tick-w.joinedAt[n]) * 20 * time.Second)
@@ -75,10 +75,10 @@ func (w *world) observe(target int32) *upgrade.Cluster {
 	}
 	for n, voter := range w.raft {
 		if c.Member(n) == nil {
-			c.Extra = append(c.Extra, upgrade.Member{Name: n, InRaft: true, Voter: voter, Healthy: w.pods[n]})
+			c.Extra = append(c.Extra, operation.Member{Name: n, InRaft: true, Voter: voter, Healthy: w.pods[n]})
 		}
 	}
-	slices.SortFunc(c.Extra, func(a, b upgrade.Member) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.Extra, func(a, b operation.Member) int { return strings.Compare(a.Name, b.Name) })
 	return c
 }
 
@@ -188,19 +188,19 @@ func (w *world) step() {
 	w.majorityHolds("tick")
 }
 
-func (w *world) jobOf(s *baov1.ScalingStatus) upgrade.Job {
+func (w *world) jobOf(s *baov1.ScalingStatus) operation.Job {
 	st := s.CurrentStep
 	if st == nil || st.Attempts == 0 {
-		return upgrade.Job{}
+		return operation.Job{}
 	}
 	j, ok := w.jobs[fmt.Sprintf("%s-%s-%d", JobStep(st.Action), st.Pod, st.Attempts)]
 	switch {
 	case !ok:
-		return upgrade.Job{}
+		return operation.Job{}
 	case w.tick < j.doneTick:
-		return upgrade.Job{Phase: upgrade.JobRunning}
+		return operation.Job{Phase: operation.JobRunning}
 	default:
-		return upgrade.Job{Phase: upgrade.JobSucceeded, FinishedAt: w.now.Add(-time.Minute)}
+		return operation.Job{Phase: operation.JobSucceeded, FinishedAt: w.now.Add(-time.Minute)}
 	}
 }
 

@@ -1,7 +1,6 @@
-package upgrade
+package operation
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -136,117 +135,6 @@ func (c *Cluster) Member(name string) *Member {
 // SortMembers orders members by ordinal, so decisions never depend on map order.
 func SortMembers(ms []Member) {
 	slices.SortFunc(ms, func(a, b Member) int { return a.Ordinal - b.Ordinal })
-}
-
-// Gate is one condition a replaced member must meet before the next step starts.
-type Gate struct {
-	// Name is a short CamelCase identifier.
-	Name string
-	// Passed reports whether the gate holds.
-	Passed bool
-	// WaitingFor says in words what is missing, for the status message.
-	WaitingFor string
-}
-
-// MemberGates evaluates, in order, the gates of brief invariant 3 for a member that
-// was replaced: pod Ready on the target image, OpenBao initialized, unsealed and on
-// the target version, back in the Raft configuration as a voter, autopilot healthy,
-// and its index within maxLag of the leader's. The first gate that fails says what
-// the step waits for; the settle time is measured by the caller.
-func MemberGates(c *Cluster, name, targetImage, targetVersion string, maxLag uint64) []Gate {
-	m := c.Member(name)
-	if m == nil {
-		return []Gate{{Name: "PodExists", WaitingFor: fmt.Sprintf("waiting for %s to be observed", name)}}
-	}
-	lag := uint64(0)
-	if c.LeaderIndex > m.LastIndex {
-		lag = c.LeaderIndex - m.LastIndex
-	}
-	return []Gate{
-		{Name: "PodRecreated", Passed: m.PodExists && !m.PodTerminating,
-			WaitingFor: fmt.Sprintf("waiting for %s to be re-created by the StatefulSet controller", name)},
-		{Name: "PodOnTargetImage", Passed: m.PodExists && m.Image == targetImage,
-			WaitingFor: fmt.Sprintf("waiting for %s to run image %s (it runs %s)", name, targetImage, orNone(m.Image))},
-		{Name: "PodOnTemplate", Passed: c.OnTemplate(m), WaitingFor: templateWait(c, m)},
-		{Name: "PodReady", Passed: m.PodReady,
-			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)%s", name, m.PodSays())},
-		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
-			WaitingFor: fmt.Sprintf("waiting for %s to unseal", name)},
-		{Name: "TargetVersion", Passed: SameVersion(m.Version, targetVersion),
-			WaitingFor: fmt.Sprintf("waiting for %s to report version %s (it reports %s)", name, targetVersion, orNone(m.Version))},
-		{Name: "AutopilotKnown", Passed: c.AutopilotKnown,
-			WaitingFor: "waiting for a trustworthy read of autopilot state"},
-		{Name: "Voter", Passed: m.InRaft && m.Voter,
-			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
-		{Name: "MemberHealthy", Passed: m.Healthy,
-			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
-		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy,
-			WaitingFor: "waiting for autopilot to report the cluster healthy"},
-		{Name: "CaughtUp", Passed: lag <= maxLag,
-			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
-	}
-}
-
-func templateWait(c *Cluster, m *Member) string {
-	if !c.StatefulSetCurrent() {
-		return fmt.Sprintf("waiting for the StatefulSet controller to see the latest pod template before judging %s", m.Name)
-	}
-	return fmt.Sprintf("waiting for %s to run the current pod template (revision %s; it runs %s)", m.Name, c.UpdateRevision(), orNone(m.Revision))
-}
-
-// FirstFailing returns the first gate that does not hold, or nil when all hold.
-func FirstFailing(gates []Gate) *Gate {
-	for i := range gates {
-		if !gates[i].Passed {
-			return &gates[i]
-		}
-	}
-	return nil
-}
-
-// SameVersion compares two versions ignoring a leading v; autopilot and health may
-// differ in that prefix. Unparsable versions compare as strings.
-func SameVersion(a, b string) bool {
-	va, errA := ParseVersion(a)
-	vb, errB := ParseVersion(b)
-	if errA != nil || errB != nil {
-		return a != "" && a == b
-	}
-	return va.Equal(vb)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "nothing yet"
-	}
-	return s
-}
-
-// ImageChanged reports whether a member runs an image other than image while every
-// member's pod exists: spec.image changed at the same version (a mirror, a digest
-// pin), which is rolled out like an upgrade. With a pod missing it says false: the
-// image of that member is not known yet.
-func ImageChanged(c *Cluster, image string) bool {
-	changed := false
-	for _, m := range c.Members {
-		if !m.PodExists || m.Image == "" {
-			return false
-		}
-		if m.Image != image {
-			changed = true
-		}
-	}
-	return changed
-}
-
-// RunningImage is the image the first member with a pod runs, for messages.
-func RunningImage(c *Cluster) string {
-	for _, m := range c.Members {
-		if m.Image != "" {
-			return m.Image
-		}
-	}
-	return "unknown"
 }
 
 // Replicas is the StatefulSet's replicas, 0 without one.

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -53,7 +54,7 @@ type Input struct {
 	Now    time.Time
 	Paused bool
 	// Job is the current attempt's Job (JobNone before the first or when gone).
-	Job upgrade.Job
+	Job operation.Job
 	// JobName is the current attempt's Job name, for messages.
 	JobName string
 	// Receipt is parsed from a succeeded Job's termination message; ReceiptErr says
@@ -114,18 +115,18 @@ func Decide(in Input) Decision {
 		return Decision{Action: ActionBegin, WaitingFor: "taking the pre-upgrade snapshot"}
 	}
 
-	attempt := fmt.Sprintf("attempt %d of %d", step.Attempts, upgrade.MaxAttempts(step))
+	attempt := fmt.Sprintf("attempt %d of %d", step.Attempts, operation.MaxAttempts(step))
 	switch in.Job.Phase {
-	case upgrade.JobNone:
-		if upgrade.AttemptsExhausted(step) {
+	case operation.JobNone:
+		if operation.AttemptsExhausted(step) {
 			return fail(step, "no snapshot Job left to observe")
 		}
 		return Decision{Action: ActionStartJob,
-			WaitingFor: fmt.Sprintf("starting the pre-upgrade snapshot Job (attempt %d of %d)", step.Attempts+1, upgrade.MaxAttempts(step))}
-	case upgrade.JobRunning:
+			WaitingFor: fmt.Sprintf("starting the pre-upgrade snapshot Job (attempt %d of %d)", step.Attempts+1, operation.MaxAttempts(step))}
+	case operation.JobRunning:
 		return Decision{Action: ActionWait,
 			WaitingFor: fmt.Sprintf("waiting for the pre-upgrade snapshot Job %s to stream the snapshot to %s (%s)", in.JobName, in.WantLocation, attempt)}
-	case upgrade.JobSucceeded:
+	case operation.JobSucceeded:
 		err := in.ReceiptErr
 		if err == nil && in.Receipt == nil {
 			err = fmt.Errorf("the Job left no receipt")
@@ -145,7 +146,7 @@ func Decide(in Input) Decision {
 }
 
 func retry(in Input, step *baov1.UpgradeStep, why string) Decision {
-	if upgrade.AttemptsExhausted(step) {
+	if operation.AttemptsExhausted(step) {
 		return fail(step, why)
 	}
 	if wait := in.Job.FinishedAt.Add(RetryDelay).Sub(in.Now); wait > 0 {
@@ -153,7 +154,7 @@ func retry(in Input, step *baov1.UpgradeStep, why string) Decision {
 			WaitingFor: fmt.Sprintf("%s; retrying the snapshot in %s", why, wait.Round(time.Second))}
 	}
 	return Decision{Action: ActionStartJob,
-		WaitingFor: fmt.Sprintf("%s; starting attempt %d of %d", why, step.Attempts+1, upgrade.MaxAttempts(step))}
+		WaitingFor: fmt.Sprintf("%s; starting attempt %d of %d", why, step.Attempts+1, operation.MaxAttempts(step))}
 }
 
 func fail(step *baov1.UpgradeStep, why string) Decision {
