@@ -6,9 +6,6 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
-// OperationBlueGreenUpgrade is a blue-green version change.
-const OperationBlueGreenUpgrade = "BlueGreenUpgrade"
-
 // Kind is what the executor does with an Action. The set is closed: a strategy
 // says what to do in these terms only, and the one executor of the adminops
 // reconciler knows how. Why closed: every disruptive effect a strategy can have is
@@ -19,6 +16,8 @@ type Kind string
 
 // Kinds of actions.
 const (
+	// KindNone does nothing: the pass leaves status and cluster as they are.
+	KindNone Kind = "None"
 	// KindPersist writes the strategy's new status and nothing else: an intent
 	// recorded before the action that follows it in a later pass.
 	KindPersist Kind = "Persist"
@@ -69,6 +68,10 @@ const (
 	ObjectBlueStatefulSet Object = "BlueStatefulSet"
 	// ObjectBlueVolumes are the PersistentVolumeClaims of blue's members.
 	ObjectBlueVolumes Object = "BlueVolumes"
+	// ObjectReplicas is the serving StatefulSet's replicas (Action.Replicas).
+	ObjectReplicas Object = "Replicas"
+	// ObjectVolume is the data volume claim of Action.Member (UID precondition).
+	ObjectVolume Object = "Volume"
 )
 
 // JobKind is the executor action of a CreateJob.
@@ -81,6 +84,7 @@ const (
 	JobDemote     JobKind = "Demote"
 	JobRemovePeer JobKind = "RemovePeer"
 	JobValidate   JobKind = "Validate"
+	JobSnapshot   JobKind = "Snapshot"
 )
 
 // Action is one decision of a strategy for one pass.
@@ -92,6 +96,13 @@ type Action struct {
 	Job JobKind
 	// Member is the member the action is about, if any.
 	Member string
+	// Image is the pod template's image of an Apply of ObjectPodTemplate.
+	Image string
+	// Replicas is the StatefulSet's replicas of an Apply of ObjectReplicas.
+	Replicas int32
+	// Volumes are the names of the volume claims a Delete of ObjectBlueVolumes,
+	// ObjectGreenVolumes or ObjectVolume deletes.
+	Volumes []string
 	// WaitingFor is the status message: what the operation waits for, in words a
 	// person can act on.
 	WaitingFor string

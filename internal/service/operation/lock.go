@@ -15,6 +15,8 @@ const (
 	OperationRollingUpgrade = "RollingUpgrade"
 	// OperationScaling is a change of membership (spec.replicas).
 	OperationScaling = "Scaling"
+	// OperationBlueGreenUpgrade is a blue-green version change.
+	OperationBlueGreenUpgrade = "BlueGreenUpgrade"
 	// OperationRollout restarts every member on the current pod template.
 	OperationRollout = "Rollout"
 )

@@ -9,7 +9,6 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // Action is what the caller must do after a decision.
@@ -54,16 +53,16 @@ const (
 	// is promoted.
 	StepAddMember = baov1.StepAddMember
 	// StepPromoteMember promotes a member that is in Raft as a non-voter.
-	StepPromoteMember = upgrade.StepPromoteMember
+	StepPromoteMember = baov1.StepPromoteMember
 	// StepDemoteMember demotes a voter that leaves later, before the leader (which
 	// leaves first) hands leadership off: the step-down's successor, which Raft
 	// picks, can then only be a voter that stays.
-	StepDemoteMember = upgrade.StepDemoteMember
+	StepDemoteMember = baov1.StepDemoteMember
 	// StepRemoveMember takes a member out of Raft, then removes its pod.
-	StepRemoveMember = upgrade.StepRemoveMember
+	StepRemoveMember = baov1.StepRemoveMember
 	// StepTransferLeadership steps a member that is about to leave down as leader
 	// first; once another member leads, the step goes on as StepRemoveMember.
-	StepTransferLeadership = upgrade.StepTransferLeadership
+	StepTransferLeadership = baov1.StepTransferLeadership
 )
 
 // Failure reasons.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -155,4 +156,33 @@ func CommonLabels(c *baov1.OpenBaoCluster) map[string]string {
 	l := SetSelectorLabels(c, c.Name)
 	l[LabelManagedBy] = ManagedByValue
 	return l
+}
+
+// DataVolume is the name of the members' volume claim template; a member's claim
+// is <DataVolume>-<pod>.
+const DataVolume = "data"
+
+// VolumesOf are the names, among claims, of the data volume claims of one
+// StatefulSet's members: data-<set>-<ordinal>, any ordinal (a claim left by an
+// earlier scale-down too). Green's claims (data-<blue>-<revision>-<ordinal>) never
+// match blue's name.
+func VolumesOf(set string, claims []string) []string {
+	prefix := DataVolume + "-" + set + "-"
+	var out []string
+	for _, name := range claims {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// CASecretName is the Secret that holds the cluster's CA: the user's
+// (spec.tls.secretName) or baokeeper's.
+func CASecretName(c *baov1.OpenBaoCluster) string {
+	if c.Spec.TLS.SecretName != "" {
+		return c.Spec.TLS.SecretName
+	}
+	return NamesFor(c).TLSSecret()
 }

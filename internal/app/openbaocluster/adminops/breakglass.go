@@ -45,7 +45,7 @@ func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Clu
 	if bg := c.Status.BlueGreen; bg != nil {
 		in.Green = bg.Green.StatefulSet
 		if s := bg.CurrentStep; s != nil && s.Attempts > 0 && c.Status.Upgrade != nil {
-			in.Job = blueGreenJobName(c, c.Status.Upgrade.ID, s)
+			in.Job = bluegreen.StepJobName(c, c.Status.Upgrade.ID, s)
 		}
 	}
 	t := metav1.NewTime(obs.Now)

@@ -8,149 +8,299 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
-// holdRequeue is how often an upgrade that holds for a person looks again; the
+// UpgradeFieldManager is the field manager of the upgrade manager's writes to the
+// StatefulSet (the pod template's image, the replicas).
+const UpgradeFieldManager = "baokeeper-upgrade"
+
+// openbaoPollInterval is how often an operation that waits on OpenBao itself
+// (autopilot after an election, a member catching up) looks again at most: OpenBao's
+// state has no watch. Only clusters with an operation in progress are polled.
+const openbaoPollInterval = 2 * time.Second
+
+// persistRequeue is how soon a pass that only recorded an intent runs again: the
+// status write of our own does not trigger a pass, and the action waits for it.
+const persistRequeue = 200 * time.Millisecond
+
+// holdRequeue is how often an operation that holds for a person looks again; the
 // request itself (an annotation, spec.upgrade.paused) triggers a pass at once.
 const holdRequeue = 10 * time.Second
 
-// strategyHooks are what the executor needs from a strategy beyond the action: the
-// Job of the current step, how fast to poll OpenBao, and what else the completing
-// status write clears.
-type strategyHooks struct {
-	// job builds the executor Job of a CreateJob.
-	job func(a operation.Action) (*batchv1.Job, error)
-	// poll is how soon a pass that waits on OpenBao or on a pod looks again (OpenBao
-	// has no watch). Only a cluster with an upgrade in progress polls this often.
-	poll time.Duration
-	// complete finishes the status of a Complete beyond currentVersion, the cleared
-	// upgrade and the released lock; nil for nothing more.
-	complete func()
-}
-
-// execute carries out one operation.Action of an upgrade: the one executor of both
-// strategies. Every disruptive action it takes is named by status persisted before
-// it (an object of the cluster, a Job named after the operation, step, member and
-// attempt), and is idempotent: a create that finds the object, an apply of the same
-// fields, a delete of what is gone are no-ops.
-func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, a operation.Action, h strategyHooks) (ctrl.Result, error) {
-	up := c.Status.Upgrade
-	log := ctrl.LoggerFrom(ctx).WithValues("action", string(a.Kind), "Pod", a.Member)
-	if a.Event != "" && a.Kind != operation.KindComplete {
-		r.event(c, corev1.EventTypeNormal, eventUpgradeStep, a.Event)
+// execute carries out one Plan: the one executor of every operation. The plan's
+// status becomes the cluster's (written once, at the end of the pass), its events
+// are announced once that write landed, and its one action is taken. Every
+// disruptive action is named by status persisted before it (an object of the
+// cluster, a Job named after the operation, step, member and attempt), and is
+// idempotent: a create that finds the object, an apply of the same fields, a delete
+// of what is gone are no-ops.
+func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *operation.Snapshot, p operation.Plan) (ctrl.Result, error) {
+	if p.Status != nil {
+		c.Status = *p.Status
 	}
-	switch a.Kind {
-	case operation.KindPersist:
-		return ctrl.Result{RequeueAfter: maxDuration(a.RequeueAfter, persistRequeue)}, nil
+	for _, ev := range p.Events {
+		r.emit(c, ev)
+	}
+	if p.LeaderTransferred && r.Metrics != nil {
+		r.Metrics.LeaderTransfer(c.Namespace, c.Name)
+	}
+	poll := p.Poll
+	if poll == 0 {
+		poll = upgrade.Poll
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("action", string(p.Kind), "Pod", p.Member)
+	switch p.Kind {
+	case operation.KindNone, operation.KindFail:
+		return ctrl.Result{}, nil
+	case operation.KindPersist, operation.KindComplete, operation.KindRolledBack:
+		return ctrl.Result{RequeueAfter: max(p.RequeueAfter, persistRequeue)}, nil
 	case operation.KindApply:
-		log.Info("Applying", "object", string(a.Object))
-		if err := r.applyObject(ctx, c, a.Object); err != nil {
+		log.Info("Applying", "object", string(p.Object))
+		if err := r.applyObject(ctx, c, s, p.Action); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case operation.KindDelete:
-		log.Info("Deleting", "object", string(a.Object))
-		if err := r.deleteObject(ctx, c, obs, a); err != nil {
+		log.Info("Deleting", "object", string(p.Object))
+		if err := r.deleteObject(ctx, c, p.Action); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{RequeueAfter: h.poll}, nil
+		return ctrl.Result{RequeueAfter: poll}, nil
 	case operation.KindCreateJob:
-		job, err := h.job(a)
+		if p.Job == nil {
+			return ctrl.Result{}, fmt.Errorf("the %s step of %s/%s names no Job: this is a bug, please report it", p.Action.Job, c.Namespace, c.Name)
+		}
+		created, err := r.createJob(ctx, p.Job)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		created, err := r.createJob(ctx, job)
-		if err != nil {
-			return ctrl.Result{}, err
+		if created && p.JobEvent != nil {
+			ev := *p.JobEvent
+			ev.Message = fmt.Sprintf("%s (Job %s)", ev.Message, p.Job.Name)
+			r.emitNow(c, ev)
 		}
-		if created {
-			r.eventNow(c, corev1.EventTypeNormal, eventUpgradeStep, fmt.Sprintf("%s (Job %s)", upgrade.Sentence(a.WaitingFor), job.Name))
+		if p.RequeueAfter > 0 {
+			return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 		}
-		return ctrl.Result{RequeueAfter: h.poll}, nil
+		return ctrl.Result{RequeueAfter: poll}, nil
 	case operation.KindHold:
 		return ctrl.Result{RequeueAfter: holdRequeue}, nil
-	case operation.KindFail:
-		if up.Failure == nil {
-			t := metav1.NewTime(obs.Now)
-			up.Failure = &baov1.UpgradeFailure{Reason: a.Reason, Message: a.Message, Pod: a.Member, At: &t}
-		}
-		r.event(c, corev1.EventTypeWarning, eventUpgradeFailed, a.Message)
-		return ctrl.Result{}, nil
 	case operation.KindBreakGlass:
-		return ctrl.Result{}, r.enterBreakGlass(c, obs, a.BreakGlass, a.Member, a.Message)
-	case operation.KindRolledBack:
-		// The cleared upgrade and the rollback's record in one status write;
-		// currentVersion stays what blue runs.
-		r.event(c, corev1.EventTypeNormal, eventRolledBack, a.Event)
-		t := metav1.NewTime(obs.Now)
-		lr := &baov1.RollbackRecord{FromVersion: up.FromVersion, TargetVersion: up.TargetVersion, At: &t}
-		if bg := c.Status.BlueGreen; bg != nil {
-			lr.Reason = bg.RollbackReason
-		}
-		c.Status.LastRollback = lr
-		c.Status.Upgrade, c.Status.BlueGreen = nil, nil
-		operation.Release(&c.Status, operationFor(up))
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
-	case operation.KindComplete:
-		// Invariant 8: the version and the cleared upgrade go out in one status write.
-		msg := a.Event
-		switch {
-		case msg != "":
-		case up.Kind == baov1.OperationRollout:
-			msg = fmt.Sprintf("Every member runs the new pod template (%s)", up.Changes)
-		default:
-			msg = fmt.Sprintf("Every member runs %s (from %s)", up.TargetVersion, up.FromVersion)
-		}
-		r.event(c, corev1.EventTypeNormal, eventUpgradeCompleted, msg)
-		c.Status.CurrentVersion = up.TargetVersion
-		c.Status.Upgrade = nil
-		if h.complete != nil {
-			h.complete()
-		}
-		operation.Release(&c.Status, operationFor(up))
-		return ctrl.Result{RequeueAfter: persistRequeue}, nil
+		return ctrl.Result{}, r.enterBreakGlass(c, s.Cluster, p.BreakGlass, p.Member, p.Message)
 	}
 	// KindWait.
-	if up.Failure != nil {
-		return ctrl.Result{}, nil
-	}
-	if a.RequeueAfter == 0 {
+	if p.RequeueAfter == 0 {
 		// Waiting on OpenBao, which has no watch: look again soon.
-		return ctrl.Result{RequeueAfter: h.poll}, nil
+		return ctrl.Result{RequeueAfter: poll}, nil
 	}
 	// A timer (settle time, cooldown): wake when it ends, and meanwhile every 2 s.
-	return ctrl.Result{RequeueAfter: min(a.RequeueAfter, openbaoPollInterval)}, nil
+	return ctrl.Result{RequeueAfter: min(p.RequeueAfter, openbaoPollInterval)}, nil
 }
 
 // applyObject applies what an Apply action names.
-func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, obj operation.Object) error {
-	if obj != operation.ObjectPodTemplate {
-		return r.applyBlueGreenObject(ctx, c, obj)
+func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, s *operation.Snapshot, a operation.Action) error {
+	switch a.Object {
+	case operation.ObjectPodTemplate:
+		if s.StatefulSet == nil {
+			return fmt.Errorf("the StatefulSet %s/%s is gone: the workload reconciler creates it again", c.Namespace, c.ServingStatefulSet())
+		}
+		return r.applyTemplateImage(ctx, s.StatefulSet, a.Image)
+	case operation.ObjectReplicas:
+		if s.StatefulSet == nil {
+			return fmt.Errorf("the StatefulSet %s/%s is gone: the workload reconciler creates it again", c.Namespace, c.ServingStatefulSet())
+		}
+		return r.applyReplicas(ctx, s.StatefulSet, a.Replicas)
+	case operation.ObjectGreenStatefulSet:
+		return r.createGreen(ctx, c)
+	case operation.ObjectClientService:
+		// Under the workload loop's field manager: it computes the same selector
+		// from status.statefulSet and owns the Service afterwards.
+		if err := objectapply.Apply(ctx, r.Client, workload.Services(c)[1]); err != nil {
+			return fmt.Errorf("failed to point the client Service at %s: %w", c.ServingStatefulSet(), err)
+		}
+		return nil
 	}
-	sts := &appsv1.StatefulSet{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).StatefulSet()}, sts); err != nil {
-		return fmt.Errorf("failed to get the StatefulSet of %s/%s: %w", c.Namespace, c.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("Updating the pod template image", "image", c.Status.Upgrade.TargetImage)
-	return r.applyTemplateImage(ctx, sts, c.Status.Upgrade.TargetImage)
+	return fmt.Errorf("the executor cannot apply %q", a.Object)
 }
 
 // deleteObject deletes what a Delete action names.
-func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster, a operation.Action) error {
-	if a.Object != operation.ObjectPod {
-		if err := r.deleteBlueGreenObject(ctx, c, a.Object); err != nil {
-			return err
+func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, a operation.Action) error {
+	switch a.Object {
+	case operation.ObjectPod:
+		return r.deletePod(ctx, c, a.Member)
+	case operation.ObjectBlueStatefulSet:
+		return r.deleteStatefulSet(ctx, c, c.Status.BlueGreen.Blue.StatefulSet, "blue")
+	case operation.ObjectGreenStatefulSet:
+		// A rollback: every green peer left Raft first.
+		return r.deleteStatefulSet(ctx, c, c.Status.BlueGreen.Green.StatefulSet, "green")
+	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes, operation.ObjectVolume:
+		for _, name := range a.Volumes {
+			if err := r.deleteVolume(ctx, c, name); err != nil {
+				return err
+			}
 		}
-		r.event(c, corev1.EventTypeNormal, eventBlueGreenCleanup, upgrade.Sentence(a.WaitingFor))
 		return nil
 	}
-	return r.deletePod(ctx, c, obs, a.Member)
+	return fmt.Errorf("the executor cannot delete %q", a.Object)
+}
+
+// createGreen creates green's StatefulSet from the persisted status.blueGreen.
+func (r *Reconciler) createGreen(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	st := c.Status.BlueGreen
+	cert := ""
+	if c.Status.TLS != nil {
+		cert = c.Status.TLS.CertificateSHA256
+	}
+	annotations, err := workload.TemplateAnnotations(c, cert)
+	if err != nil {
+		return err
+	}
+	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{
+		Image: st.Green.Image, TLSSecretName: workload.CASecretName(c), Name: st.Green.StatefulSet, TemplateAnnotations: annotations})
+	if err != nil {
+		return err
+	}
+	replicas := st.Green.Replicas
+	sts.Spec.Replicas = &replicas
+	err = r.Client.Create(ctx, sts)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create green's StatefulSet %s/%s: %w", c.Namespace, sts.Name, err)
+	}
+	return nil
+}
+
+// deleteStatefulSet deletes one StatefulSet of the cluster (its pods go with it),
+// only the exact one read (UID precondition).
+func (r *Reconciler) deleteStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster, name, side string) error {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, sts); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.Client.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &sts.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to delete %s's StatefulSet %s/%s: %w", side, c.Namespace, sts.Name, err)
+	}
+	return nil
+}
+
+// applyTemplateImage sets only the OpenBao container's image in the pod template,
+// under the upgrade manager's field manager, with the observed resourceVersion as a
+// precondition.
+func (r *Reconciler) applyTemplateImage(ctx context.Context, sts *appsv1.StatefulSet, image string) error {
+	ctrl.LoggerFrom(ctx).Info("Updating the pod template image", "image", image)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": sts.Name, "namespace": sts.Namespace, "resourceVersion": sts.ResourceVersion},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": workload.ContainerName, "image": image}},
+		}}},
+	}}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(UpgradeFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("failed to set the image of StatefulSet %s/%s to %s: %w", sts.Namespace, sts.Name, image, err)
+	}
+	return nil
+}
+
+// applyReplicas sets only the StatefulSet's replicas, under the upgrade manager's
+// field manager, with the observed resourceVersion as a precondition: a stale read
+// conflicts instead of moving replicas twice.
+func (r *Reconciler) applyReplicas(ctx context.Context, sts *appsv1.StatefulSet, replicas int32) error {
+	ctrl.LoggerFrom(ctx).Info("Setting the StatefulSet's replicas", "replicas", replicas)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": sts.Name, "namespace": sts.Namespace, "resourceVersion": sts.ResourceVersion},
+		"spec":     map[string]any{"replicas": int64(replicas)},
+	}}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(UpgradeFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("failed to set the replicas of StatefulSet %s/%s to %d: %w", sts.Namespace, sts.Name, replicas, err)
+	}
+	return nil
+}
+
+// deletePod deletes the member's pod, only the exact pod read (UID precondition), so
+// a pod re-created meanwhile is never deleted by mistake.
+func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, name string) error {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting member pod", "Pod", name, "uid", string(pod.UID))
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete pod %s/%s: %w", c.Namespace, name, err)
+	}
+	return nil
+}
+
+// deleteVolume deletes one volume claim of the cluster, only the exact claim read
+// (UID precondition).
+func (r *Reconciler) deleteVolume(ctx context.Context, c *baov1.OpenBaoCluster, name string) error {
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pvc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting a volume claim", "PersistentVolumeClaim", pvc.Name, "uid", string(pvc.UID))
+	err := r.Client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete the volume claim %s/%s: %w", c.Namespace, pvc.Name, err)
+	}
+	return nil
+}
+
+// createJob creates an executor Job of the current attempt. AlreadyExists is no
+// error: a pass that read the cluster before our own status write reached the cache
+// finds the Job of this attempt, which its deterministic name makes the same Job.
+func (r *Reconciler) createJob(ctx context.Context, job *batchv1.Job) (created bool, err error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("Job", job.Name, "step", job.Labels[executorjob.LabelStep])
+	err = r.Client.Create(ctx, job)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		log.V(1).Info("Executor Job exists")
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("failed to create executor Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	log.Info("Started executor Job")
+	return true, nil
+}
+
+// deleteStuckJobs deletes the executor Jobs whose pod cannot start: the snapshot
+// reported them failed (operation.Snapshot.JobOf), and the next attempt has a name
+// of its own.
+func (r *Reconciler) deleteStuckJobs(ctx context.Context, c *baov1.OpenBaoCluster, s *operation.Snapshot) error {
+	for name, j := range s.Jobs {
+		if j.Stuck == "" {
+			continue
+		}
+		job := &batchv1.Job{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, job); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("failed to get Job %s/%s: %w", c.Namespace, name, err)
+			}
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleting an executor Job whose pod cannot start", "Job", name, "reason", j.Stuck)
+		if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("failed to delete Job %s/%s: %w", c.Namespace, name, err)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) executorImage(c *baov1.OpenBaoCluster) string {
+	if c.Spec.Upgrade.Executor.Image != "" {
+		return c.Spec.Upgrade.Executor.Image
+	}
+	return r.ExecutorImage
 }

@@ -24,7 +24,7 @@ func TestObserveJob(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao", UID: "u1"}, Spec: baov1.OpenBaoClusterSpec{Version: "2.5.0"}}
 	up := &baov1.UpgradeStatus{ID: "0a1b2c3d", CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
-	mine := stepDownJob(c, up, "baokeeper:dev")
+	mine := executorjob.StepDownJobFor(c, up.ID, "bao-1", 1, "baokeeper:dev", executorjob.MemberAddresses(c))
 	succeeded := func(j *batchv1.Job) *batchv1.Job {
 		j = j.DeepCopy()
 		done := metav1.NewTime(now.Add(-time.Minute))
@@ -65,15 +65,32 @@ func TestObserveJob(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			s := runtime.NewScheme()
-			g.Expect(clientgoscheme.AddToScheme(s)).To(Succeed())
-			cl := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).Build()
-			r := &Reconciler{Client: cl}
-			got, _, err := r.observeJob(context.Background(), c, stepDownJobName(c, up), up.ID, now)
-			g.Expect(err).NotTo(HaveOccurred())
+			// What observe reads: the Jobs of the cluster, and the pods of each.
+			snap := &operation.Snapshot{Cluster: &operation.Cluster{Now: now}, Object: c, Jobs: map[string]operation.ObservedJob{}}
+			var job *batchv1.Job
+			var pods []*corev1.Pod
+			for _, o := range tc.objs {
+				switch o := o.(type) {
+				case *batchv1.Job:
+					job = o
+				case *corev1.Pod:
+					pods = append(pods, o)
+				}
+			}
+			if job != nil {
+				snap.Jobs[job.Name] = observeJob(job, pods, now)
+			}
+			got := snap.JobOf(mine.Name, up.ID)
 			g.Expect(got.Phase).To(Equal(tc.want), tc.reason)
 			g.Expect(got.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
-			err = cl.Get(context.Background(), client.ObjectKeyFromObject(mine), &batchv1.Job{})
+
+			// After the pass, the executor deletes a Job whose pod cannot start.
+			sch := runtime.NewScheme()
+			g.Expect(clientgoscheme.AddToScheme(sch)).To(Succeed())
+			cl := fake.NewClientBuilder().WithScheme(sch).WithObjects(tc.objs...).Build()
+			r := &Reconciler{Client: cl}
+			g.Expect(r.deleteStuckJobs(context.Background(), c, snap)).To(Succeed())
+			err := cl.Get(context.Background(), client.ObjectKeyFromObject(mine), &batchv1.Job{})
 			g.Expect(apierrors.IsNotFound(err)).To(Equal(tc.wantDeleted || len(tc.objs) == 0), tc.reason)
 		})
 	}
@@ -83,13 +100,16 @@ func TestStepDownJobNamesCarryTheUpgrade(t *testing.T) {
 	g := NewWithT(t)
 	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao", UID: "u1"}}
 	t1 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	a := &baov1.UpgradeStatus{ID: operationID(c, "upgrade-to-2.5.1", t1), CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
-	b := &baov1.UpgradeStatus{ID: operationID(c, "upgrade-to-2.5.1", t1.Add(10*time.Minute)), CurrentStep: &baov1.UpgradeStep{Pod: "bao-1", Attempts: 1}}
-	g.Expect(stepDownJobName(c, a)).NotTo(Equal(stepDownJobName(c, b)), "two upgrades never share a Job name")
-	g.Expect(stepDownJobName(c, a)).NotTo(Equal("bao-stepdown-1-1"), "the name of the old scheme is never reused")
-	g.Expect(executorjob.JobOfOperation(stepDownJob(c, a, "img"), a.ID)).To(BeTrue())
-	g.Expect(executorjob.JobOfOperation(stepDownJob(c, a, "img"), b.ID)).To(BeFalse())
-	g.Expect(operationID(c, "upgrade-to-2.5.1", t1)).To(Equal(a.ID), "the ID is a pure function of what status keeps")
+	a := operation.ID(c, "upgrade-to-2.5.1", t1)
+	b := operation.ID(c, "upgrade-to-2.5.1", t1.Add(10*time.Minute))
+	job := func(id string) *batchv1.Job {
+		return executorjob.StepDownJobFor(c, id, "bao-1", 1, "img", executorjob.MemberAddresses(c))
+	}
+	g.Expect(job(a).Name).NotTo(Equal(job(b).Name), "two upgrades never share a Job name")
+	g.Expect(job(a).Name).NotTo(Equal("bao-stepdown-1-1"), "the name of the old scheme is never reused")
+	g.Expect(executorjob.JobOfOperation(job(a), a)).To(BeTrue())
+	g.Expect(executorjob.JobOfOperation(job(a), b)).To(BeFalse())
+	g.Expect(operation.ID(c, "upgrade-to-2.5.1", t1)).To(Equal(a), "the ID is a pure function of what status keeps")
 }
 
 func TestPodProblem(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,7 +25,10 @@ import (
 	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -84,6 +88,9 @@ const (
 	eventRequestRefused  baov1.Reason = "RequestRefused"
 	eventRetry           baov1.Reason = "RetryRequested"
 	eventRestartAccepted baov1.Reason = "RestartRequested"
+	eventPromoteAccepted baov1.Reason = "PromoteAccepted"
+	eventRollbackStarted baov1.Reason = "RollbackStarted"
+	eventRollbackRefused baov1.Reason = "RollbackRefused"
 )
 
 // Reconcile runs one pass; see the package documentation.
@@ -111,6 +118,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var stuck *operation.Snapshot
 	defer func() {
 		// The conditions follow the status this pass leaves, so that break-glass
 		// entered, or a rollback completed, shows in the same write.
@@ -130,34 +138,33 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		r.events.flush()
 		r.recordState(c, obs, before)
+		if stuck != nil {
+			reterr = errors.Join(reterr, r.deleteStuckJobs(ctx, c, stuck))
+		}
 	}()
 
 	r.handleRequests(c, obs)
 	seedCurrentVersion(c, obs)
-	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
+	snap, err := r.observeRest(ctx, c, obs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	stuck = snap
+	op := choose(snap)
+	if op == nil {
 		return ctrl.Result{}, nil
 	}
-	if ref := upgrade.CheckSpec(c); ref != nil {
-		// The workload reconciler reports the refusal (SpecValid=False); nothing
-		// disruptive starts or goes on until the spec is fixed.
-		ctrl.LoggerFrom(ctx).V(1).Info("Holding operations: the spec is refused", "reason", string(ref.Reason))
-		return ctrl.Result{}, nil
-	}
-	var poll ctrl.Result
-	if c.Status.Upgrade == nil {
-		// Membership first: an upgrade plans over the members that exist, and a
-		// voter left behind would hold its quorum budget forever.
-		sres, handled, err := r.reconcileScaling(ctx, c, obs)
-		if handled || err != nil {
-			return sres, err
+	plan := op.Decide(snap)
+	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "operation", op.Name(), "action", string(plan.Kind), "waitingFor", plan.WaitingFor)
+	res, err = r.execute(ctx, c, snap, plan)
+	if _, isScaling := op.(scaling.Operation); !isScaling && err == nil {
+		// A scaling the spec asks for but that cannot be decided yet, or a non-voter
+		// that becomes stable: nothing else wakes this loop when it is time.
+		if wake := scaling.Wake(snap); wake > 0 && (res.RequeueAfter == 0 || wake < res.RequeueAfter) {
+			res.RequeueAfter = wake
 		}
-		poll = sres // a requested scaling that cannot start yet
 	}
-	ures, err := r.reconcileUpgrade(ctx, c, obs)
-	if poll.RequeueAfter > 0 && (ures.RequeueAfter == 0 || poll.RequeueAfter < ures.RequeueAfter) {
-		ures.RequeueAfter = poll.RequeueAfter
-	}
-	return ures, err
+	return res, err
 }
 
 // recordState exports what this pass changed, once its status is written: the
@@ -205,7 +212,7 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 			lr.Retry = req.Value
 		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
 			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
-			retry(c.Status.Upgrade, now)
+			upgrade.Retry(c.Status.Upgrade, now)
 			if bg != nil {
 				bluegreen.Retry(bg, now)
 			}
@@ -282,20 +289,6 @@ func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *operation.Clus
 	r.event(c, corev1.EventTypeNormal, eventRollbackStarted, fmt.Sprintf("Rolling back the upgrade to %s: %s", bg.Green.Version, why))
 }
 
-// retry clears a failure and restarts the failed step's clock: the step timeout counts
-// from the retry, and the member is gated again from what is observed.
-func retry(up *baov1.UpgradeStatus, now time.Time) {
-	up.Failure = nil
-	if st := up.CurrentStep; st != nil {
-		t := metav1.NewTime(now)
-		st.StartedAt, st.GatesPassedAt, st.WaitingFor = &t, nil, ""
-		// A step with executor Jobs (step-down, snapshot) gets a fresh budget of
-		// attempts; the count goes on, since Job names carry it.
-		operation.GrantAttempts(st)
-	}
-	up.WaitingFor = "retrying"
-}
-
 // conflictRequeue is how soon a pass whose status write met a Conflict runs again.
 // Measured on the rig: a 1 s requeue here cost every second member of a rolling
 // upgrade about a second (docs/design/leader-handoff.md).
@@ -313,6 +306,23 @@ func (r *Reconciler) event(c *baov1.OpenBaoCluster, typ string, reason baov1.Rea
 	}
 	rec := r.Recorder
 	r.events.add(func() { rec.Eventf(c, nil, typ, string(reason), "Request", "%s", msg) })
+}
+
+// emit announces an operation's event once the pass's status write landed.
+func (r *Reconciler) emit(c *baov1.OpenBaoCluster, ev operation.Event) {
+	r.event(c, eventType(ev), ev.Reason, ev.Message)
+}
+
+// emitNow announces an operation's event at once (see eventNow).
+func (r *Reconciler) emitNow(c *baov1.OpenBaoCluster, ev operation.Event) {
+	r.eventNow(c, eventType(ev), ev.Reason, ev.Message)
+}
+
+func eventType(ev operation.Event) string {
+	if ev.Warning {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
 }
 
 // eventNow announces an action that happened in the world exactly once, whatever
@@ -594,4 +604,101 @@ func retryScaling(s *baov1.ScalingStatus, now time.Time) {
 		operation.GrantAttempts(st)
 	}
 	s.WaitingFor = "retrying"
+}
+
+// observeRest completes the pass's one observation (observe read the members, the
+// StatefulSets and the Raft view): the executor Jobs of the cluster with what their
+// pods say, the volume claims, the client Service's selection and, only when this
+// pass evaluates the prechecks of an upgrade that takes a snapshot, whether the
+// snapshot target is reachable. Nothing is read after this: every decision of the
+// pass is made over the snapshot.
+func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (*operation.Snapshot, error) {
+	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), Jobs: map[string]operation.ObservedJob{}}
+	own := client.MatchingLabels{workload.LabelCluster: c.Name}
+	jobs := &batchv1.JobList{}
+	if err := r.Client.List(ctx, jobs, client.InNamespace(c.Namespace), own); err != nil {
+		return nil, fmt.Errorf("failed to list the executor Jobs of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if len(jobs.Items) > 0 {
+		pods := &corev1.PodList{}
+		if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), own, client.HasLabels{batchv1.JobNameLabel}); err != nil {
+			return nil, fmt.Errorf("failed to list the executor pods of %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		byJob := map[string][]*corev1.Pod{}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			byJob[p.Labels[batchv1.JobNameLabel]] = append(byJob[p.Labels[batchv1.JobNameLabel]], p)
+		}
+		for i := range jobs.Items {
+			s.Jobs[jobs.Items[i].Name] = observeJob(&jobs.Items[i], byJob[jobs.Items[i].Name], obs.Now)
+		}
+	}
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	if err := r.Client.List(ctx, pvcs, client.InNamespace(c.Namespace), own); err != nil {
+		return nil, fmt.Errorf("failed to list the volume claims of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	for _, pvc := range pvcs.Items {
+		if pvc.DeletionTimestamp.IsZero() {
+			s.Volumes = append(s.Volumes, pvc.Name)
+		}
+	}
+	slices.Sort(s.Volumes)
+	svc := &corev1.Service{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ClientService()}, svc)
+	switch {
+	case err == nil:
+		s.ClientSelects = svc.Spec.Selector[workload.LabelInstance]
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if needsSnapshotTarget(s) {
+		s.SnapshotTarget = r.snapshotTargetErr(ctx, c)
+	}
+	return s, nil
+}
+
+// observeJob is one executor Job as read, with what its pods say: why a running
+// Job's pod cannot start (an image that cannot be pulled or run, a Secret that is
+// gone, after executorjob.PodStartGrace), and the termination message of a finished
+// one.
+func observeJob(job *batchv1.Job, pods []*corev1.Pod, now time.Time) operation.ObservedJob {
+	phase, finished, msg := executorjob.JobPhaseOf(job)
+	o := operation.ObservedJob{Job: operation.Job{Phase: phase, FinishedAt: finished, Message: msg}, Operation: job.Labels[executorjob.LabelOperation]}
+	for _, p := range pods {
+		switch {
+		case phase == operation.JobRunning && job.DeletionTimestamp == nil:
+			if stuck := executorjob.StuckPod(p, now, executorjob.PodStartGrace); stuck != "" {
+				o.Stuck = stuck
+			}
+		case phase == operation.JobSucceeded || phase == operation.JobFailed:
+			if m := executorjob.TerminationMessage(p); m != "" {
+				o.Termination = m
+			}
+		}
+	}
+	return o
+}
+
+// snapshotTargetTimeout bounds the reachability precheck of the snapshot target.
+const snapshotTargetTimeout = 5 * time.Second
+
+// snapshotTargetErr checks, before an upgrade starts, that the snapshot target is
+// reachable with its credentials.
+func (r *Reconciler) snapshotTargetErr(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	spec := c.Spec.Upgrade.PreUpgradeSnapshot
+	s := &corev1.Secret{}
+	ref := client.ObjectKey{Namespace: c.Namespace, Name: spec.S3.CredentialsSecretRef.Name}
+	if err := r.APIReader.Get(ctx, ref, s); err != nil {
+		return fmt.Errorf("failed to read the credentials Secret %s named by spec.upgrade.preUpgradeSnapshot.s3.credentialsSecretRef: %w", ref, err)
+	}
+	store, err := snapshot.NewStore(snapshot.S3Config{
+		Endpoint: spec.S3.Endpoint, Bucket: spec.S3.Bucket, Region: spec.S3.Region, PathStyle: spec.S3.ForcePathStyle,
+		AccessKeyID: string(s.Data[snapshot.EnvAccessKeyID]), SecretAccessKey: string(s.Data[snapshot.EnvSecretAccessKey]),
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotTargetTimeout)
+	defer cancel()
+	return store.Reachable(ctx)
 }

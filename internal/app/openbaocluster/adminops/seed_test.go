@@ -10,6 +10,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 func members(versions ...string) []operation.Member {
@@ -55,7 +56,7 @@ func TestRetryRestartsTheStepClock(t *testing.T) {
 		Failure:     &baov1.UpgradeFailure{Reason: "StepTimeout", Pod: "bao-2"},
 		CurrentStep: &baov1.UpgradeStep{Action: "ReplaceMember", Pod: "bao-2", StartedAt: &started, GatesPassedAt: &started, Attempts: 3},
 	}
-	retry(up, now)
+	upgrade.Retry(up, now)
 	g.Expect(up.Failure).To(BeNil())
 	g.Expect(up.CurrentStep.StartedAt.Time).To(Equal(now), "otherwise the step times out again at once")
 	g.Expect(up.CurrentStep.GatesPassedAt).To(BeNil(), "the member is gated again from observed state")

@@ -1,0 +1,259 @@
+package adminops
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// choose picks the one operation that decides this pass, from the snapshot alone:
+//
+//  1. break-glass active, or a spec baokeeper refuses: none (nothing disruptive
+//     starts or goes on until a person acknowledged, or the spec is fixed);
+//  2. an upgrade or rollout in progress: its guard (target changes, prechecks, the
+//     lock, the quorum watch), then its snapshot phase or its strategy;
+//  3. a scaling in progress, or one the membership needs: scaling (a cluster is
+//     scaled before it is upgraded, never both at once);
+//  4. members left on an image that never started: their re-creation;
+//  5. otherwise the planner, which starts a version change or a rollout when the
+//     spec asks for one, and does nothing when it does not.
+//
+// Pure: the same snapshot chooses the same operation (choose_test.go).
+func choose(s *operation.Snapshot) operation.Operation {
+	st := &s.Object.Status
+	switch {
+	case st.BreakGlass != nil && st.BreakGlass.Active:
+		return nil
+	case upgrade.CheckSpec(s.Object) != nil:
+		return nil
+	case st.Upgrade != nil:
+		return upgradeOperation{}
+	case st.Scaling != nil || scaling.ShouldStart(s):
+		return scaling.Operation{}
+	case len(staleNeverStarted(s)) > 0:
+		return recreateOperation{}
+	}
+	return startOperation{}
+}
+
+// upgradeOperation is an upgrade or rollout in progress: the steps every strategy
+// shares, then the one that decides (the snapshot phase, blue-green or rolling).
+type upgradeOperation struct{}
+
+func (upgradeOperation) Name() string { return "Upgrade" }
+
+// Decide runs, in order, what guards every step of an upgrade, each of which may
+// end the pass: a changed target (cancel, or defer the new one), the prechecks of an
+// upgrade that has not started, the operation lock (in the same status write as the
+// first intent, before any Job or change), and the quorum watch (break-glass). Then
+// the phase that decides: nothing of the cluster changes, not even the pod
+// template, before the pre-upgrade snapshot's receipt is recorded.
+func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
+	c := s.Object
+	st := s.Status()
+	up := st.Upgrade
+	lock := upgrade.LockOf(up)
+	if lock == "" {
+		// The API's enum admits no other strategy; an object stored by a future
+		// release is left alone rather than guessed at.
+		return operation.Nothing()
+	}
+	blueGreen := up.Strategy == baov1.BlueGreenStrategy
+	rt := upgrade.DecideRetarget(up, s.Cluster, c.Spec.Version, upgrade.ResolveImage(c.Spec.Image, c.Spec.Version))
+	if blueGreen && rt.Cancel && st.BlueGreen != nil {
+		// Green may exist: the upgrade finishes first (a rollback is the way back).
+		rt = upgrade.Retarget{Message: fmt.Sprintf("spec.version changed to %s during the blue-green upgrade to %s after green was started: "+
+			"the upgrade finishes to %s first, then %s is planned", trimV(c.Spec.Version), up.TargetVersion, up.TargetVersion, trimV(c.Spec.Version))}
+	}
+	var events []operation.Event
+	switch {
+	case rt.Cancel:
+		return cancel(s, st, rt)
+	case rt.Message != "" && up.DeferredVersion != trimV(c.Spec.Version):
+		// Said once per new value, in an event and in status (the phase message
+		// carries it until the upgrade ends).
+		up.DeferredVersion = trimV(c.Spec.Version)
+		events = append(events, operation.Warning(upgrade.EventVersionDeferred, rt.Message))
+	case rt.Message == "":
+		up.DeferredVersion = ""
+	}
+	wait := func() operation.Plan {
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: openbaoPollInterval}, Events: events}
+	}
+	if notStarted(st) {
+		// Not started yet: the prechecks are evaluated again until they all pass.
+		// Autopilot health has no watch: look again while the upgrade waits.
+		up.Plan.Prechecks = prechecks(s, st, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
+		if upgrade.FirstFailedPrecheck(up.Plan.Prechecks) != nil {
+			return wait()
+		}
+	}
+	// The precheck above saw the lock free (or ours).
+	if err := operation.Acquire(st, lock, operation.HolderUpgradeManager,
+		fmt.Sprintf("%s upgrade from %s to %s", strategyWord(up.Strategy), up.FromVersion, up.TargetVersion), s.Now); err != nil {
+		return wait()
+	}
+	if p, stop := watchQuorum(s, st); stop {
+		return p.Say(events...)
+	}
+	var phase operation.Operation = rolling.Operation{}
+	switch {
+	case snapshot.Needed(c.Spec.Upgrade.PreUpgradeSnapshot, up):
+		phase = snapshot.Operation{}
+	case blueGreen:
+		phase = bluegreen.Operation{}
+	}
+	p := phase.Decide(s.With(st))
+	p.Events = append(events, p.Events...)
+	return p
+}
+
+// notStarted reports whether an upgrade has changed nothing yet (its prechecks are
+// still evaluated).
+func notStarted(st *baov1.OpenBaoClusterStatus) bool {
+	up := st.Upgrade
+	if up.Strategy == baov1.BlueGreenStrategy {
+		return st.BlueGreen == nil && up.Snapshot == nil
+	}
+	return up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil
+}
+
+// watchQuorum is the break-glass trigger of an upgrade of either strategy: a
+// majority of voters unhealthy or missing, which no step plans. It records the
+// voters while autopilot can be read; once a loss lasted QuorumLossGrace it enters
+// break-glass. stop reports that the pass must do nothing else.
+func watchQuorum(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) (operation.Plan, bool) {
+	up := st.Upgrade
+	planned := ""
+	if step := up.CurrentStep; step != nil && step.Action == baov1.StepReplaceMember {
+		planned = step.Pod
+	}
+	var since *metav1.Time
+	since, up.QuorumLostSince = up.QuorumLostSince, nil
+	w := operation.WatchQuorum(s.Cluster, up.LastVoters, timeOf(since), planned, QuorumLossGrace, openbaoPollInterval)
+	up.LastVoters = w.LastVoters
+	if w.LostSince != nil {
+		t := metav1.NewTime(*w.LostSince)
+		up.QuorumLostSince = &t
+	}
+	switch {
+	case w.BreakGlass:
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindBreakGlass, BreakGlass: baov1.BreakGlassQuorumLost, Message: w.Message}}, true
+	case w.Hold:
+		up.WaitingFor = w.WaitingFor
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: w.RequeueAfter}}, true
+	}
+	return operation.Plan{}, false
+}
+
+// cancel drops an upgrade that touched no member: first the pod template is set
+// back to the image every member runs (so no pod restarts on the abandoned target),
+// then, in a later pass, status.upgrade is cleared. A new spec.version is planned by
+// the pass after that, like any other.
+func cancel(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, rt upgrade.Retarget) operation.Plan {
+	if s.StatefulSet != nil && workload.ContainerImage(&s.StatefulSet.Spec.Template.Spec) != rt.FromImage {
+		st.Upgrade.WaitingFor = "cancelling: setting the pod template back to " + rt.FromImage
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindApply, Object: operation.ObjectPodTemplate, Image: rt.FromImage}}
+	}
+	st.Upgrade = nil
+	for _, op := range []string{operation.OperationRollingUpgrade, operation.OperationBlueGreenUpgrade, operation.OperationRollout} {
+		operation.Release(st, op)
+	}
+	return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist},
+		Events: []operation.Event{operation.Normal(upgrade.EventCancelled, rt.Message)}}
+}
+
+// recreateOperation deletes, while no operation runs, the pod of a member that
+// never started on an image or template that is no longer the StatefulSet's: a
+// target image that could not be pulled, left behind by a cancelled upgrade (the
+// template is back on what the cluster ran). Such a member serves nothing, and its
+// data was never opened on that image; with OnDelete nothing else would re-create
+// it, and every later operation would wait for it to become Ready. It comes back on
+// the current template. One member per pass.
+type recreateOperation struct{}
+
+func (recreateOperation) Name() string { return "RecreateNeverStarted" }
+
+func (recreateOperation) Decide(s *operation.Snapshot) operation.Plan {
+	stale := staleNeverStarted(s)
+	if len(stale) == 0 {
+		return operation.Nothing()
+	}
+	m := stale[0]
+	image := workload.ContainerImage(&s.StatefulSet.Spec.Template.Spec)
+	return operation.Plan{Poll: upgrade.Poll, Action: operation.Action{Kind: operation.KindDelete, Object: operation.ObjectPod, Member: m.Name},
+		Events: []operation.Event{operation.Normal(upgrade.EventStep,
+			fmt.Sprintf("Re-creating %s on %s: its pod never started on %s (%s)", m.Name, image, m.Image, orNothing(m.Problem)))}}
+}
+
+func staleNeverStarted(s *operation.Snapshot) []operation.Member {
+	if s.StatefulSet == nil {
+		return nil
+	}
+	return s.StaleNeverStarted(workload.ContainerImage(&s.StatefulSet.Spec.Template.Spec))
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// prechecks evaluates the prechecks of an upgrade or rollout over the snapshot.
+func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) []baov1.Precheck {
+	c := s.Object
+	lock := upgrade.LockOfStrategy(strategy)
+	if k == baov1.OperationRollout {
+		lock = operation.OperationRollout
+	}
+	return upgrade.Prechecks(upgrade.PrecheckInput{
+		Cluster:           s.Cluster,
+		Strategy:          strategy,
+		Kind:              k,
+		From:              from,
+		To:                to,
+		Replicas:          c.GetReplicas(),
+		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: st.CurrentVersion}),
+		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
+		LockHeldBy:        operation.HeldByOther(st, lock),
+		SnapshotTargetErr: s.SnapshotTarget,
+	})
+}
+
+func strategyWord(s baov1.UpgradeStrategyType) string {
+	if s == baov1.BlueGreenStrategy {
+		return "blue-green"
+	}
+	return "rolling"
+}
+
+func trimV(v string) string {
+	if len(v) > 0 && v[0] == 'v' {
+		return v[1:]
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// names of the members an operation plans, in order, among the observed members.
+func onlyOff(order, off []string) []string {
+	var out []string
+	for _, p := range order {
+		if slices.Contains(off, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

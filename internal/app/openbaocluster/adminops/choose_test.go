@@ -1,0 +1,110 @@
+package adminops
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+)
+
+// restingSnapshot is a formed 3-member cluster on 2.4.0, every member a healthy
+// voter on the current template, nothing running.
+func restingSnapshot() *operation.Snapshot {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "bao", Generation: 1},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr(int32(3)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "openbao", Image: upgrade.DefaultImage("2.4.0")}}}}},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, UpdateRevision: "r1", CurrentRevision: "r1", Replicas: 3}}
+	obs := &operation.Cluster{Now: now, Leader: "bao-0", AutopilotKnown: true, AutopilotHealthy: true, FailureTolerance: 1, StatefulSet: sts}
+	for i := range 3 {
+		obs.Members = append(obs.Members, operation.Member{Name: "bao-" + string(rune('0'+i)), Ordinal: i, PodExists: true, PodReady: true,
+			Image: upgrade.DefaultImage("2.4.0"), Revision: "r1", Initialized: true, Version: "2.4.0", InRaft: true, Voter: true, Healthy: true,
+			StableSince: now.Add(-time.Hour)})
+	}
+	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bao", UID: "u1", Generation: 1},
+		Spec:   baov1.OpenBaoClusterSpec{Version: "2.4.0", Replicas: ptr(int32(3))},
+		Status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0"}}
+	return &operation.Snapshot{Cluster: obs, Object: c, Jobs: map[string]operation.ObservedJob{}}
+}
+
+func TestChoose(t *testing.T) {
+	cases := []struct {
+		name   string
+		reason string
+		change func(s *operation.Snapshot)
+		want   operation.Operation
+		// wantKind is the kind of the chosen operation's plan.
+		wantKind operation.Kind
+	}{
+		{name: "at rest", reason: "nothing asked for, nothing to do: the planner decides and does nothing",
+			want: startOperation{}, wantKind: operation.KindNone},
+		{name: "version changed", reason: "a new version is planned and persisted before anything is touched",
+			change: func(s *operation.Snapshot) { s.Object.Spec.Version = "2.4.1" }, want: startOperation{}, wantKind: operation.KindPersist},
+		{name: "break-glass", reason: "nothing moves while break-glass is active, whatever the spec asks",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true}
+			}},
+		{name: "refused spec", reason: "a spec baokeeper refuses holds every operation",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Spec.Upgrade.Rolling.StepTimeout = ptr(baov1.Duration("soon"))
+			}},
+		{name: "upgrade in progress", reason: "an upgrade in progress decides, before any scaling the spec asks for; not started, it waits on its prechecks (the member count differs)",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Replicas = ptr(int32(5))
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.0",
+					TargetImage: upgrade.DefaultImage("2.4.0"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}}
+			}, want: upgradeOperation{}, wantKind: operation.KindWait},
+		{name: "scale up", reason: "a membership change is a scaling, started before any version change",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Replicas = ptr(int32(5))
+				s.Object.Spec.Version = "2.4.1"
+			}, want: scaling.Operation{}, wantKind: operation.KindPersist},
+		{name: "non-voter at rest", reason: "a member that stays a non-voter is promoted by a scaling at the same size",
+			change: func(s *operation.Snapshot) { s.Members[2].Voter = false }, want: scaling.Operation{}, wantKind: operation.KindPersist},
+		{name: "scaling held by the lock", reason: "another operation's lock holds a scaling back: the planner runs and does nothing",
+			change: func(s *operation.Snapshot) {
+				s.Members[2].Voter = false
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRollingUpgrade}
+			}, want: startOperation{}, wantKind: operation.KindNone},
+		{name: "never started", reason: "a member left on an image that never started is re-created on the template",
+			change: func(s *operation.Snapshot) {
+				m := &s.Members[1]
+				m.Image, m.PodReady, m.NeverStarted, m.Version = upgrade.DefaultImage("2.4.7"), false, true, ""
+			}, want: recreateOperation{}, wantKind: operation.KindDelete},
+		{name: "template changed", reason: "members off the current template are rolled out",
+			change: func(s *operation.Snapshot) {
+				s.StatefulSet.Status.UpdateRevision = "r2"
+			}, want: startOperation{}, wantKind: operation.KindPersist},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := restingSnapshot()
+			if tc.change != nil {
+				tc.change(s)
+			}
+			before := s.Object.DeepCopy()
+			op := choose(s)
+			if tc.want == nil {
+				g.Expect(op).To(BeNil(), tc.reason)
+				return
+			}
+			g.Expect(op).To(Equal(tc.want), tc.reason)
+			g.Expect(choose(s)).To(Equal(op), "the same snapshot chooses the same operation")
+			p := op.Decide(s)
+			g.Expect(p.Kind).To(Equal(tc.wantKind), tc.reason)
+			g.Expect(op.Decide(s)).To(Equal(p), "the same snapshot gives the same plan")
+			g.Expect(s.Object).To(Equal(before), "a decision never changes the snapshot")
+		})
+	}
+}
