@@ -1,0 +1,339 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// observe reads the member pods and each Ready member's health once. During a
+// blue-green upgrade Members are blue's (status.blueGreen.blue) and Green green's,
+// whichever serves; otherwise Members are the serving StatefulSet's.
+func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*operation.Cluster, error) {
+	obs := &operation.Cluster{Now: r.Clock.Now()}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(workload.MemberLabels(c))); err != nil {
+		return nil, fmt.Errorf("failed to list pods of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	members, replicas := c.ServingStatefulSet(), c.GetReplicas()
+	bg := c.Status.BlueGreen
+	if bg != nil {
+		members, replicas = bg.Blue.StatefulSet, bg.Blue.Replicas
+	}
+	var err error
+	if obs.StatefulSet, err = r.getStatefulSet(ctx, c, members); err != nil {
+		return nil, err
+	}
+	h := &healthReader{r: r, c: c}
+	obs.Members, err = h.members(ctx, workload.NamesFor(c).ForStatefulSet(members), max(replicas, obs.Replicas()), byName)
+	if err != nil {
+		return nil, err
+	}
+	if bg != nil && bg.Green.StatefulSet != "" {
+		if obs.GreenStatefulSet, err = r.getStatefulSet(ctx, c, bg.Green.StatefulSet); err != nil {
+			return nil, err
+		}
+		if obs.GreenStatefulSet != nil {
+			if obs.Green, err = h.members(ctx, workload.NamesFor(c).ForStatefulSet(bg.Green.StatefulSet), bg.Green.Replicas, byName); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if h.bao != nil {
+		r.observeAutopilot(ctx, h.bao, obs)
+	}
+	return obs, nil
+}
+
+func (r *Reconciler) getStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster, name string) (*appsv1.StatefulSet, error) {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get StatefulSet %s/%s: %w", c.Namespace, name, err)
+	}
+	return sts, nil
+}
+
+// healthReader reads each Ready member's sys/health with one OpenBao client, built
+// on first use.
+type healthReader struct {
+	r   *Reconciler
+	c   *baov1.OpenBaoCluster
+	bao openbao.Reader
+}
+
+// members observes ordinals 0 to n-1 of one StatefulSet.
+func (h *healthReader) members(ctx context.Context, n workload.Names, count int32, byName map[string]*corev1.Pod) ([]operation.Member, error) {
+	var out []operation.Member
+	for i := range count {
+		name := n.Member(i)
+		m := operation.Member{Name: name, Ordinal: int(i)}
+		if pod := byName[name]; pod != nil {
+			m.PodExists = true
+			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
+			m.PodReady = podReady(pod)
+			m.Image = workload.ContainerImage(&pod.Spec)
+			m.Revision = pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+			m.Template = templateAnnotations(pod.Annotations)
+			m.Problem = podProblem(pod)
+			m.NeverStarted = neverStarted(pod)
+		}
+		if m.PodReady {
+			if h.bao == nil {
+				var err error
+				if h.bao, err = h.r.client(ctx, h.c); err != nil {
+					return nil, err
+				}
+			}
+			hctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
+			st, err := h.bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(i, h.c.Namespace), workload.APIPort))
+			cancel()
+			if err == nil {
+				m.Initialized, m.Sealed, m.Version = st.Initialized, st.Sealed, st.Version
+			} else {
+				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", name, "reason", err.Error())
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// podProblem is what a pod that does not run says about it: the scheduler's reason
+// and message, or the first waiting container's.
+func podProblem(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			if w.Message == "" {
+				return fmt.Sprintf("%s (container %s)", w.Reason, cs.Name)
+			}
+			return fmt.Sprintf("%s (container %s): %s", w.Reason, cs.Name, w.Message)
+		}
+	}
+	return ""
+}
+
+// neverStarted reports whether a pod's OpenBao container never ran: never scheduled,
+// or its image never pulled, with no restart and no earlier termination.
+func neverStarted(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return true
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != workload.ContainerName {
+			continue
+		}
+		w := cs.State.Waiting
+		return w != nil && upgrade.NeverStartedReason(w.Reason, cs.RestartCount, cs.LastTerminationState.Terminated != nil)
+	}
+	return false
+}
+
+// templateAnnotations keeps the baokeeper.dev annotations of a member's pod, which
+// say which of them changed when the pod is off the current template.
+func templateAnnotations(a map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{baov1.TemplateAnnotationConfig, baov1.TemplateAnnotationCertificate, baov1.TemplateAnnotationRestart} {
+		if v, ok := a[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// observeAutopilot fills the Raft view of each member from autopilot state. Right
+// after an election autopilot briefly lists other servers as "left" with index 0;
+// such a read is marked untrustworthy (invariant 9) and nothing disruptive follows it.
+func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, obs *operation.Cluster) {
+	actx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+	defer cancel()
+	st, err := bao.AutopilotState(actx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(4).Info("Reading autopilot state failed", "reason", err.Error())
+		return
+	}
+	obs.AutopilotKnown, obs.AutopilotHealthy, obs.FailureTolerance, obs.Leader = true, st.Healthy, st.FailureTolerance, st.Leader
+	if openbao.JustAfterElection(st) {
+		obs.AutopilotKnown = false
+	}
+	if l, ok := st.Servers[st.Leader]; ok {
+		obs.LeaderIndex = l.LastIndex
+	}
+	fill := func(m *operation.Member, s openbao.AutopilotServer) {
+		m.InRaft = true
+		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
+		m.Healthy = s.Healthy
+		m.LastIndex = s.LastIndex
+		m.StableSince = s.StableSince
+	}
+	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
+		for i := range set {
+			if s, ok := st.Servers[set[i].Name]; ok {
+				fill(&set[i], s)
+			}
+		}
+	}
+	for id, s := range st.Servers {
+		if obs.Member(id) == nil {
+			m := operation.Member{Name: id, Ordinal: -1}
+			fill(&m, s)
+			obs.Extra = append(obs.Extra, m)
+		}
+	}
+	slices.SortFunc(obs.Extra, func(a, b operation.Member) int { return strings.Compare(a.Name, b.Name) })
+}
+
+func (r *Reconciler) client(ctx context.Context, c *baov1.OpenBaoCluster) (openbao.Reader, error) {
+	name, rd := c.Spec.TLS.SecretName, client.Reader(r.APIReader)
+	if name == "" {
+		name, rd = workload.NamesFor(c).TLSSecret(), r.Client
+	}
+	s := &corev1.Secret{}
+	if err := rd.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("failed to read the cluster CA from Secret %s/%s: %w", c.Namespace, name, err)
+	}
+	return r.OpenBao.ForCluster(c, s.Data[workload.CACertKey])
+}
+
+func (r *Reconciler) healthTimeout() time.Duration {
+	if r.HealthTimeout > 0 {
+		return r.HealthTimeout
+	}
+	return 5 * time.Second
+}
+
+func podReady(p *corev1.Pod) bool {
+	if !p.DeletionTimestamp.IsZero() {
+		return false
+	}
+	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+	})
+}
+
+// observeRest completes the pass's one observation (observe read the members, the
+// StatefulSets and the Raft view): the executor Jobs of the cluster with what their
+// pods say, the volume claims, the client Service's selection and, only when this
+// pass evaluates the prechecks of an upgrade that takes a snapshot, whether the
+// snapshot target is reachable. Nothing is read after this: every decision of the
+// pass is made over the snapshot.
+func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (*operation.Snapshot, error) {
+	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), Jobs: map[string]operation.ObservedJob{}}
+	own := client.MatchingLabels{workload.LabelCluster: c.Name}
+	jobs := &batchv1.JobList{}
+	if err := r.Client.List(ctx, jobs, client.InNamespace(c.Namespace), own); err != nil {
+		return nil, fmt.Errorf("failed to list the executor Jobs of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if len(jobs.Items) > 0 {
+		pods := &corev1.PodList{}
+		if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), own, client.HasLabels{batchv1.JobNameLabel}); err != nil {
+			return nil, fmt.Errorf("failed to list the executor pods of %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		byJob := map[string][]*corev1.Pod{}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			byJob[p.Labels[batchv1.JobNameLabel]] = append(byJob[p.Labels[batchv1.JobNameLabel]], p)
+		}
+		for i := range jobs.Items {
+			s.Jobs[jobs.Items[i].Name] = observeJob(&jobs.Items[i], byJob[jobs.Items[i].Name], obs.Now)
+		}
+	}
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	if err := r.Client.List(ctx, pvcs, client.InNamespace(c.Namespace), own); err != nil {
+		return nil, fmt.Errorf("failed to list the volume claims of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	for _, pvc := range pvcs.Items {
+		if pvc.DeletionTimestamp.IsZero() {
+			s.Volumes = append(s.Volumes, pvc.Name)
+		}
+	}
+	slices.Sort(s.Volumes)
+	svc := &corev1.Service{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ClientService()}, svc)
+	switch {
+	case err == nil:
+		s.ClientSelects = svc.Spec.Selector[workload.LabelInstance]
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if needsSnapshotTarget(s) {
+		s.SnapshotTarget = r.snapshotTargetErr(ctx, c)
+	}
+	return s, nil
+}
+
+// observeJob is one executor Job as read, with what its pods say: why a running
+// Job's pod cannot start (an image that cannot be pulled or run, a Secret that is
+// gone, after executorjob.PodStartGrace), and the termination message of a finished
+// one.
+func observeJob(job *batchv1.Job, pods []*corev1.Pod, now time.Time) operation.ObservedJob {
+	phase, finished, msg := executorjob.JobPhaseOf(job)
+	o := operation.ObservedJob{Job: operation.Job{Phase: phase, FinishedAt: finished, Message: msg}, Operation: job.Labels[executorjob.LabelOperation]}
+	for _, p := range pods {
+		switch {
+		case phase == operation.JobRunning && job.DeletionTimestamp == nil:
+			if stuck := executorjob.StuckPod(p, now, executorjob.PodStartGrace); stuck != "" {
+				o.Stuck = stuck
+			}
+		case phase == operation.JobSucceeded || phase == operation.JobFailed:
+			if m := executorjob.TerminationMessage(p); m != "" {
+				o.Termination = m
+			}
+		}
+	}
+	return o
+}
+
+// snapshotTargetTimeout bounds the reachability precheck of the snapshot target.
+const snapshotTargetTimeout = 5 * time.Second
+
+// snapshotTargetErr checks, before an upgrade starts, that the snapshot target is
+// reachable with its credentials.
+func (r *Reconciler) snapshotTargetErr(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	spec := c.Spec.Upgrade.PreUpgradeSnapshot
+	s := &corev1.Secret{}
+	ref := client.ObjectKey{Namespace: c.Namespace, Name: spec.S3.CredentialsSecretRef.Name}
+	if err := r.APIReader.Get(ctx, ref, s); err != nil {
+		return fmt.Errorf("failed to read the credentials Secret %s named by spec.upgrade.preUpgradeSnapshot.s3.credentialsSecretRef: %w", ref, err)
+	}
+	store, err := snapshot.NewStore(snapshot.S3Config{
+		Endpoint: spec.S3.Endpoint, Bucket: spec.S3.Bucket, Region: spec.S3.Region, PathStyle: spec.S3.ForcePathStyle,
+		AccessKeyID: string(s.Data[snapshot.EnvAccessKeyID]), SecretAccessKey: string(s.Data[snapshot.EnvSecretAccessKey]),
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotTargetTimeout)
+	defer cancel()
+	return store.Reachable(ctx)
+}
