@@ -5,11 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
-	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/control"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
@@ -107,19 +106,20 @@ type DecideInput struct {
 // is not written at all.
 func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 	var v Verdict
+	obs := Observation(c, in.Now)
 	switch in.Control {
 	case ControlPromote:
-		v = decidePromote(c)
+		v = decidePromote(c, control.Judge(upgrade.RequestPromote, "", c, obs))
 	case ControlRollback:
-		v = decideRollback(c, in.Now)
+		v = decideRollback(c, control.Judge(upgrade.RequestRollback, "", c, obs))
 	case ControlRetry:
-		v = decideRetry(c)
+		v = decideRetry(c, control.Judge(upgrade.RequestRetry, "", c, obs))
 	case ControlPause, ControlResume:
 		return decidePause(c, in.Control == ControlPause)
 	case ControlBreakGlassAck:
-		return decideAck(c, in)
+		return decideAck(c, in, control.Judge(upgrade.RequestBreakGlassAck, in.Nonce, c, obs))
 	case ControlRestart:
-		return decideRestart(c)
+		return decideRestart(c, control.Judge(upgrade.RequestRestart, "", c, obs))
 	default:
 		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
 	}
@@ -130,17 +130,10 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 	return v
 }
 
-// refusal is the operator's own words for a request it would ignore, without the
-// "Ignoring <annotation>=<value>: " that starts its event.
-func refusal(kind upgrade.RequestKind, c *baov1.OpenBaoCluster) string {
-	prefix := fmt.Sprintf("Ignoring %s=: ", kind)
-	return strings.TrimPrefix(upgrade.RequestRefusal(upgrade.Request{Kind: kind}, c), prefix)
-}
-
-func decidePromote(c *baov1.OpenBaoCluster) Verdict {
+func decidePromote(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
 	bg := c.Status.BlueGreen
-	if !bluegreen.AcceptsPromote(bg) {
-		why := "no promotion is awaited: " + refusal(upgrade.RequestPromote, c)
+	if !j.Accept {
+		why := "no promotion is awaited: " + j.Why
 		if bg != nil && bg.Promotion == baov1.PromotionPending && c.Spec.Upgrade.BlueGreen.AutoPromote {
 			why += "; spec.upgrade.blueGreen.autoPromote is true, so none will be: the hold is released on its own"
 		} else if bg != nil && bg.Promotion != baov1.PromotionRequested && bg.Promotion != baov1.PromotionAutomatic {
@@ -155,23 +148,11 @@ func decidePromote(c *baov1.OpenBaoCluster) Verdict {
 		bg.Green.StatefulSet, orDash(c.Status.Leader), orDash(bg.Green.Version))}
 }
 
-func decideRollback(c *baov1.OpenBaoCluster, now time.Time) Verdict {
+func decideRollback(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
+	if !j.Accept {
+		return Verdict{Why: j.Why}
+	}
 	bg := c.Status.BlueGreen
-	if bg == nil {
-		return Verdict{Why: refusal(upgrade.RequestRollback, c)}
-	}
-	rv := bluegreen.AcceptsRollback(bg, Observation(c, now))
-	if !rv.OK {
-		why := rv.Why
-		if rv.PastPointOfNoReturn {
-			if s := c.Status.LastSnapshot; s != nil {
-				why += fmt.Sprintf(" (the snapshot is %s, of %s on %s, Raft index %d)", s.Location, s.FromMember, s.Version, s.RaftIndex)
-			} else {
-				why += " (no pre-upgrade snapshot was taken: spec.upgrade.preUpgradeSnapshot.policy is Never)"
-			}
-		}
-		return Verdict{Why: why}
-	}
 	next := fmt.Sprintf("On its next pass the operator starts the rollback (status.blueGreen.phase: RollbackPromoteBlue, event RollbackStarted): "+
 		"a step in flight finishes first; blue members that were demoted vote again; green's voters are demoted and green's peers removed from Raft; "+
 		"then green's StatefulSet %s and its volumes are deleted. Blue's leader leads throughout (no election) and status.currentVersion stays %s. "+
@@ -183,14 +164,17 @@ func decideRollback(c *baov1.OpenBaoCluster, now time.Time) Verdict {
 	return Verdict{Write: true, Next: next}
 }
 
-func decideRetry(c *baov1.OpenBaoCluster) Verdict {
+func decideRetry(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
 	st := &c.Status
-	switch {
-	case st.Upgrade == nil && st.LastRollback != nil && st.LastRollback.Retry == "":
+	if !j.Accept {
+		return Verdict{Why: j.Why}
+	}
+	switch j.Retry {
+	case control.RetryRollback:
 		lr := st.LastRollback
 		return Verdict{Write: true, Next: fmt.Sprintf("The upgrade to %s may start again: while spec.version names it, the operator plans it afresh on its next pass "+
 			"(prechecks, snapshot, then the %s strategy), as for any new version.", lr.TargetVersion, c.GetStrategy())}
-	case st.Upgrade != nil && st.Upgrade.Failure != nil:
+	case control.RetryUpgrade:
 		f := st.Upgrade.Failure
 		next := fmt.Sprintf("On its next pass the operator clears status.upgrade.failure (%s on %s, event RetryRequested) and goes on from what it observes: "+
 			"the failed step's clock starts again and an executor step gets %d more attempts; members already on the target are not touched again.",
@@ -199,20 +183,18 @@ func decideRetry(c *baov1.OpenBaoCluster) Verdict {
 			next += " The validation hook runs once more; if it fails again the upgrade holds again."
 		}
 		return Verdict{Write: true, Next: next}
-	case st.Scaling != nil && st.Scaling.Failure != nil:
+	default:
 		f := st.Scaling.Failure
 		return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator clears status.scaling.failure (%s on %s, event RetryRequested) and runs the step again from what it observes.",
 			f.Reason, orDash(f.Pod))}
 	}
-	return Verdict{Why: refusal(upgrade.RequestRetry, c)}
 }
 
-// decideRestart uses the operator's own rule (upgrade.DecideRestart): refused while
-// break-glass is active, queued behind an operation in progress.
-func decideRestart(c *baov1.OpenBaoCluster) Verdict {
-	d := upgrade.DecideRestart(c, "")
-	if !d.Accept {
-		return Verdict{Why: strings.TrimPrefix(d.Message, baov1.AnnotationRestart+"= refused: ")}
+// decideRestart uses the operator's own rule: refused while break-glass is active,
+// queued behind an operation in progress.
+func decideRestart(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
+	if !j.Accept {
+		return Verdict{Why: j.Why}
 	}
 	next := "The operator records the token in status.restart (event RestartRequested) and sets it on the member pod template: the rollout then restarts every member, " +
 		"one at a time, followers first and the leader last with one hand-off, each gated on Raft; kubectl bao status follows it."
@@ -256,9 +238,10 @@ func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
 	return v
 }
 
-func decideAck(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
+func decideAck(c *baov1.OpenBaoCluster, in DecideInput, j control.Verdict) Verdict {
 	bg := c.Status.BreakGlass
-	if ok, why := breakglass.Acknowledge(bg, in.Nonce); !ok {
+	if !j.Accept {
+		why := j.Why
 		if bg != nil && bg.Active {
 			why += fmt.Sprintf("; copy status.breakGlass.nonce (kubectl bao status %s -n %s shows it)", c.Name, c.Namespace)
 		}

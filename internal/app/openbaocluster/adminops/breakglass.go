@@ -27,7 +27,6 @@ const QuorumLossGrace = operation.QuorumLossGrace
 const (
 	eventBreakGlassEntered      baov1.Reason = "BreakGlassEntered"
 	eventBreakGlassAcknowledged baov1.Reason = "BreakGlassAcknowledged"
-	eventBreakGlassAckRefused   baov1.Reason = "BreakGlassAckRefused"
 )
 
 // enterBreakGlass stops every automation of the cluster: status.breakGlass with a
@@ -59,16 +58,11 @@ func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Clu
 	return nil
 }
 
-// handleBreakGlassAck acts on a new baokeeper.dev/break-glass-ack value: the current
-// nonce leaves break-glass, recording who and when, and the operator goes on from
-// what it observes (a step that failed gets a fresh budget of attempts and time);
-// anything else is refused with an event and changes nothing.
-func (r *Reconciler) handleBreakGlassAck(c *baov1.OpenBaoCluster, now time.Time, value string) {
+// acknowledgeBreakGlass leaves break-glass on the current nonce (control.Judge
+// accepted it), recording who and when, and the operator goes on from what it
+// observes (a step that failed gets a fresh budget of attempts and time).
+func (r *Reconciler) acknowledgeBreakGlass(c *baov1.OpenBaoCluster, now time.Time) {
 	bg := c.Status.BreakGlass
-	if ok, why := breakglass.Acknowledge(bg, value); !ok {
-		r.event(c, corev1.EventTypeWarning, eventBreakGlassAckRefused, fmt.Sprintf("%s=%s refused: %s; nothing was done", baov1.AnnotationBreakGlassAck, value, why))
-		return
-	}
 	t := metav1.NewTime(now)
 	bg.Active, bg.AcknowledgedAt, bg.AcknowledgedBy = false, &t, ackManager(c)
 	if up := c.Status.Upgrade; up != nil {

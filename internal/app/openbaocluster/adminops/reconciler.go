@@ -21,6 +21,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+	"github.com/baokeeper/baokeeper/internal/service/control"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -78,12 +79,11 @@ func (b *eventBuffer) flush() {
 
 // Event reasons of this reconciler.
 const (
-	eventRequestRefused  baov1.Reason = "RequestRefused"
+	eventRequestRefused               = control.EventRequestRefused
 	eventRetry           baov1.Reason = "RetryRequested"
 	eventRestartAccepted baov1.Reason = "RestartRequested"
 	eventPromoteAccepted baov1.Reason = "PromoteAccepted"
 	eventRollbackStarted baov1.Reason = "RollbackStarted"
-	eventRollbackRefused baov1.Reason = "RollbackRefused"
 )
 
 // Reconcile runs one pass; see the package documentation.
@@ -190,53 +190,46 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 		upgrade.MarkInvalidHandled(&c.Status.Requests, e)
 	}
 	for _, req := range reqs {
+		v := control.Judge(req.Kind, req.Value, c, obs)
+		if !v.Accept {
+			// What the operator refuses, kubectl bao refuses with the same words
+			// (control.Judge, and its agreement test).
+			r.event(c, corev1.EventTypeWarning, v.Event, v.Message)
+			upgrade.MarkHandled(&c.Status.Requests, req)
+			continue
+		}
 		bg := c.Status.BlueGreen
-		switch {
-		case req.Kind == upgrade.RequestPromote && bluegreen.AcceptsPromote(bg):
+		switch req.Kind {
+		case upgrade.RequestPromote:
 			r.event(c, corev1.EventTypeNormal, eventPromoteAccepted, fmt.Sprintf("Promoting green %s (baokeeper.dev/promote=%s)", bg.Green.StatefulSet, req.Value))
 			bg.Promotion = baov1.PromotionRequested
-		case req.Kind == upgrade.RequestRollback:
-			r.handleRollback(c, obs, req.Value)
-		case req.Kind == upgrade.RequestBreakGlassAck:
-			r.handleBreakGlassAck(c, now, req.Value)
-		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade == nil && c.Status.LastRollback != nil && c.Status.LastRollback.Retry == "":
-			lr := c.Status.LastRollback
-			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Allowing the upgrade to %s again after its rollback (%s)", lr.TargetVersion, req.Value))
-			lr.Retry = req.Value
-		case req.Kind == upgrade.RequestRetry && c.Status.Upgrade != nil && c.Status.Upgrade.Failure != nil:
-			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
-			upgrade.Retry(c.Status.Upgrade, now)
-			if bg != nil {
-				bluegreen.Retry(bg, now)
+		case upgrade.RequestRollback:
+			r.startRollback(c, obs, req.Value)
+		case upgrade.RequestBreakGlassAck:
+			r.acknowledgeBreakGlass(c, now)
+		case upgrade.RequestRestart:
+			t := metav1.NewTime(now)
+			c.Status.Restart = &baov1.RestartRecord{Token: req.Value, RequestedAt: &t}
+			r.event(c, corev1.EventTypeNormal, eventRestartAccepted, v.Message)
+		case upgrade.RequestRetry:
+			switch v.Retry {
+			case control.RetryRollback:
+				lr := c.Status.LastRollback
+				r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Allowing the upgrade to %s again after its rollback (%s)", lr.TargetVersion, req.Value))
+				lr.Retry = req.Value
+			case control.RetryUpgrade:
+				r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the upgrade after %s (%s)", c.Status.Upgrade.Failure.Reason, req.Value))
+				upgrade.Retry(c.Status.Upgrade, now)
+				if bg != nil {
+					bluegreen.Retry(bg, now)
+				}
+			case control.RetryScaling:
+				r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
+				retryScaling(c.Status.Scaling, now)
 			}
-		case req.Kind == upgrade.RequestRestart:
-			r.handleRestart(c, now, req.Value)
-		case req.Kind == upgrade.RequestRetry && c.Status.Scaling != nil && c.Status.Scaling.Failure != nil:
-			r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
-			retryScaling(c.Status.Scaling, now)
-		default:
-			r.event(c, corev1.EventTypeWarning, eventRequestRefused, upgrade.RequestRefusal(req, c))
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
 	}
-}
-
-// handleRestart acts on a new baokeeper.dev/restart value. Accepted, its token goes
-// to status.restart, which the workload loop sets on the member pod template: the
-// rollout then restarts every member, followers first, the leader last. During an
-// upgrade or a scaling it is queued: the template changes now, members replaced by
-// the operation in progress come back on it, and the rollout restarts the rest once
-// the operation ends. While break-glass is active it is refused: nothing of the
-// cluster changes until a person acknowledged.
-func (r *Reconciler) handleRestart(c *baov1.OpenBaoCluster, now time.Time, value string) {
-	d := upgrade.DecideRestart(c, value)
-	if !d.Accept {
-		r.event(c, corev1.EventTypeWarning, eventRequestRefused, d.Message)
-		return
-	}
-	t := metav1.NewTime(now)
-	c.Status.Restart = &baov1.RestartRecord{Token: value, RequestedAt: &t}
-	r.event(c, corev1.EventTypeNormal, eventRestartAccepted, d.Message)
 }
 
 // rolledBackMessage says what was rolled back, why, and what to do while spec.version
@@ -250,29 +243,10 @@ func rolledBackMessage(c *baov1.OpenBaoCluster, lr *baov1.RollbackRecord) string
 	return msg
 }
 
-// handleRollback acts on a new baokeeper.dev/rollback value: a blue-green upgrade
-// before the point of no return (failed or not) turns into its rollback; anything
-// else is refused with an event that says why, and nothing changes.
-func (r *Reconciler) handleRollback(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) {
+// startRollback turns a blue-green upgrade before the point of no return (failed or
+// not) into its rollback; control.Judge accepted the request.
+func (r *Reconciler) startRollback(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) {
 	bg := c.Status.BlueGreen
-	if bg == nil {
-		// No blue-green upgrade: the words of a rolling upgrade, or of none.
-		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, upgrade.RequestRefusal(upgrade.Request{Kind: upgrade.RequestRollback, Value: value}, c))
-		return
-	}
-	v := bluegreen.AcceptsRollback(bg, obs)
-	if !v.OK {
-		msg := fmt.Sprintf("baokeeper.dev/rollback=%s refused: %s", value, v.Why)
-		if v.PastPointOfNoReturn {
-			if s := c.Status.LastSnapshot; s != nil {
-				msg += fmt.Sprintf(" (the snapshot is %s, of %s on %s, Raft index %d)", s.Location, s.FromMember, s.Version, s.RaftIndex)
-			} else {
-				msg += " (no pre-upgrade snapshot was taken: spec.upgrade.preUpgradeSnapshot.policy is Never)"
-			}
-		}
-		r.event(c, corev1.EventTypeWarning, eventRollbackRefused, msg+"; nothing was done")
-		return
-	}
 	why := operation.RollbackRequested + baov1.AnnotationRollback + "=" + value
 	if up := c.Status.Upgrade; up != nil && up.Failure != nil {
 		why += fmt.Sprintf(" after %s: %s", up.Failure.Reason, up.Failure.Message)
