@@ -247,3 +247,11 @@ func (c *OpenBaoCluster) ServingStatefulSet() string {
 	}
 	return c.Name
 }
+
+// BlueGreenPhases are every phase of a blue-green upgrade and of its rollback, in
+// order: the values of the API's enum, for the metrics and the dashboards.
+func BlueGreenPhases() []BlueGreenPhase {
+	return []BlueGreenPhase{BlueGreenDeployGreen, BlueGreenSync, BlueGreenValidate, BlueGreenAwaitPromotion, BlueGreenPromoteGreen,
+		BlueGreenDemoteBlue, BlueGreenTransferLeadership, BlueGreenCutover, BlueGreenRemoveBlue, BlueGreenCleanup,
+		BlueGreenRollbackPromoteBlue, BlueGreenRollbackDemoteGreen, BlueGreenRollbackRemoveGreen, BlueGreenRollbackCleanup}
+}

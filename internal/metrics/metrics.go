@@ -10,6 +10,8 @@
 package metrics
 
 import (
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+
 	"net/http"
 	"time"
 
@@ -33,10 +35,14 @@ type Recorder interface {
 }
 
 // blueGreenPhases are the values of the phase label of baokeeper_bluegreen_phase,
-// in order (api/v1alpha1 BlueGreenPhase).
+// in order: every phase of the API, a rollback's too (a copy of the list once left
+// the rollback out, and the gauge read 0 everywhere during a rollback).
 func blueGreenPhases() []string {
-	return []string{"DeployGreen", "Sync", "Validate", "AwaitPromotion", "PromoteGreen", "DemoteBlue",
-		"TransferLeadership", "Cutover", "RemoveBlue", "Cleanup"}
+	var out []string
+	for _, p := range baov1.BlueGreenPhases() {
+		out = append(out, string(p))
+	}
+	return out
 }
 
 // Metrics holds the collectors and implements Recorder.

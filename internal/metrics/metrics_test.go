@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -129,4 +130,17 @@ func TestInstrumentOpenBaoCountsEachRequestOfItsCluster(t *testing.T) {
 	g.Expect(testutil.ToFloat64(m.openbaoRequests.WithLabelValues("ns", "a", "429", "get"))).To(Equal(1.0))
 	g.Expect(testutil.ToFloat64(m.openbaoRequests.WithLabelValues("ns", "b", "200", "get"))).To(Equal(1.0))
 	g.Expect(testutil.CollectAndCount(m.openbaoRequests)).To(Equal(3), "one series per cluster, code and method")
+}
+
+// During a rollback the phase gauge names the rollback's phase: every phase of the
+// API is a value of the label (docs/metrics.md: "1 for the blue-green phase the
+// upgrade is in").
+func TestBlueGreenPhaseCoversEveryPhase(t *testing.T) {
+	g := NewWithT(t)
+	m := New()
+	for _, p := range baov1.BlueGreenPhases() {
+		m.BlueGreenPhase("ns", "bao", string(p))
+		g.Expect(testutil.ToFloat64(m.bgPhase.WithLabelValues("ns", "bao", string(p)))).To(Equal(1.0), "phase %s", p)
+	}
+	g.Expect(testutil.CollectAndCount(m.bgPhase)).To(Equal(14), "one series per phase of the API's enum")
 }
