@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,17 +15,74 @@ import (
 
 // computeStatus derives the whole status from the observation and what the pass did.
 // It mutates memory only; statusapply writes it. observedGeneration advances only when
-// the pass succeeded.
+// the pass succeeded. It first gathers the facts every condition reads (statusFacts),
+// then each condition has its own mutator, in the order below: what one condition
+// says never depends on what another was set to in this pass.
 func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded bool) {
 	st := &c.Status
-	replicas := c.GetReplicas()
-	n := workload.NamesFor(c)
+	f := setMembers(c, obs)
+	set := newConditionSetter(c, obs.now)
+	setAvailable(set, f)
+	setInitialized(set, c, f)
+	setSpecValid(set, p)
+	setTLS(set, c, p)
+	setDegraded(set, c, p, f)
+	setPhase(set, c, obs, p, f)
+	setMessage(c, p, f)
+	if succeeded {
+		st.ObservedGeneration = c.Generation
+	}
+}
 
+// statusFacts are what the conditions of one pass are derived from.
+type statusFacts struct {
+	replicas, ready, quorum int32
+	notReady, desired       []string
+	// raftProblem says why Raft cannot serve (no leader, quorum lost); "" when it can.
+	raftProblem string
+	// availableReason and availableMessage are the Available condition's.
+	availableReason  baov1.Reason
+	availableMessage string
+	// shortfall says which members do not vote while every member is Ready; "" when
+	// the failure tolerance is what the size promises.
+	shortfall string
+	// initialized: the cluster initialized itself (now, or in an earlier pass).
+	initialized bool
+	// allReady: every member Ready and the StatefulSet controller caught up.
+	allReady bool
+	// pending says that spec.version differs from what runs and nothing plans it yet.
+	pending string
+	// opReason and opMessage describe the operation in progress (an upgrade, a
+	// rollout or a scaling); "" when none runs.
+	opReason  baov1.Reason
+	opMessage string
+}
+
+// conditionSetter sets one condition of c at now, for the cluster's generation.
+type conditionSetter func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string)
+
+func newConditionSetter(c *baov1.OpenBaoCluster, now time.Time) conditionSetter {
+	return func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+			Type: string(t), Status: status, Reason: string(reason), Message: msg,
+			ObservedGeneration: c.Generation, LastTransitionTime: metav1.NewTime(now),
+		})
+	}
+}
+
+// setMembers writes status.members, readyMembers, voters, leader and raft, and
+// returns the facts the conditions are derived from.
+func setMembers(c *baov1.OpenBaoCluster, obs *observation) statusFacts {
+	st := &c.Status
+	f := statusFacts{replicas: c.GetReplicas()}
+	n := workload.NamesFor(c)
 	st.Members = st.Members[:0]
-	var ready int32
-	var notReady, desired []string
 	rv := newRaftView(obs)
-	for i := range max(replicas, obs.stsReplicas()) {
+	for i := range max(f.replicas, obs.stsReplicas()) {
 		name := n.Member(i)
 		m := baov1.MemberStatus{Name: name}
 		if pod := obs.pods[name]; pod != nil {
@@ -38,130 +96,143 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 			}
 		}
 		m.RaftRole, m.Healthy = rv.role(name)
-		if i < replicas {
-			desired = append(desired, name)
+		if i < f.replicas {
+			f.desired = append(f.desired, name)
 			if m.Ready {
-				ready++
+				f.ready++
 			} else {
-				notReady = append(notReady, name)
+				f.notReady = append(f.notReady, name)
 			}
 		}
 		st.Members = append(st.Members, m)
 	}
-	st.ReadyMembers = ready
+	st.ReadyMembers = f.ready
 	if len(st.Members) == 0 {
 		st.Members = nil
 	}
-	st.Voters, st.Leader, st.Raft = rv.voters(replicas), rv.leader, rv.counts()
+	st.Voters, st.Leader, st.Raft = rv.voters(f.replicas), rv.leader, rv.counts()
 
-	initialized := wasInitialized(c) || ready > 0
-	allReady := ready == replicas && obs.stsCurrent()
-
-	gen := c.Generation
-	set := func(t baov1.ConditionType, ok bool, reason baov1.Reason, msg string) {
-		status := metav1.ConditionFalse
-		if ok {
-			status = metav1.ConditionTrue
-		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: string(t), Status: status, Reason: string(reason), Message: msg,
-			ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(obs.now),
-		})
-	}
-
-	quorum := replicas/2 + 1
-	raftProblem := ""
-	switch reason, msg := rv.availability(ready, replicas); {
-	case ready < quorum:
-		set(baov1.ConditionAvailable, false, baov1.ReasonQuorumNotReady, fmt.Sprintf("%d of %d members are Ready; a majority needs %d", ready, replicas, quorum))
-	case reason == baov1.ReasonNoLeader || reason == baov1.ReasonQuorumLost:
-		raftProblem = msg
-		set(baov1.ConditionAvailable, false, reason, msg)
-	default:
-		set(baov1.ConditionAvailable, true, reason, msg)
+	f.initialized = wasInitialized(c) || f.ready > 0
+	f.allReady = f.ready == f.replicas && obs.stsCurrent()
+	f.quorum = f.replicas/2 + 1
+	f.availableReason, f.availableMessage = rv.availability(f.ready, f.replicas)
+	if f.ready >= f.quorum && (f.availableReason == baov1.ReasonNoLeader || f.availableReason == baov1.ReasonQuorumLost) {
+		f.raftProblem = f.availableMessage
 	}
 	// A cluster that serves with a member that does not vote has lost the failure
 	// tolerance its size promises: one more failure and it stops.
-	shortfall := ""
-	if raftProblem == "" && ready == replicas {
-		shortfall = rv.toleranceShortfall(desired)
+	if f.raftProblem == "" && f.ready == f.replicas {
+		f.shortfall = rv.toleranceShortfall(f.desired)
 	}
+	f.pending = versionChangePending(c)
+	f.opReason, f.opMessage = upgradeState(c)
+	if f.opReason == "" {
+		f.opReason, f.opMessage = scalingState(c)
+	}
+	return f
+}
 
-	if initialized {
+// setAvailable: a majority of members Ready, and Raft with a leader and its quorum.
+func setAvailable(set conditionSetter, f statusFacts) {
+	switch {
+	case f.ready < f.quorum:
+		set(baov1.ConditionAvailable, false, baov1.ReasonQuorumNotReady, fmt.Sprintf("%d of %d members are Ready; a majority needs %d", f.ready, f.replicas, f.quorum))
+	case f.raftProblem != "":
+		set(baov1.ConditionAvailable, false, f.availableReason, f.raftProblem)
+	default:
+		set(baov1.ConditionAvailable, true, f.availableReason, f.availableMessage)
+	}
+}
+
+// setInitialized: once true, it stays true.
+func setInitialized(set conditionSetter, c *baov1.OpenBaoCluster, f statusFacts) {
+	if f.initialized {
 		set(baov1.ConditionInitialized, true, baov1.ReasonSelfInitialized, "The cluster initialized itself; self-initialization is now disabled")
-	} else {
-		set(baov1.ConditionInitialized, false, baov1.ReasonWaitingForInitialization, fmt.Sprintf("Waiting for %s to initialize the cluster and become Ready", n.Member(0)))
+		return
 	}
+	set(baov1.ConditionInitialized, false, baov1.ReasonWaitingForInitialization, fmt.Sprintf("Waiting for %s to initialize the cluster and become Ready", workload.NamesFor(c).Member(0)))
+}
 
+// setSpecValid: the pass's refusal of the spec, or its acceptance by the policy.
+func setSpecValid(set conditionSetter, p *pass) {
 	if p.refusal != "" {
 		set(baov1.ConditionSpecValid, false, refusalReason(p), p.refusal)
 	} else if p.decision != nil {
 		set(baov1.ConditionSpecValid, true, baov1.ReasonSpecAccepted, "spec.version and spec.image passed the version and image policy")
 	}
+}
 
+// setTLS writes the TLSReady condition and status.tls.
+func setTLS(set conditionSetter, c *baov1.OpenBaoCluster, p *pass) {
 	if p.tlsReason != "" {
 		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing && p.tlsReason != baov1.ReasonUserCertificateInvalid, p.tlsReason, p.tlsMessage)
 	}
 	switch {
 	case !p.notAfter.IsZero():
-		st.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter)), CertificateSHA256: p.certSHA256}
+		c.Status.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter)), CertificateSHA256: p.certSHA256}
 		if !p.renewAt.IsZero() && c.Spec.TLS.SecretName == "" {
-			st.TLS.RenewAt = ptr(metav1.NewTime(p.renewAt))
+			c.Status.TLS.RenewAt = ptr(metav1.NewTime(p.renewAt))
 		}
 	case c.Spec.TLS.SecretName != "":
-		st.TLS = nil
+		c.Status.TLS = nil
 	}
+}
 
-	pending := versionChangePending(c)
-	upReason, upMsg := upgradeState(c)
-	if upReason == "" {
-		upReason, upMsg = scalingState(c)
-	}
+// setDegraded: true when the cluster serves less than its spec promises, with the
+// first reason in order of what a person must fix first.
+func setDegraded(set conditionSetter, c *baov1.OpenBaoCluster, p *pass, f statusFacts) {
 	switch {
 	case p.refusal != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
 	case p.blocked != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSealKeyMissing, p.blocked)
-	case upReason == baov1.ReasonUpgradeFailed || upReason == baov1.ReasonScalingFailed:
-		set(baov1.ConditionDegraded, true, upReason, upMsg)
-	case upReason == baov1.ReasonScaling:
-		set(baov1.ConditionDegraded, false, upReason, "A membership change is in progress: "+upMsg)
-	case upReason != "":
-		set(baov1.ConditionDegraded, false, upReason, "A version change is in progress: "+upMsg)
-	case wasRunning(c) && ready < replicas:
-		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(notReady, ", ")))
-	case raftProblem != "":
-		set(baov1.ConditionDegraded, true, baov1.ReasonRaftUnavailable, raftProblem)
-	case shortfall != "":
-		set(baov1.ConditionDegraded, true, baov1.ReasonFailureToleranceLow, shortfall)
+	case f.opReason == baov1.ReasonUpgradeFailed || f.opReason == baov1.ReasonScalingFailed:
+		set(baov1.ConditionDegraded, true, f.opReason, f.opMessage)
+	case f.opReason == baov1.ReasonScaling:
+		set(baov1.ConditionDegraded, false, f.opReason, "A membership change is in progress: "+f.opMessage)
+	case f.opReason != "":
+		set(baov1.ConditionDegraded, false, f.opReason, "A version change is in progress: "+f.opMessage)
+	case hasServed(c) && f.ready < f.replicas:
+		set(baov1.ConditionDegraded, true, baov1.ReasonMembersNotReady, fmt.Sprintf("Members not Ready: %s", strings.Join(f.notReady, ", ")))
+	case f.raftProblem != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonRaftUnavailable, f.raftProblem)
+	case f.shortfall != "":
+		set(baov1.ConditionDegraded, true, baov1.ReasonFailureToleranceLow, f.shortfall)
 	default:
-		set(baov1.ConditionDegraded, false, baov1.ReasonAllMembersReady, fmt.Sprintf("%d of %d members are Ready", ready, replicas))
+		set(baov1.ConditionDegraded, false, baov1.ReasonAllMembersReady, fmt.Sprintf("%d of %d members are Ready", f.ready, f.replicas))
 	}
+}
 
+// setPhase writes status.phase and the Progressing condition. A cluster that has
+// served (hasServed) is never Initializing again: one that loses members or its
+// quorum is Degraded.
+func setPhase(set conditionSetter, c *baov1.OpenBaoCluster, obs *observation, p *pass, f statusFacts) {
+	st := &c.Status
+	served := hasServed(c)
 	switch {
 	case obs.sts == nil && !p.createdSTS:
 		st.Phase = baov1.PhasePending
 		set(baov1.ConditionProgressing, true, baov1.ReasonCreating, "Creating the workload objects")
-	case !initialized || (!wasRunning(c) && !allReady):
+	case !served && (!f.initialized || !f.allReady):
 		st.Phase = baov1.PhaseInitializing
-		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, notReady, ready, replicas))
-	case !wasRunning(c) && shortfall != "" && (upReason == "" || upReason == baov1.ReasonScaling):
+		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, f.notReady, f.ready, f.replicas))
+	case !wasRunning(c) && f.shortfall != "" && (f.opReason == "" || f.opReason == baov1.ReasonScaling):
 		// A new cluster is Running once every member votes, not before: until then
 		// losing the first member's volume would lose the cluster.
 		st.Phase = baov1.PhaseInitializing
-		set(baov1.ConditionProgressing, true, baov1.ReasonWaitingForVoters, "Waiting for every member to vote. "+shortfall)
-	case upReason == baov1.ReasonScaling || upReason == baov1.ReasonScalingFailed:
+		set(baov1.ConditionProgressing, true, baov1.ReasonWaitingForVoters, "Waiting for every member to vote. "+f.shortfall)
+	case f.opReason == baov1.ReasonScaling || f.opReason == baov1.ReasonScalingFailed:
 		st.Phase = baov1.PhaseScaling
-		set(baov1.ConditionProgressing, upReason == baov1.ReasonScaling, upReason, upMsg)
-	case upReason != "":
+		set(baov1.ConditionProgressing, f.opReason == baov1.ReasonScaling, f.opReason, f.opMessage)
+	case f.opReason != "":
 		st.Phase = baov1.PhaseUpgrading
-		set(baov1.ConditionProgressing, upReason != baov1.ReasonUpgradeFailed, upReason, upMsg)
-	case !allReady || raftProblem != "" || shortfall != "":
+		set(baov1.ConditionProgressing, f.opReason != baov1.ReasonUpgradeFailed, f.opReason, f.opMessage)
+	case !f.allReady || f.raftProblem != "" || f.shortfall != "" || !f.initialized:
 		st.Phase = baov1.PhaseDegraded
 		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
-	case pending != "":
+	case f.pending != "":
 		st.Phase = baov1.PhaseRunning
-		set(baov1.ConditionProgressing, true, baov1.ReasonUpgradePending, pending)
+		set(baov1.ConditionProgressing, true, baov1.ReasonUpgradePending, f.pending)
 	default:
 		st.Phase = baov1.PhaseRunning
 		set(baov1.ConditionProgressing, false, baov1.ReasonReconciled, "The workload objects match the spec")
@@ -169,26 +240,29 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if p.refusal != "" && obs.sts == nil {
 		st.Phase = baov1.PhaseFailed
 	}
-
-	st.Message = statusMessage(c, p, ready, replicas, notReady, pending)
-	if raftProblem != "" && p.refusal == "" && p.blocked == "" && st.Phase == baov1.PhaseDegraded && ready == replicas {
-		st.Message = raftProblem
-	}
-	if shortfall != "" && p.refusal == "" && p.blocked == "" && ready == replicas &&
-		(st.Phase == baov1.PhaseDegraded || st.Phase == baov1.PhaseInitializing) {
-		st.Message = shortfall
-	}
-	if upReason != "" && p.refusal == "" && p.blocked == "" {
-		st.Message = upMsg
-	}
-	if bg := c.Status.BreakGlass; bg != nil && bg.Active {
-		// Invariant 7: a person must act; the message says where to start.
+	if bg := st.BreakGlass; bg != nil && bg.Active {
 		st.Phase = baov1.PhaseBreakGlass
+	}
+}
+
+// setMessage writes status.message: what a person reads first.
+func setMessage(c *baov1.OpenBaoCluster, p *pass, f statusFacts) {
+	st := &c.Status
+	st.Message = statusMessage(c, p, f.ready, f.replicas, f.notReady, f.pending)
+	quiet := p.refusal == "" && p.blocked == ""
+	if f.raftProblem != "" && quiet && st.Phase == baov1.PhaseDegraded && f.ready == f.replicas {
+		st.Message = f.raftProblem
+	}
+	if f.shortfall != "" && quiet && f.ready == f.replicas && (st.Phase == baov1.PhaseDegraded || st.Phase == baov1.PhaseInitializing) {
+		st.Message = f.shortfall
+	}
+	if f.opReason != "" && quiet {
+		st.Message = f.opMessage
+	}
+	if bg := st.BreakGlass; bg != nil && bg.Active {
+		// Invariant 7: a person must act; the message says where to start.
 		st.Message = fmt.Sprintf("Break-glass (%s): every automation of this cluster stopped: %s. See status.breakGlass.recoverySteps, "+
 			"then set %s to status.breakGlass.nonce", bg.Reason, bg.Message, baov1.AnnotationBreakGlassAck)
-	}
-	if succeeded {
-		st.ObservedGeneration = c.Generation
 	}
 }
 
@@ -253,9 +327,21 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 	return baov1.ReasonUpgrading, msg
 }
 
+// wasRunning reports whether the last status showed a cluster past its start:
+// Running, Degraded, in an operation, or in break-glass (entered only during one).
 func wasRunning(c *baov1.OpenBaoCluster) bool {
-	return c.Status.Phase == baov1.PhaseRunning || c.Status.Phase == baov1.PhaseDegraded || c.Status.Phase == baov1.PhaseUpgrading ||
-		c.Status.Phase == baov1.PhaseScaling
+	switch c.Status.Phase {
+	case baov1.PhaseRunning, baov1.PhaseDegraded, baov1.PhaseUpgrading, baov1.PhaseScaling, baov1.PhaseBreakGlass:
+		return true
+	}
+	return false
+}
+
+// hasServed reports whether the cluster has served: it was past its start, or every
+// member once reported one version (status.currentVersion, set once and kept). Such
+// a cluster that loses members, or its quorum, is Degraded, never Initializing.
+func hasServed(c *baov1.OpenBaoCluster) bool {
+	return wasRunning(c) || c.Status.CurrentVersion != ""
 }
 
 func initializingMessage(c *baov1.OpenBaoCluster, notReady []string, ready, replicas int32) string {

@@ -211,6 +211,22 @@ func TestComputeStatusPhases(t *testing.T) {
 			wantProgress: baov1.ReasonCreating, wantInit: metav1.ConditionFalse, wantMsgContain: "not a semantic version",
 		},
 		{
+			name: "lost its quorum after break-glass", reason: "bug: an initialized cluster whose phase was BreakGlass was shown as Initializing when members went down; one that has served is Degraded",
+			cluster:   newCluster(withInitialized(), withPhase(baov1.PhaseBreakGlass), withCurrent("2.4.0")),
+			obs:       newObs(withSTS(true), withMembers(3, 1, "2.4.0")),
+			pass:      pass{decision: allowed},
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantDegraded: baov1.ReasonMembersNotReady,
+			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "1 of 3 members Ready",
+		},
+		{
+			name: "lost its quorum before it was ever Running", reason: "a cluster whose members once reported one version (currentVersion) has served: losing members makes it Degraded, not Initializing",
+			cluster:   newCluster(withInitialized(), withPhase(baov1.PhaseInitializing), withCurrent("2.4.0")),
+			obs:       newObs(withSTS(true), withMembers(3, 0, "2.4.0")),
+			pass:      pass{decision: allowed},
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantDegraded: baov1.ReasonMembersNotReady,
+			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "0 of 3 members Ready",
+		},
+		{
 			name: "seal key missing", reason: "an initialized cluster whose seal key vanished says how to recover",
 			cluster:   newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0")),
 			obs:       newObs(withSTS(true), withMembers(3, 3, "2.4.0")),
