@@ -9,11 +9,10 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // StepTakeSnapshot is status.upgrade.currentStep.action while the snapshot is taken.
-const StepTakeSnapshot = upgrade.StepTakeSnapshot
+const StepTakeSnapshot = baov1.StepTakeSnapshot
 
 // ReasonSnapshotFailed is the failure reason when no attempt produced a verified
 // snapshot.
