@@ -181,7 +181,9 @@ const (
 	// TemplateAnnotationConfig is the SHA-256 of the configuration a member reads at
 	// start (config.hcl without the join settings, which a member with data ignores).
 	TemplateAnnotationConfig = "baokeeper.dev/config-sha256"
-	// TemplateAnnotationCertificate is status.tls.certificateSHA256.
+	// TemplateAnnotationCertificate was status.tls.certificateSHA256 on the template
+	// of earlier releases, which restarted members to serve a renewed certificate;
+	// members now reload it in place, and the template no longer carries it.
 	TemplateAnnotationCertificate = "baokeeper.dev/certificate-sha256"
 	// TemplateAnnotationRestart is the token of the last accepted restart request.
 	TemplateAnnotationRestart = "baokeeper.dev/restart"

@@ -700,12 +700,17 @@ type TLSStatus struct {
 	// renewAt is when baokeeper renews it.
 	// +optional
 	RenewAt *metav1.Time `json:"renewAt,omitempty"`
-	// certificateSHA256 is the SHA-256 of the serving certificate (tls.crt) the
-	// Secret holds now, operator-issued or user-provided. It is set on the member
-	// pod template: a new certificate rolls out to every member before the old one
-	// expires.
+	// certificateSHA256 is the SHA-256 of the DER of the serving certificate
+	// (tls.crt) the Secret holds now, operator-issued or user-provided. Members
+	// reload a new one in place (SIGHUP) and report what they serve in
+	// status.members[].servedCertificateSHA256; a member that does not serve it
+	// within a few minutes is restarted through the rollout.
 	// +optional
 	CertificateSHA256 string `json:"certificateSHA256,omitempty"`
+	// observedAt is when the operator first saw the certificate named by
+	// certificateSHA256 in the Secret: the members' reload is measured from it.
+	// +optional
+	ObservedAt *metav1.Time `json:"observedAt,omitempty"`
 }
 
 // OperationKind says what an operation in status.upgrade changes.

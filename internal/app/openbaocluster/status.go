@@ -25,7 +25,7 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	setAvailable(set, f)
 	setInitialized(set, c, f)
 	setSpecValid(set, p)
-	setTLS(set, c, p)
+	setTLS(set, c, p, obs.now)
 	setDegraded(set, c, p, f)
 	setPhase(set, c, obs, p, f)
 	setMessage(c, p, f)
@@ -162,14 +162,19 @@ func setSpecValid(set conditionSetter, p *pass) {
 	}
 }
 
-// setTLS writes the TLSReady condition and status.tls.
-func setTLS(set conditionSetter, c *baov1.OpenBaoCluster, p *pass) {
+// setTLS writes the TLSReady condition and status.tls; observedAt stays when the
+// certificate is the one seen before.
+func setTLS(set conditionSetter, c *baov1.OpenBaoCluster, p *pass, now time.Time) {
 	if p.tlsReason != "" {
 		set(baov1.ConditionTLSReady, p.tlsReason != baov1.ReasonUserCertificateMissing && p.tlsReason != baov1.ReasonUserCertificateInvalid, p.tlsReason, p.tlsMessage)
 	}
 	switch {
 	case !p.notAfter.IsZero():
-		c.Status.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter)), CertificateSHA256: p.certSHA256}
+		seen := ptr(metav1.NewTime(now))
+		if prev := c.Status.TLS; prev != nil && prev.CertificateSHA256 == p.certSHA256 && prev.ObservedAt != nil {
+			seen = prev.ObservedAt
+		}
+		c.Status.TLS = &baov1.TLSStatus{NotAfter: ptr(metav1.NewTime(p.notAfter)), CertificateSHA256: p.certSHA256, ObservedAt: seen}
 		if !p.renewAt.IsZero() && c.Spec.TLS.SecretName == "" {
 			c.Status.TLS.RenewAt = ptr(metav1.NewTime(p.renewAt))
 		}

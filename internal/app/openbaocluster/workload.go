@@ -213,7 +213,7 @@ func (r *Reconciler) applyStatefulSet(ctx context.Context, p *pass) error {
 	if tlsName == "" {
 		tlsName = workload.NamesFor(c).TLSSecret()
 	}
-	annotations, err := workload.TemplateAnnotations(c, p.certSHA256)
+	annotations, err := workload.TemplateAnnotations(c)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,9 @@ import (
 // every cluster at least every app.StatusRefresh, reports a different Raft view:
 // voters, the leader, or a member's role. OpenBao has no watch, and an idle
 // cluster's Kubernetes objects do not change when a member falls out of Raft or
-// rejoins as a non-voter; this is how the upgrade manager learns of it.
+// rejoins as a non-voter; this is how the upgrade manager learns of it. A new
+// serving certificate in the Secret wakes it too: it checks that the members reload
+// it (upgrade.CheckServedCertificates), and restarts them when they do not.
 func raftViewChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		oldC, ok1 := e.ObjectOld.(*baov1.OpenBaoCluster)
@@ -29,7 +31,8 @@ func raftViewChanged() predicate.Funcs {
 		if !ok1 || !ok2 {
 			return false
 		}
-		if oldC.Status.Voters != newC.Status.Voters || oldC.Status.Leader != newC.Status.Leader || len(oldC.Status.Members) != len(newC.Status.Members) {
+		if oldC.Status.Voters != newC.Status.Voters || oldC.Status.Leader != newC.Status.Leader || len(oldC.Status.Members) != len(newC.Status.Members) ||
+			tlsHash(oldC) != tlsHash(newC) {
 			return true
 		}
 		for i := range newC.Status.Members {
@@ -53,4 +56,11 @@ func SetupUpgradeWithManager(mgr ctrl.Manager, r *adminops.Reconciler) error {
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Complete(r)
+}
+
+func tlsHash(c *baov1.OpenBaoCluster) string {
+	if c.Status.TLS == nil {
+		return ""
+	}
+	return c.Status.TLS.CertificateSHA256
 }

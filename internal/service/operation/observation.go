@@ -207,7 +207,7 @@ func (c *Cluster) OffTemplate() []string {
 
 // TemplateChanges says in words why members are off the current pod template,
 // from the baokeeper.dev annotations of the template and of their pods: a new
-// configuration, a new certificate, a restart request, or else another field of the
+// configuration (or start script), a restart request, or else another field of the
 // template (resources, placement, image pull secrets, member annotations).
 func (c *Cluster) TemplateChanges() string {
 	if c.StatefulSet == nil {
@@ -220,7 +220,6 @@ func (c *Cluster) TemplateChanges() string {
 		m := c.Member(name)
 		for _, k := range []struct{ key, word string }{
 			{baov1.TemplateAnnotationConfig, "new configuration"},
-			{baov1.TemplateAnnotationCertificate, "new serving certificate"},
 			{baov1.TemplateAnnotationRestart, "restart requested (" + baov1.AnnotationRestart + "=" + want[baov1.TemplateAnnotationRestart] + ")"},
 		} {
 			if m.Template[k.key] != want[k.key] && !seen[k.key] {

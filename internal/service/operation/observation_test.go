@@ -38,9 +38,10 @@ func TestOffTemplateAndItsWords(t *testing.T) {
 		wantOff      []string
 		wantWords    string
 	}{
-		{name: "a new certificate", reason: "the certificate hash on the template changed",
-			want:    map[string]string{baov1.TemplateAnnotationConfig: "c1", baov1.TemplateAnnotationCertificate: "t2"},
-			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"}, wantWords: "the pod template changed: new serving certificate"},
+		{name: "a pod of an earlier release", reason: "members reload their certificate in place: a certificate hash left on a pod by an earlier release names nothing",
+			want:    map[string]string{baov1.TemplateAnnotationConfig: "c1"},
+			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"},
+			wantWords: "the pod template changed (resources, placement, image pull secrets or member annotations)"},
 		{name: "configuration and restart", reason: "each changed annotation is named once, in a fixed order",
 			want:    map[string]string{baov1.TemplateAnnotationConfig: "c2", baov1.TemplateAnnotationCertificate: "t1", baov1.TemplateAnnotationRestart: "now"},
 			current: true, wantOff: []string{"bao-0", "bao-1", "bao-2"},

@@ -133,7 +133,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		p.Kind, p.RequeueAfter = operation.KindWait, d.RequeueAfter
 		if sc.Failure != nil {
 			// A person retries; the annotation wakes the upgrade manager.
-			p.Kind = operation.KindNone
+			p.Kind, p.RequeueAfter = operation.KindNone, 0
 		}
 	default: // ActionBeginStep
 		p.Kind = operation.KindPersist

@@ -73,7 +73,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 	default:
 		p.Kind, p.RequeueAfter = operation.KindWait, d.RequeueAfter
 		if up.Failure != nil {
-			p.Kind = operation.KindNone
+			p.Kind, p.RequeueAfter = operation.KindNone, 0
 		}
 	}
 	return p

@@ -100,7 +100,7 @@ func PlanOf(st *baov1.OpenBaoClusterStatus, a operation.Action, now time.Time, d
 		}
 		if a.Kind == operation.KindWait && up.Failure != nil {
 			// A person retries; the annotation wakes the upgrade manager.
-			p.Kind = operation.KindNone
+			p.Kind, p.RequeueAfter = operation.KindNone, 0
 		}
 	}
 	return p

@@ -125,13 +125,14 @@ type ConfigOptions struct {
 // those, and they change with spec.replicas and once the cluster formed; restarting
 // every member for them would be for nothing. It goes on the pod template
 // (baov1.TemplateAnnotationConfig), so a change that a member reads only at start
-// (the listener, the Raft settings, the seal, telemetry) rolls out to every member.
+// (the listener, the Raft settings, the seal, telemetry) rolls out to every member. The
+// start script is part of it: a member runs the script it started with.
 func ConfigSHA256(c *baov1.OpenBaoCluster) (string, error) {
 	cfg, err := RenderConfigFor(c, ConfigOptions{omitJoin: true})
 	if err != nil {
 		return "", err
 	}
-	return sha256Hex([]byte(cfg)), nil
+	return sha256Hex([]byte(cfg + startScript)), nil
 }
 
 // CertificateSHA256 is the fingerprint of a serving certificate: the SHA-256 of the
@@ -158,19 +159,17 @@ func sha256Hex(b []byte) string {
 }
 
 // TemplateAnnotations are the annotations of the member pod template that carry
-// what a running member picks up only when it restarts: the configuration's hash,
-// the serving certificate's hash (certSHA256, "" while none exists) and the token of
-// the last accepted restart request. A new value is a template change, which the
-// rollout takes to every member.
-func TemplateAnnotations(c *baov1.OpenBaoCluster, certSHA256 string) (map[string]string, error) {
+// what a running member picks up only when it restarts: the hash of its
+// configuration and start script, and the token of the last accepted restart
+// request. A new value is a template change, which the rollout takes to every
+// member. The serving certificate is not among them: members reload it in place
+// (startScript).
+func TemplateAnnotations(c *baov1.OpenBaoCluster) (map[string]string, error) {
 	cfg, err := ConfigSHA256(c)
 	if err != nil {
 		return nil, err
 	}
 	a := map[string]string{baov1.TemplateAnnotationConfig: cfg}
-	if certSHA256 != "" {
-		a[baov1.TemplateAnnotationCertificate] = certSHA256
-	}
 	if r := c.Status.Restart; r != nil && r.Token != "" {
 		a[baov1.TemplateAnnotationRestart] = r.Token
 	}

@@ -28,6 +28,14 @@ const (
 // startScript renders the per-pod listener address and starts OpenBao. Only ordinal 0
 // loads initialize.hcl, so at most one member can ever self-initialize; the others
 // join it through retry_join.
+//
+// OpenBao reloads its listener certificate on SIGHUP. The script keeps OpenBao as
+// its child and watches the mounted serving certificate and key: when the kubelet
+// updates them (a renewal, a user's new certificate), it sends SIGHUP, so the member
+// serves the successor without a restart and without an election. It forwards
+// SIGTERM and exits with OpenBao's status. A member that does not reload within
+// CertificateReloadGrace is restarted through the rollout instead (the upgrade
+// manager's fallback).
 const startScript = `set -e
 case "$POD_IP" in *:*) ip="[$POD_IP]" ;; *) ip="$POD_IP" ;; esac
 sed "s/` + PodIPPlaceholder + `/$ip/g" ` + configMountPath + `/` + ConfigKey + ` > ` + runMountPath + `/` + ConfigKey + `
@@ -35,7 +43,22 @@ set -- server -config=` + runMountPath + `/` + ConfigKey + `
 case "$POD_NAME" in
   *-0) set -- "$@" -config=` + configMountPath + `/` + InitializeKey + ` ;;
 esac
-exec bao "$@"
+set +e
+bao "$@" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null' TERM INT
+tls_sum() { cat ` + tlsMountPath + `/` + TLSCertKey + ` ` + tlsMountPath + `/` + TLSKeyKey + ` 2>/dev/null | cksum; }
+last=$(tls_sum)
+while kill -0 $pid 2>/dev/null; do
+  sleep 2 & wait $!
+  now=$(tls_sum)
+  if [ "$now" != "$last" ]; then
+    last=$now
+    echo "baokeeper: the serving certificate changed; reloading it (SIGHUP)" >&2
+    kill -HUP $pid 2>/dev/null
+  fi
+done
+wait $pid
 `
 
 // StatefulSetParams are the inputs of the StatefulSet builder.

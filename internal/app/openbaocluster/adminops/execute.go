@@ -62,7 +62,10 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("action", string(p.Kind), "Pod", p.Member)
 	switch p.Kind {
-	case operation.KindNone, operation.KindFail:
+	case operation.KindNone:
+		// Nothing to do; a timer, if any, says when to look again.
+		return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+	case operation.KindFail:
 		return ctrl.Result{}, nil
 	case operation.KindPersist, operation.KindComplete, operation.KindRolledBack:
 		return ctrl.Result{RequeueAfter: max(p.RequeueAfter, persistRequeue)}, nil
@@ -159,11 +162,7 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 // createGreen creates green's StatefulSet from the persisted status.blueGreen.
 func (r *Reconciler) createGreen(ctx context.Context, c *baov1.OpenBaoCluster) error {
 	st := c.Status.BlueGreen
-	cert := ""
-	if c.Status.TLS != nil {
-		cert = c.Status.TLS.CertificateSHA256
-	}
-	annotations, err := workload.TemplateAnnotations(c, cert)
+	annotations, err := workload.TemplateAnnotations(c)
 	if err != nil {
 		return err
 	}

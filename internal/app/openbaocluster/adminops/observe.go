@@ -163,7 +163,7 @@ func neverStarted(p *corev1.Pod) bool {
 // say which of them changed when the pod is off the current template.
 func templateAnnotations(a map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, k := range []string{baov1.TemplateAnnotationConfig, baov1.TemplateAnnotationCertificate, baov1.TemplateAnnotationRestart} {
+	for _, k := range []string{baov1.TemplateAnnotationConfig, baov1.TemplateAnnotationRestart} {
 		if v, ok := a[k]; ok {
 			out[k] = v
 		}

@@ -77,6 +77,31 @@ func (startOperation) Decide(s *operation.Snapshot) operation.Plan {
 	case baov1.OperationImage:
 		return startUpgrade(s, true)
 	}
+	return certificateFallback(s)
+}
+
+// certificateFallback restarts the members through the rollout when one did not
+// reload a new serving certificate within its grace (upgrade.CheckServedCertificates):
+// a restart token of the certificate's own goes to status.restart, as a person's
+// restart request would, and the workload loop sets it on the pod template. Until
+// the grace runs out, it only wakes the loop when it does.
+func certificateFallback(s *operation.Snapshot) operation.Plan {
+	st := s.Status()
+	if st.BreakGlass != nil && st.BreakGlass.Active {
+		return operation.Nothing()
+	}
+	chk := upgrade.CheckServedCertificates(st, s.Now)
+	switch {
+	case chk.Restart:
+		t := metav1.NewTime(s.Now)
+		st.Restart = &baov1.RestartRecord{Token: chk.Token, RequestedAt: &t}
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist},
+			Events: []operation.Event{operation.Warning(upgrade.EventCertificateNotReloaded, chk.Message)}}
+	case chk.Wait > 0:
+		p := operation.Nothing()
+		p.RequeueAfter = chk.Wait
+		return p
+	}
 	return operation.Nothing()
 }
 
