@@ -29,7 +29,7 @@ type observation struct {
 	pods map[string]*corev1.Pod
 
 	sealSecret *corev1.Secret
-	ca         *workload.KeyPair
+	ca         workload.CAState
 	serving    *workload.KeyPair
 	servingCA  []byte
 	// userTLS is the user-provided TLS Secret (spec.tls.secretName), nil when unused or missing.
@@ -100,9 +100,7 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*obs
 		if err != nil {
 			return nil, err
 		}
-		if caSecret != nil {
-			obs.ca = &workload.KeyPair{CertPEM: caSecret.Data[workload.CACertKey], KeyPEM: caSecret.Data[workload.CAKeyKey]}
-		}
+		obs.ca = workload.CAStateOf(caSecret)
 		tlsSecret, err := r.getSecret(ctx, r.Client, c.Namespace, n.TLSSecret())
 		if err != nil {
 			return nil, err
@@ -200,8 +198,8 @@ func (o *observation) clusterCA() []byte {
 	if len(o.servingCA) > 0 {
 		return o.servingCA
 	}
-	if o.ca != nil {
-		return o.ca.CertPEM
+	if o.ca.Current != nil {
+		return o.ca.Bundle(o.now)
 	}
 	return nil
 }

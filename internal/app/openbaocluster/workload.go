@@ -1,6 +1,7 @@
 package openbaocluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,34 +90,45 @@ func (r *Reconciler) ensureTLS(ctx context.Context, p *pass) error {
 		return r.checkUserTLS(p)
 	}
 	ca := obs.ca
-	if renew, reason := workload.CADecision(ca, obs.now); renew {
+	if renew, reason := workload.CADecision(ca.Current, obs.now); renew {
 		ctrl.LoggerFrom(ctx).Info("Issuing cluster CA", "reason", reason)
 		kp, err := workload.NewCA(c, obs.now, r.Rand)
 		if err != nil {
 			return err
 		}
-		if err := applyObject(ctx, r.Client, withOwner(workload.CASecret(c, kp), c)); err != nil {
+		// The CA it replaces stays trusted (ca.crt holds both) and keeps signing the
+		// serving certificate until the new one is known everywhere (CABundleSoak).
+		ca = ca.Rotate(kp, obs.now)
+		if err := applyObject(ctx, r.Client, withOwner(workload.CASecretFor(c, ca, obs.now), c)); err != nil {
 			return err
 		}
-		ca = &kp
 	}
+	signer, bundle := ca.Signer(obs.now), ca.Bundle(obs.now)
 	serving := obs.serving
-	if len(obs.servingCA) > 0 && string(obs.servingCA) != string(ca.CertPEM) {
-		serving = nil // issued by a CA that is no longer current
-	}
-	renew, reason, renewAt := workload.ServingDecision(c, serving, ca.CertPEM, obs.now)
-	if renew {
+	renew, reason, renewAt := workload.ServingDecision(c, serving, signer.CertPEM, obs.now)
+	switch {
+	case renew:
 		ctrl.LoggerFrom(ctx).Info("Issuing serving certificate", "reason", reason)
-		kp, err := workload.IssueServing(c, *ca, obs.now, r.Rand)
+		kp, err := workload.IssueServing(c, signer, obs.now, r.Rand)
 		if err != nil {
 			return err
 		}
-		if err := applyObject(ctx, r.Client, withOwner(workload.TLSSecret(c, kp, ca.CertPEM), c)); err != nil {
+		if err := applyObject(ctx, r.Client, withOwner(workload.TLSSecret(c, kp, bundle), c)); err != nil {
 			return err
 		}
 		p.issuedCert = true
-		_, _, renewAt = workload.ServingDecision(c, &kp, ca.CertPEM, obs.now)
+		_, _, renewAt = workload.ServingDecision(c, &kp, signer.CertPEM, obs.now)
 		serving = &kp
+	case !bytes.Equal(obs.servingCA, bundle):
+		// A rotated CA is published beside the old one before any certificate it
+		// signs is served; the serving certificate stays.
+		ctrl.LoggerFrom(ctx).Info("Publishing the cluster CA bundle", "Secret", workload.NamesFor(c).TLSSecret())
+		if err := applyObject(ctx, r.Client, withOwner(workload.TLSSecret(c, *serving, bundle), c)); err != nil {
+			return err
+		}
+	}
+	if at := ca.SwitchAt(obs.now); !at.IsZero() && (renewAt.IsZero() || at.Before(renewAt)) {
+		renewAt = at
 	}
 	p.renewAt = renewAt
 	p.certSHA256 = workload.CertificateSHA256(serving.CertPEM)
