@@ -351,7 +351,9 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	if s.proxyFromEnvironment {
 		transport.Proxy = http.ProxyFromEnvironment
 	}
-	var rt http.RoundTripper = servedCertTransport{next: transport}
+	fresh := transport.Clone()
+	fresh.DisableKeepAlives = true
+	var rt http.RoundTripper = servedCertTransport{next: transport, fresh: fresh}
 	if s.wrapTransport != nil {
 		rt = s.wrapTransport(rt)
 	}
