@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -143,23 +144,46 @@ func (r *runner) statusCommand() *cobra.Command {
 }
 
 func (r *runner) planCommand() *cobra.Command {
-	var output string
+	var output, file string
 	var req PlanRequest
 	cmd := &cobra.Command{
-		Use:   "plan CLUSTER --to VERSION",
-		Short: "Show what an upgrade to a version would do, without changing anything",
-		Long: "Shows the order of members (rolling: followers first, the leader last; blue-green: green's members and the phases), " +
+		Use:   "plan CLUSTER (--to VERSION | -f FILE)",
+		Short: "Show what an upgrade, or any change of the spec, would do, without changing anything",
+		Long: "With --to: shows the order of members (rolling: followers first, the leader last; blue-green: green's members and the phases), " +
 			"the prechecks as far as status shows them, the snapshot target and the undo path, computed with the operator's own " +
-			"version policy, prechecks and planner. An invalid version or a downgrade is refused.",
-		Example:           "  kubectl bao plan bao --to 2.4.1\n  kubectl bao plan bao --to 2.4.1 --image registry.example/openbao:2.4.1 -o json",
+			"version policy, prechecks and planner. An invalid version or a downgrade is refused.\n\n" +
+			"With -f: reads the edited OpenBaoCluster and shows what applying it would do: what is refused (spec.storage, invalid durations), " +
+			"the upgrade, the scaling, and what changes in the member pod template, which restarts every member through the rollout " +
+			"(in this order, the leader last). The pod template is built by the operator's own code.",
+		Example: "  kubectl bao plan bao --to 2.4.1\n  kubectl bao plan bao --to 2.4.1 --image registry.example/openbao:2.4.1 -o json\n" +
+			"  kubectl get bao bao -o yaml > bao.yaml; $EDITOR bao.yaml; kubectl bao plan bao -f bao.yaml",
 		Args:              oneCluster,
 		ValidArgsFunction: r.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := ValidateOutput(output); err != nil {
 				return err
 			}
-			if req.To == "" {
-				return fmt.Errorf("name the version to plan for: %s %s --to VERSION", cmd.CommandPath(), args[0])
+			switch {
+			case req.To == "" && file == "":
+				return fmt.Errorf("name the version to plan for, or the edited manifest: %s %s --to VERSION, or %s %s -f FILE", cmd.CommandPath(), args[0], cmd.CommandPath(), args[0])
+			case req.To != "" && file != "":
+				return fmt.Errorf("--to and -f plan different things: give one (the version of the manifest is planned with -f)")
+			}
+			var proposed *baov1.OpenBaoCluster
+			if file != "" {
+				in := cmd.InOrStdin()
+				if file != "-" {
+					f, err := os.Open(file)
+					if err != nil {
+						return fmt.Errorf("failed to open %s: %w", file, err)
+					}
+					defer f.Close()
+					in = f
+				}
+				var err error
+				if proposed, err = ReadCluster(in); err != nil {
+					return err
+				}
 			}
 			s, err := r.connect()
 			if err != nil {
@@ -168,6 +192,16 @@ func (r *runner) planCommand() *cobra.Command {
 			c, err := s.get(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			if proposed != nil {
+				p, err := BuildSpecPlan(c, proposed, r.opts.Now())
+				if err != nil {
+					return err
+				}
+				if output != OutputText {
+					return PrintObject(cmd.OutOrStdout(), output, p)
+				}
+				return RenderSpecPlan(cmd.OutOrStdout(), p)
 			}
 			p, err := BuildPlan(c, req, r.opts.Now())
 			if err != nil {
@@ -181,6 +215,7 @@ func (r *runner) planCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&req.To, "to", "", "the version to plan the upgrade to (MAJOR.MINOR.PATCH)")
 	cmd.Flags().StringVar(&req.Image, "image", "", "the image to plan with (default: spec.image, or the OpenBao image of --to)")
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "the edited OpenBaoCluster manifest to plan (- reads standard input)")
 	addOutputFlag(cmd, &output)
 	return cmd
 }
