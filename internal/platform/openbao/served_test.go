@@ -66,7 +66,10 @@ func TestHealthReportsTheCertificateServedNow(t *testing.T) {
 	// By name, so that the client sends SNI and the server asks GetCertificate.
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	c, _, _ := newTestClient(t, fb, func(cfg *Config) { cfg.Address, cfg.CACertPEM = url, caPEM })
-	fp := func(cert tls.Certificate) string { s := sha256.Sum256(cert.Certificate[0]); return hex.EncodeToString(s[:]) }
+	fp := func(cert tls.Certificate) string {
+		s := sha256.Sum256(cert.Certificate[0])
+		return hex.EncodeToString(s[:])
+	}
 
 	h, err := c.Health(t.Context(), url)
 	g.Expect(err).NotTo(HaveOccurred())
