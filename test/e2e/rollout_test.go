@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	mathrand "math/rand/v2"
+	"slices"
+
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -13,6 +16,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"k8s.io/kubectl/pkg/drain"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -81,6 +86,85 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		tc.expectAllOn(ctx, "2.4.0")
 	}, SpecTimeout(6*time.Minute))
 
+	It("rolls out a configuration change (a Raft setting) while the operator is killed at a random moment: one election", func(ctx SpecContext) {
+		before := tc.templateRevision(ctx)
+		obs := tc.observe(ctx)
+		By("doubling Raft's performance multiplier: config.hcl changes, which members read at start")
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			m := int32(2)
+			c.Spec.Raft.PerformanceMultiplier = &m
+		})
+		delay := time.Duration(mathrand.Int64N(int64(12 * time.Second)))
+		By(fmt.Sprintf("killing the operator %s after the change", delay.Round(time.Millisecond)))
+		time.Sleep(delay)
+		took := killOperator(ctx)
+		GinkgoWriter.Printf("operator killed %s after the change; a new one led after %s\n", delay.Round(time.Millisecond), took.Round(time.Millisecond))
+		tc.waitRolledOut(ctx, before, 5*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rollout of a configuration change with an operator kill, 3 members",
+			fmt.Sprintf("operator killed %s after the change, new leader of the operator after %s", delay.Round(time.Millisecond), took.Round(time.Millisecond)))
+		res.expectClean(tc, 1, "2.4.0")
+		tc.expectAllOn(ctx, "2.4.0")
+	}, SpecTimeout(8*time.Minute))
+
+	It("rolls out a placement change (a toleration): one election", func(ctx SpecContext) {
+		before := tc.templateRevision(ctx)
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Placement.Tolerations = []corev1.Toleration{{Key: "baokeeper.dev/e2e", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		})
+		tc.waitRolledOut(ctx, before, 4*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rollout of a placement change, 3 members")
+		res.expectClean(tc, 1, "2.4.0")
+		for _, m := range tc.memberList() {
+			p, err := cs.CoreV1().Pods(rolloutNS).Get(ctx, m, metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.Spec.Tolerations).To(ContainElement(HaveField("Key", "baokeeper.dev/e2e")), m)
+		}
+		tc.expectAllOn(ctx, "2.4.0")
+	}, SpecTimeout(6*time.Minute))
+
+	It("brings a follower that lost its volume at rest back as a voter within 2 minutes: no election, no write lost", func(ctx SpecContext) {
+		leader := tc.settledLeader(ctx)
+		var victim string
+		for _, m := range tc.memberList() {
+			if m != leader {
+				victim = m
+			}
+		}
+		obs := tc.observe(ctx)
+		obs.beginWindow()
+		By(fmt.Sprintf("deleting %s's volume claim and its pod: it comes back empty", victim))
+		claim := "data-" + victim
+		Expect(cs.CoreV1().PersistentVolumeClaims(tc.ns).Delete(ctx, claim, metav1.DeleteOptions{})).To(Succeed())
+		Expect(cs.CoreV1().Pods(tc.ns).Delete(ctx, victim, metav1.DeleteOptions{})).To(Succeed())
+		lost := time.Now()
+		By("waiting until it is a voter again, and the status says every member votes")
+		Eventually(func(g Gomega) {
+			st, err := tc.autopilot(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			s, ok := st.Servers[victim]
+			g.Expect(ok).To(BeTrue(), "%s is in Raft", victim)
+			g.Expect(s.Status).To(Equal("voter"), "%s votes", victim)
+			g.Expect(st.Healthy).To(BeTrue())
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Voters).To(Equal("3/3"), c.Status.Message)
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+		}, 2*time.Minute, pollEvery).Should(Succeed())
+		back := time.Since(lost)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("a follower lost its volume at rest, 3 members", fmt.Sprintf("%s a voter again %s after its volume was deleted", victim, back.Round(time.Second)))
+		res.expectNoLoss()
+		res.expectElections(0, "2.4.0")
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pvc.DeletionTimestamp).To(BeNil(), "a new volume claim")
+	}, SpecTimeout(5*time.Minute))
+
 	It("restarts every member on request (baokeeper.dev/restart) the same way", func(ctx SpecContext) {
 		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
@@ -147,6 +231,47 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 	It("undoes a target whose image cannot be pulled, before any member ran it", func(ctx SpecContext) {
 		undoWrongTarget(ctx, tc)
 	}, SpecTimeout(7*time.Minute))
+
+	// Last: it leaves the cluster on 2.4.1.
+	It("upgrades through a real drain of a follower's node (kubectl's drain: cordon, evictions retried while the PodDisruptionBudget refuses): one election, no write lost", func(ctx SpecContext) {
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+		By("waiting until the first member runs 2.4.1, then draining the node of a follower")
+		var victim string
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty())
+			victim = ""
+			for _, m := range c.Status.Upgrade.Plan.Pods {
+				if m != c.Status.Leader && !slices.Contains(c.Status.Upgrade.CompletedPods, m) {
+					victim = m // a follower not upgraded yet, if one is left
+				}
+			}
+			if victim == "" {
+				victim = c.Status.Upgrade.CompletedPods[0]
+			}
+		}, 3*time.Minute, 200*time.Millisecond).Should(Succeed())
+		pod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		node := pod.Spec.NodeName
+		drained := drainNode(ctx, tc.ns, node)
+		GinkgoWriter.Printf("drained %s (it ran %s): %s\n", node, victim, drained)
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).To(BeNil(), c.Status.Message)
+			g.Expect(c.Status.CurrentVersion).To(Equal("2.4.1"))
+		}, 5*time.Minute, pollEvery).Should(Succeed())
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("rolling upgrade with a follower's node drained, 3 members", fmt.Sprintf("drained %s, which ran %s: %s", node, victim, drained))
+		res.expectNoLoss()
+		res.expectElections(1, "2.4.1")
+		tc.expectAllOn(ctx, "2.4.1")
+		p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Spec.NodeName).NotTo(Equal(node), "%s left the cordoned node", victim)
+	}, SpecTimeout(10*time.Minute))
 })
 
 // undoWrongTarget is the spec body of a target whose image cannot be pulled: the
@@ -307,4 +432,42 @@ func (tc *testCluster) podUIDs(ctx context.Context) map[string]types.UID {
 		out[m] = p.UID
 	}
 	return out
+}
+
+// drainNode runs kubectl's own drain (k8s.io/kubectl/pkg/drain, what kubectl drain
+// runs) on node: cordon, then evict its pods, retried while a PodDisruptionBudget
+// refuses. Only the pods of namespace are evicted (the suite's other specs run on
+// the same nodes); the node is uncordoned when the spec ends. It returns what the
+// drain did.
+func drainNode(ctx context.Context, namespace, node string) string {
+	GinkgoHelper()
+	var evicted []string
+	start := time.Now()
+	h := &drain.Helper{
+		Ctx: ctx, Client: cs, GracePeriodSeconds: -1, IgnoreAllDaemonSets: true, DeleteEmptyDirData: true,
+		Timeout: 4 * time.Minute, Out: GinkgoWriter, ErrOut: GinkgoWriter,
+		AdditionalFilters: []drain.PodFilter{func(p corev1.Pod) drain.PodDeleteStatus {
+			if p.Namespace != namespace {
+				return drain.MakePodDeleteStatusSkip()
+			}
+			return drain.MakePodDeleteStatusOkay()
+		}},
+		OnPodDeletionOrEvictionFinished: func(p *corev1.Pod, usingEviction bool, err error) {
+			if err == nil {
+				evicted = append(evicted, p.Name)
+			}
+		},
+	}
+	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(drain.RunCordonOrUncordon(h, n, true)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		u := *h
+		u.Ctx = ctx
+		Expect(drain.RunCordonOrUncordon(&u, n, false)).To(Succeed())
+	})
+	Expect(drain.RunNodeDrain(h, node)).To(Succeed())
+	return fmt.Sprintf("cordoned, evicted %v in %s", evicted, time.Since(start).Round(100*time.Millisecond))
 }
