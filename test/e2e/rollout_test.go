@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	mathrand "math/rand/v2"
-	"slices"
-
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -13,11 +10,11 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"time"
-
-	"k8s.io/kubectl/pkg/drain"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -28,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubectl/pkg/drain"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
