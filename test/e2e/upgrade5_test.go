@@ -208,13 +208,18 @@ func newTestClusterWith(ctx context.Context, namespace string, replicas int32, m
 		mutate(c)
 	}
 	Expect(k8s.Create(ctx, c)).To(Succeed())
+	created := time.Now()
 	tc := &testCluster{ns: namespace, ips: map[string]string{}}
 	tc.setMembers(memberNames(int(replicas))...)
+	// A new cluster, left alone, is Running only once every member votes: each
+	// cluster of the suite (3 and 5 members) shows it, within bringUp.
 	Eventually(func(g Gomega) {
 		got := tc.get(ctx, g)
 		g.Expect(got.Status.Phase).To(Equal(baov1.PhaseRunning), got.Status.Message)
 		g.Expect(got.Status.CurrentVersion).To(Equal("2.4.0"))
+		g.Expect(got.Status.Voters).To(Equal(fmt.Sprintf("%d/%d", replicas, replicas)), "every member a voter")
 	}, bringUp, pollEvery).Should(Succeed())
+	AddReportEntry(fmt.Sprintf("%s: %d members, every one a voter %s after the cluster was created", namespace, replicas, time.Since(created).Round(time.Second)))
 	s := &corev1.Secret{}
 	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name + "-tls"}, s)).To(Succeed())
 	tc.caPEM = s.Data["ca.crt"]
