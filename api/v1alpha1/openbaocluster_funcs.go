@@ -255,3 +255,15 @@ func BlueGreenPhases() []BlueGreenPhase {
 		BlueGreenDemoteBlue, BlueGreenTransferLeadership, BlueGreenCutover, BlueGreenRemoveBlue, BlueGreenCleanup,
 		BlueGreenRollbackPromoteBlue, BlueGreenRollbackDemoteGreen, BlueGreenRollbackRemoveGreen, BlueGreenRollbackCleanup}
 }
+
+// DefaultMaxLagEntries is spec.upgrade.rolling.maxLagEntries when unset.
+const DefaultMaxLagEntries = 1000
+
+// GetMaxLagEntries is how far behind the leader's last Raft index a member may be
+// and still count as caught up.
+func (c *OpenBaoCluster) GetMaxLagEntries() uint64 {
+	if v := c.Spec.Upgrade.Rolling.MaxLagEntries; v != nil && *v >= 0 {
+		return uint64(*v)
+	}
+	return DefaultMaxLagEntries
+}

@@ -42,7 +42,7 @@ func InputOf(s *operation.Snapshot) Input {
 	in := Input{
 		Scaling: c.Status.Scaling, Cluster: s.Cluster, Target: c.GetReplicas(),
 		Replicas: s.Replicas(), ReplicasCurrent: s.StatefulSetCurrent(),
-		MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+		MaxLag:      c.GetMaxLagEntries(),
 		StepTimeout: c.GetStepTimeout(),
 		Names:       n.Member,
 	}
@@ -182,9 +182,3 @@ func Job(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus, members int32, image s
 	}
 }
 
-func valueOr(v *int64, def int64) int64 {
-	if v == nil {
-		return def
-	}
-	return *v
-}

@@ -193,36 +193,31 @@ func (r *Reconciler) deleteStatefulSet(ctx context.Context, c *baov1.OpenBaoClus
 	return nil
 }
 
-// applyTemplateImage sets only the OpenBao container's image in the pod template,
-// under the upgrade manager's field manager, with the observed resourceVersion as a
-// precondition.
+// applyTemplateImage sets only the OpenBao container's image in the pod template.
 func (r *Reconciler) applyTemplateImage(ctx context.Context, sts *appsv1.StatefulSet, image string) error {
 	ctrl.LoggerFrom(ctx).Info("Updating the pod template image", "image", image)
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps/v1", "kind": "StatefulSet",
-		"metadata": map[string]any{"name": sts.Name, "namespace": sts.Namespace, "resourceVersion": sts.ResourceVersion},
-		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-			"containers": []any{map[string]any{"name": workload.ContainerName, "image": image}},
-		}}},
-	}}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(UpgradeFieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("failed to set the image of StatefulSet %s/%s to %s: %w", sts.Namespace, sts.Name, image, err)
-	}
-	return nil
+	return r.applyStatefulSetFields(ctx, sts, map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": workload.ContainerName, "image": image}},
+	}}}, "the image to "+image)
 }
 
-// applyReplicas sets only the StatefulSet's replicas, under the upgrade manager's
-// field manager, with the observed resourceVersion as a precondition: a stale read
-// conflicts instead of moving replicas twice.
+// applyReplicas sets only the StatefulSet's replicas.
 func (r *Reconciler) applyReplicas(ctx context.Context, sts *appsv1.StatefulSet, replicas int32) error {
 	ctrl.LoggerFrom(ctx).Info("Setting the StatefulSet's replicas", "replicas", replicas)
+	return r.applyStatefulSetFields(ctx, sts, map[string]any{"replicas": int64(replicas)}, fmt.Sprintf("the replicas to %d", replicas))
+}
+
+// applyStatefulSetFields applies spec fields of the StatefulSet under the upgrade
+// manager's field manager, with the observed resourceVersion as a precondition: a
+// stale read conflicts instead of acting twice.
+func (r *Reconciler) applyStatefulSetFields(ctx context.Context, sts *appsv1.StatefulSet, spec map[string]any, what string) error {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "StatefulSet",
 		"metadata": map[string]any{"name": sts.Name, "namespace": sts.Namespace, "resourceVersion": sts.ResourceVersion},
-		"spec":     map[string]any{"replicas": int64(replicas)},
+		"spec":     spec,
 	}}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(UpgradeFieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("failed to set the replicas of StatefulSet %s/%s to %d: %w", sts.Namespace, sts.Name, replicas, err)
+		return fmt.Errorf("failed to set %s on StatefulSet %s/%s: %w", what, sts.Namespace, sts.Name, err)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func input(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) Input {
 		BlueExists: s.StatefulSet != nil,
 		Settings: Settings{
 			MinSync: c.GetMinSyncDuration(), PhaseTimeout: c.GetPhaseTimeout(),
-			MaxLag:      uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+			MaxLag:      c.GetMaxLagEntries(),
 			AutoPromote: bgSpec.AutoPromote, Paused: c.Spec.Upgrade.Paused, HasHook: bgSpec.ValidationHook != nil,
 			MaxJobFailures:           c.GetMaxJobFailures(),
 			AutoRollbackOnExecutor:   bgSpec.AutoRollback.OnExecutorFailure,
@@ -178,9 +178,3 @@ func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {
 	return out
 }
 
-func valueOr(v *int64, def int64) int64 {
-	if v == nil {
-		return def
-	}
-	return *v
-}

@@ -29,7 +29,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		Paused:        c.Spec.Upgrade.Paused,
 		StepTimeout:   c.GetStepTimeout(),
 		SettleTime:    c.GetSettleTime(),
-		MaxLag:        uint64(valueOr(c.Spec.Upgrade.Rolling.MaxLagEntries, 1000)),
+		MaxLag:        c.GetMaxLagEntries(),
 		LeaderHandoff: c.GetLeaderHandoff(),
 		CanPromote:    up.ID != "",
 	}
@@ -105,9 +105,3 @@ func stepDownJob(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, image string)
 	return executorjob.StepDownJobFor(c, up.ID, st.Pod, st.Attempts, image, executorjob.MemberAddresses(c))
 }
 
-func valueOr(v *int64, def int64) int64 {
-	if v == nil {
-		return def
-	}
-	return *v
-}
