@@ -137,9 +137,23 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		obs.beginWindow()
 		By(fmt.Sprintf("deleting %s's volume claim and its pod: it comes back empty", victim))
 		claim := "data-" + victim
+		oldPVC, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		oldPod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
 		Expect(cs.CoreV1().PersistentVolumeClaims(tc.ns).Delete(ctx, claim, metav1.DeleteOptions{})).To(Succeed())
 		Expect(cs.CoreV1().Pods(tc.ns).Delete(ctx, victim, metav1.DeleteOptions{})).To(Succeed())
 		lost := time.Now()
+		By("waiting for its new pod, on a new volume claim, to be Ready")
+		Eventually(func(g Gomega) {
+			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.UID).NotTo(Equal(oldPod.UID))
+			g.Expect(isReady(p)).To(BeTrue())
+			pvc, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pvc.UID).NotTo(Equal(oldPVC.UID), "a new, empty volume")
+		}, 2*time.Minute, pollEvery).Should(Succeed())
 		By("waiting until it is a voter again, and the status says every member votes")
 		Eventually(func(g Gomega) {
 			st, err := tc.autopilot(ctx)
@@ -158,9 +172,6 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		res.report("a follower lost its volume at rest, 3 members", fmt.Sprintf("%s a voter again %s after its volume was deleted", victim, back.Round(time.Second)))
 		res.expectNoLoss()
 		res.expectElections(0, "2.4.0")
-		pvc, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(pvc.DeletionTimestamp).To(BeNil(), "a new volume claim")
 	}, SpecTimeout(5*time.Minute))
 
 	It("restarts every member on request (baokeeper.dev/restart) the same way", func(ctx SpecContext) {
