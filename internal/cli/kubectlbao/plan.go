@@ -125,13 +125,16 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 		p.Warnings = append(p.Warnings, w.Message)
 	}
 	if strategy == baov1.BlueGreenStrategy {
-		p.Steps, p.UndoPath = blueGreenSteps(c), blueGreenUndo(c, cur)
+		p.Steps = blueGreenSteps(c)
 		for _, ph := range bluegreen.Phases() {
 			p.Phases = append(p.Phases, string(ph))
 		}
 	} else {
-		p.Steps, p.UndoPath = rollingSteps(c, obs, target, targetImage), rollingUndo(cur, imageOnly, obs)
+		p.Steps = rollingSteps(c, obs, target, targetImage)
 	}
+	names := workload.NamesFor(c)
+	p.UndoPath = upgrade.UndoPath(upgrade.UndoInput{Name: c.Name, Namespace: c.Namespace, Strategy: strategy, From: cur, ImageOnly: imageOnly,
+		RunningImage: upgrade.RunningImage(obs), Blue: c.ServingStatefulSet(), Green: names.GreenStatefulSet("<id>")})
 	p.Notes = planNotes(c, obs, req.To)
 	return p, nil
 }
@@ -202,15 +205,6 @@ func memberStatus(c *baov1.OpenBaoCluster, name string) *baov1.MemberStatus {
 	return nil
 }
 
-func rollingUndo(cur string, imageOnly bool, obs *operation.Cluster) string {
-	if imageOnly {
-		return fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again",
-			cur, upgrade.RunningImage(obs))
-	}
-	return fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s (the upgrade is cancelled); "+
-		"afterwards, restore the pre-upgrade snapshot into a new cluster at %s (%s)", cur, cur, bluegreen.RestoreRunbook)
-}
-
 // blueGreenSteps are green's members as they would join: the StatefulSet's name
 // carries the upgrade's ID, which the operator draws when it plans.
 func blueGreenSteps(c *baov1.OpenBaoCluster) []PlanStep {
@@ -222,12 +216,6 @@ func blueGreenSteps(c *baov1.OpenBaoCluster) []PlanStep {
 			Action: "starts on the target with a fresh volume, joins as a non-voter, syncs; votes only after promotion"})
 	}
 	return steps
-}
-
-func blueGreenUndo(c *baov1.OpenBaoCluster, cur string) string {
-	return fmt.Sprintf("blue (%s, on %s) keeps the leadership until green leads; until then kubectl bao rollback %s -n %s rolls back "+
-		"(blue votes again, green is removed and deleted). Once a green member has led (status.blueGreen.leaderMovedAt), blue is never promoted again: "+
-		"the way back is the pre-upgrade snapshot (%s)", c.ServingStatefulSet(), cur, c.Name, c.Namespace, bluegreen.RestoreRunbook)
 }
 
 func planSnapshot(s baov1.PreUpgradeSnapshotSpec, last *baov1.SnapshotReceipt, now time.Time) PlanSnapshot {

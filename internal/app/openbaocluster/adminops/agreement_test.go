@@ -120,3 +120,17 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		t.Fatal("no request was accepted by both: the table tests only refusals")
 	}
 }
+
+// The undo path the operator records when it plans an upgrade is the one kubectl
+// bao plan shows for the same change.
+func TestUndoPathAgrees(t *testing.T) {
+	g := NewWithT(t)
+	s := restingSnapshot()
+	s.Object.Spec.Version = "2.4.1"
+	p := startOperation{}.Decide(s)
+	g.Expect(p.Status.Upgrade).NotTo(BeNil())
+	plan, err := kubectlbao.BuildPlan(s.Object, kubectlbao.PlanRequest{To: "2.4.1"}, s.Now)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plan.UndoPath).To(Equal(p.Status.Upgrade.Plan.UndoPath))
+	g.Expect(plan.UndoPath).To(ContainSubstring("set spec.version back to 2.4.0"))
+}

@@ -9,7 +9,6 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
-	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -119,20 +118,15 @@ func startUpgrade(s *operation.Snapshot, imageOnly bool) operation.Plan {
 	pcs := prechecks(s, st, strategy, k, cur, target)
 	id := operation.ID(c, "upgrade-to-"+target+"-"+targetImage, s.Now)
 	pods := rolling.Plan(s.Cluster)
-	undo := fmt.Sprintf("OpenBao does not support downgrades in place: before the first member is replaced, set spec.version back to %s; "+
-		"afterwards, restore the pre-upgrade snapshot into a new cluster at %s", cur, cur)
-	if imageOnly {
-		undo = fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again", cur, upgrade.RunningImage(s.Cluster))
-	}
+	undo := upgrade.UndoInput{Name: c.Name, Namespace: c.Namespace, Strategy: strategy, From: cur, ImageOnly: imageOnly,
+		RunningImage: upgrade.RunningImage(s.Cluster), Blue: c.ServingStatefulSet()}
 	if strategy == baov1.BlueGreenStrategy {
 		green := workload.NamesFor(c).ForStatefulSet(workload.NamesFor(c).GreenStatefulSet(id))
 		pods = nil
 		for i := range c.GetReplicas() {
 			pods = append(pods, green.Member(i))
 		}
-		undo = fmt.Sprintf("blue (%s, on %s) keeps the leadership until green (%s) leads; until then, kubectl annotate openbaocluster %s -n %s %s=$(date +%%s) --overwrite "+
-			"rolls back (blue votes again, green is removed and deleted). Once a green member has led (status.blueGreen.leaderMovedAt), blue is never promoted again: "+
-			"the way back is the pre-upgrade snapshot (%s)", c.ServingStatefulSet(), cur, green.StatefulSet(), c.Name, c.Namespace, baov1.AnnotationRollback, bluegreen.RestoreRunbook)
+		undo.Green = green.StatefulSet()
 	}
 	st.LastRollback = nil
 	st.Upgrade = &baov1.UpgradeStatus{
@@ -144,7 +138,7 @@ func startUpgrade(s *operation.Snapshot, imageOnly bool) operation.Plan {
 			Pods:             pods,
 			Prechecks:        pcs,
 			SnapshotLocation: upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot),
-			UndoPath:         undo,
+			UndoPath:         upgrade.UndoPath(undo),
 		},
 	}
 	what := fmt.Sprintf("from %s to %s", cur, target)

@@ -9,10 +9,11 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
 // RestoreRunbook is the runbook a refused rollback points to.
-const RestoreRunbook = "docs/runbooks/restore-from-snapshot.md"
+const RestoreRunbook = upgrade.RestoreRunbook
 
 // RollbackPhases returns the phases of a rollback, in order.
 func RollbackPhases() []baov1.BlueGreenPhase {
