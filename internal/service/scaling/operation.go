@@ -181,4 +181,3 @@ func Job(c *baov1.OpenBaoCluster, s *baov1.ScalingStatus, members int32, image s
 		return executorjob.PromoteJob(c, s.ID, st.Pod, st.Attempts, image, addrs)
 	}
 }
-

@@ -177,4 +177,3 @@ func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {
 	}
 	return out
 }
-

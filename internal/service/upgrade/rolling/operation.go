@@ -104,4 +104,3 @@ func stepDownJob(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, image string)
 	}
 	return executorjob.StepDownJobFor(c, up.ID, st.Pod, st.Attempts, image, executorjob.MemberAddresses(c))
 }
-
