@@ -197,13 +197,9 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 
 	It("survives a real drain of a follower's node in the middle of a rollout (kubectl's drain: cordon, evictions retried while the PodDisruptionBudget refuses): one election, no write lost", func(ctx SpecContext) {
 		leader := tc.settledLeader(ctx)
-		var victim string
-		for _, m := range tc.memberList() {
-			if m != leader {
-				victim = m // the lowest-ordinal follower: the last follower the rollout restarts
-				break
-			}
-		}
+		// A follower on a node without the leader: draining the leader's node moves
+		// leadership, an election no operator can avoid.
+		victim, node := tc.followerAwayFromLeader(ctx, leader, nil)
 		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		token := strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -213,9 +209,6 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 			}
 			c.Annotations[baov1.AnnotationRestart] = token
 		})
-		pod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		node := pod.Spec.NodeName
 		By(fmt.Sprintf("draining %s, which runs %s, with kubectl's drain while the rollout runs", node, victim))
 		drained := drainNode(ctx, tc.ns, node)
 		GinkgoWriter.Printf("drained %s (it ran %s): %s\n", node, victim, drained)
@@ -240,24 +233,14 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 		By("waiting until the first member runs 2.4.1, then draining the node of a follower")
-		var victim string
+		var c *baov1.OpenBaoCluster
 		Eventually(func(g Gomega) {
-			c := tc.get(ctx, g)
+			c = tc.get(ctx, g)
 			g.Expect(c.Status.Upgrade).NotTo(BeNil())
 			g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty())
-			victim = ""
-			for _, m := range c.Status.Upgrade.Plan.Pods {
-				if m != c.Status.Leader && !slices.Contains(c.Status.Upgrade.CompletedPods, m) {
-					victim = m // a follower not upgraded yet, if one is left
-				}
-			}
-			if victim == "" {
-				victim = c.Status.Upgrade.CompletedPods[0]
-			}
 		}, 3*time.Minute, 200*time.Millisecond).Should(Succeed())
-		pod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		node := pod.Spec.NodeName
+		// A follower on a node without the leader, one not upgraded yet if there is one.
+		victim, node := tc.followerAwayFromLeader(ctx, c.Status.Leader, func(m string) bool { return !slices.Contains(c.Status.Upgrade.CompletedPods, m) })
 		drained := drainNode(ctx, tc.ns, node)
 		GinkgoWriter.Printf("drained %s (it ran %s): %s\n", node, victim, drained)
 		Eventually(func(g Gomega) {
@@ -473,4 +456,29 @@ func drainNode(ctx context.Context, namespace, node string) string {
 	})
 	Expect(drain.RunNodeDrain(h, node)).To(Succeed())
 	return fmt.Sprintf("cordoned, evicted %v in %s", evicted, time.Since(start).Round(100*time.Millisecond))
+}
+
+// followerAwayFromLeader picks a follower whose node runs no leader, preferring one
+// prefer accepts, and returns it with its node.
+func (tc *testCluster) followerAwayFromLeader(ctx context.Context, leader string, prefer func(string) bool) (member, node string) {
+	GinkgoHelper()
+	nodeOf := map[string]string{}
+	Eventually(func(g Gomega) {
+		for _, m := range tc.memberList() {
+			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, m, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred(), "a member being replaced has no pod for a moment")
+			g.Expect(p.Spec.NodeName).NotTo(BeEmpty(), "%s is scheduled", m)
+			nodeOf[m] = p.Spec.NodeName
+		}
+	}, time.Minute, 200*time.Millisecond).Should(Succeed())
+	for _, m := range tc.memberList() {
+		if m == leader || nodeOf[m] == nodeOf[leader] {
+			continue
+		}
+		if member == "" || (prefer != nil && prefer(m) && !prefer(member)) {
+			member, node = m, nodeOf[m]
+		}
+	}
+	Expect(member).NotTo(BeEmpty(), "a follower on a node without the leader %s: %v", leader, nodeOf)
+	return member, node
 }
