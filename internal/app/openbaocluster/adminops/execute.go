@@ -2,12 +2,14 @@ package adminops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,7 +79,13 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 		return ctrl.Result{RequeueAfter: persistRequeue}, nil
 	case operation.KindDelete:
 		log.Info("Deleting", "object", string(p.Object))
-		if err := r.deleteObject(ctx, c, p.Action); err != nil {
+		err := r.deleteObject(ctx, c, p.Action)
+		if errors.Is(err, errEvictionRefused) {
+			// The step stays where it is (its intent is persisted); the next pass
+			// decides again from what it observes, within the step's timeout.
+			return ctrl.Result{RequeueAfter: openbaoPollInterval}, nil
+		}
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: poll}, nil
@@ -222,19 +230,58 @@ func (r *Reconciler) applyStatefulSetFields(ctx context.Context, sts *appsv1.Sta
 	return nil
 }
 
-// deletePod deletes the member's pod, only the exact pod read (UID precondition), so
-// a pod re-created meanwhile is never deleted by mistake.
+// errEvictionRefused is deletePod's answer when the PodDisruptionBudget refuses the
+// member's eviction: another member is down or being evicted (a node drain).
+var errEvictionRefused = errors.New("the PodDisruptionBudget refuses the eviction")
+
+// deletePod takes the member's pod down, only the exact pod read (UID precondition),
+// so a pod re-created meanwhile is never deleted by mistake. A Ready member is
+// evicted, not deleted: the PodDisruptionBudget then arbitrates between the operator
+// and anyone else who evicts (kubectl drain), so the two never take two members down
+// at once (found on the rig: a drain evicted a follower while the upgrade deleted
+// another; the budget, which a plain delete does not consume, allowed both, and the
+// leader lost its quorum). A member that is not Ready is already unavailable and is
+// deleted; so is the only member of a 1-member cluster, and a member of a cluster
+// whose budget no disruption controller has processed (status.observedGeneration 0:
+// every eviction would be refused there).
 func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, name string) error {
 	pod := &corev1.Pod{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pod); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Deleting member pod", "Pod", name, "uid", string(pod.UID))
+	log := ctrl.LoggerFrom(ctx).WithValues("Pod", name, "uid", string(pod.UID))
+	if r.evicts(ctx, c, pod) {
+		log.Info("Evicting member pod")
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}}
+		err := r.Client.SubResource("eviction").Create(ctx, pod, ev)
+		switch {
+		case apierrors.IsTooManyRequests(err):
+			log.Info("The PodDisruptionBudget refuses the eviction for now", "reason", err.Error())
+			return errEvictionRefused
+		case err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
+			return fmt.Errorf("failed to evict pod %s/%s: %w", c.Namespace, name, err)
+		}
+		return nil
+	}
+	log.Info("Deleting member pod")
 	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("failed to delete pod %s/%s: %w", c.Namespace, name, err)
 	}
 	return nil
+}
+
+// evicts reports whether the member's pod goes down through the eviction API.
+func (r *Reconciler) evicts(ctx context.Context, c *baov1.OpenBaoCluster, pod *corev1.Pod) bool {
+	if !podReady(pod) || c.GetReplicas() < 2 {
+		return false
+	}
+	pdb := &policyv1.PodDisruptionBudget{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).PodDisruptionBudget()}, pdb); err != nil {
+		return false
+	}
+	return pdb.Status.ObservedGeneration > 0
 }
 
 // deleteVolume deletes one volume claim of the cluster, only the exact claim read
