@@ -272,16 +272,34 @@ func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, nam
 	return nil
 }
 
-// evicts reports whether the member's pod goes down through the eviction API.
+// evicts reports whether the member's pod goes down through the eviction API (it
+// reads the budget; the decision is takeDownBy).
 func (r *Reconciler) evicts(ctx context.Context, c *baov1.OpenBaoCluster, pod *corev1.Pod) bool {
-	if !podReady(pod) || c.GetReplicas() < 2 {
-		return false
-	}
 	pdb := &policyv1.PodDisruptionBudget{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).PodDisruptionBudget()}, pdb); err != nil {
-		return false
+	processed := false
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).PodDisruptionBudget()}, pdb); err == nil {
+		processed = pdb.Status.ObservedGeneration > 0
 	}
-	return pdb.Status.ObservedGeneration > 0
+	return takeDownBy(podReady(pod), c.GetReplicas(), processed) == takeDownEvict
+}
+
+// takeDown is how a member's pod is taken down.
+type takeDown string
+
+const (
+	takeDownEvict  takeDown = "Evict"
+	takeDownDelete takeDown = "Delete"
+)
+
+// takeDownBy decides how a member's pod is taken down: evicted when it is Ready, the
+// cluster has more than one member and a disruption controller processed the budget
+// (so that the budget arbitrates with drains); deleted otherwise (it is unavailable
+// already, or no eviction could ever be allowed).
+func takeDownBy(ready bool, replicas int32, budgetProcessed bool) takeDown {
+	if ready && replicas > 1 && budgetProcessed {
+		return takeDownEvict
+	}
+	return takeDownDelete
 }
 
 // deleteVolume deletes one volume claim of the cluster, only the exact claim read

@@ -169,3 +169,23 @@ func TestNeverStarted(t *testing.T) {
 		})
 	}
 }
+
+func TestTakeDownBy(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		ready        bool
+		replicas     int32
+		processed    bool
+		want         takeDown
+	}{
+		{"ready member", "the budget arbitrates with drains: two members never go down at once", true, 3, true, takeDownEvict},
+		{"not ready", "an unavailable member costs the budget nothing, and an unhealthy pod's eviction may be refused", false, 3, true, takeDownDelete},
+		{"single member", "the budget never allows evicting the only member", true, 1, true, takeDownDelete},
+		{"no disruption controller", "an unprocessed budget refuses every eviction (envtest runs no controller manager)", true, 3, false, takeDownDelete},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(takeDownBy(tc.ready, tc.replicas, tc.processed)).To(Equal(tc.want), tc.reason)
+		})
+	}
+}
