@@ -86,6 +86,9 @@ const (
 	ReasonRaftUnavailable Reason = "RaftUnavailable"
 	// ReasonSealKeyMissing means the static-seal key Secret of an initialized cluster is gone.
 	ReasonSealKeyMissing Reason = "SealKeyMissing"
+	// ReasonApplyFailed means the API server refused a write of one of the cluster's
+	// objects; the message carries its answer.
+	ReasonApplyFailed Reason = "ApplyFailed"
 	// ReasonFailureToleranceLow means Raft serves, but tolerates fewer failed voters
 	// than the cluster's size promises ((members-1)/2): a member is a non-voter, or a
 	// voter is unhealthy.
@@ -101,6 +104,16 @@ const (
 	// ReasonInvalidDuration means a duration field does not parse or is out of range
 	// (an object stored before the API server validated durations).
 	ReasonInvalidDuration Reason = "InvalidDuration"
+	// ReasonInvalidSealStanza means spec.seal.customStanza holds more than seal
+	// blocks, or does not parse.
+	ReasonInvalidSealStanza Reason = "InvalidSealStanza"
+	// ReasonNameConflict means an object the cluster would create or update exists and
+	// was not created by baokeeper for this cluster (another application's Secret,
+	// Service, ...): baokeeper touches nothing until the conflict is resolved.
+	ReasonNameConflict Reason = "NameConflict"
+	// ReasonProtectedNamespace means the cluster is in a namespace baokeeper never
+	// runs clusters in: its own, or kube-system.
+	ReasonProtectedNamespace Reason = "ProtectedNamespace"
 )
 
 // Reasons of the TLSReady condition.
@@ -156,6 +169,9 @@ const (
 	EventSpecRefused Reason = "SpecRefused"
 	// EventUpgradePending is emitted when a version change waits for the upgrade manager.
 	EventUpgradePending Reason = "UpgradePending"
+	// EventApplyFailed is emitted when the API server refuses a write of one of the
+	// cluster's objects, once per distinct answer.
+	EventApplyFailed Reason = "ApplyFailed"
 )
 
 // Control annotations on an OpenBaoCluster. Each is edge-triggered: baokeeper acts once

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -266,4 +267,25 @@ func (c *OpenBaoCluster) GetMaxLagEntries() uint64 {
 		return uint64(*v)
 	}
 	return DefaultMaxLagEntries
+}
+
+// DisplayEndpoint is the endpoint as status, events and logs show it: without any
+// user information (user:password@), which the API server refuses on new writes
+// but an object stored before that rule may still carry.
+func (t *S3Target) DisplayEndpoint() string {
+	if t == nil {
+		return ""
+	}
+	u, err := url.Parse(t.Endpoint)
+	if err != nil {
+		if i := strings.LastIndex(t.Endpoint, "@"); i >= 0 {
+			return "<redacted>@" + t.Endpoint[i+1:]
+		}
+		return t.Endpoint
+	}
+	if u.User != nil {
+		u.User = nil
+		return u.Scheme + "://<redacted>@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
+	}
+	return t.Endpoint
 }

@@ -218,8 +218,13 @@ type PreUpgradeSnapshotSpec struct {
 // S3Target is an S3-compatible bucket for snapshots.
 type S3Target struct {
 	// endpoint is the URL of the S3 API, for example https://s3.eu-west-1.amazonaws.com.
+	// Credentials never go in it (they would show in status and events): they go in
+	// the Secret credentialsSecretRef names.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[^/]*//[^/?#]*@')",message="spec.upgrade.preUpgradeSnapshot.s3.endpoint must not carry credentials (user:password@): they would show in status, events and logs. Put them in the Secret spec.upgrade.preUpgradeSnapshot.s3.credentialsSecretRef names (keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and give the endpoint as https://HOST[:PORT]"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/?#@]+/?$')",message="spec.upgrade.preUpgradeSnapshot.s3.endpoint must be an http:// or https:// URL of a host and nothing after it, for example https://s3.eu-west-1.amazonaws.com or http://minio.storage.svc:9000 (the bucket goes in bucket, a path in prefix)"
 	Endpoint string `json:"endpoint"`
 
 	// bucket is the bucket name.

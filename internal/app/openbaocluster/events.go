@@ -42,6 +42,12 @@ func (r *Reconciler) emitTransitionEvents(c *baov1.OpenBaoCluster, before *baov1
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(baov1.EventSpecRefused), actionValidate, "%s", p.refusal)
 		}
 	}
+	if p.blockedReason == baov1.ReasonApplyFailed {
+		old := meta.FindStatusCondition(before.Conditions, string(baov1.ConditionDegraded))
+		if old == nil || old.Message != p.blocked {
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(baov1.EventApplyFailed), actionCreate, "%s", p.blocked)
+		}
+	}
 	if p.decision != nil && p.decision.Allowed && p.decision.IsUpgrade {
 		old := meta.FindStatusCondition(before.Conditions, string(baov1.ConditionSpecValid))
 		if old == nil || old.ObservedGeneration != c.Generation {

@@ -39,6 +39,10 @@ type observation struct {
 	health map[string]*openbao.Health
 	// healthErrs are the members whose health could not be read, with the reason.
 	healthErrs map[string]string
+	// existing are the objects found under the names the cluster writes, with their
+	// owners (workload.Conflicts decides whether they are the cluster's).
+	existing []workload.ExistingObject
+
 	// autopilot is the Raft view from autopilot state; nil when it could not be read
 	// (autopilotErr says why), or when no member was Ready.
 	autopilot    *openbao.AutopilotState
@@ -55,13 +59,15 @@ type pass struct {
 	// refusalReason is the SpecValid reason of a refusal.
 	refusalReason baov1.Reason
 	// blocked says why the pass stopped without a spec problem (for example a missing seal key).
-	blocked    string
-	tlsReason  baov1.Reason
-	tlsMessage string
-	issuedCert bool
-	createdSTS bool
-	renewAt    time.Time
-	notAfter   time.Time
+	blocked string
+	// blockedReason is the Degraded reason of blocked.
+	blockedReason baov1.Reason
+	tlsReason     baov1.Reason
+	tlsMessage    string
+	issuedCert    bool
+	createdSTS    bool
+	renewAt       time.Time
+	notAfter      time.Time
 	// certSHA256 is the SHA-256 of the serving certificate the Secret holds.
 	certSHA256  string
 	runningImg  string
@@ -111,6 +117,9 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*obs
 		}
 	}
 
+	if obs.existing, err = r.observeExisting(ctx, c); err != nil {
+		return nil, err
+	}
 	r.observeHealth(ctx, c, obs)
 	return obs, nil
 }

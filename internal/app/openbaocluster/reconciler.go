@@ -17,6 +17,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // ClientFactory returns the controller's read-only OpenBao client for one cluster.
@@ -90,6 +91,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		ctrl.LoggerFrom(ctx).V(1).Info("Break-glass is active: leaving the workload objects alone", "reason", string(bg.Reason))
 		return ctrl.Result{}, nil
 	}
+	if conflicts := workload.Conflicts(cluster, obs.existing); len(conflicts) > 0 {
+		// Never take over what baokeeper did not create: writing any of these would
+		// overwrite another application's data or make the cluster its owner. The
+		// other objects are not watched, so the check runs again on a timer.
+		p.refusal, p.refusalReason = workload.ConflictMessage(cluster, conflicts), baov1.ReasonNameConflict
+		ctrl.LoggerFrom(ctx).Info("Refusing to take over objects the cluster did not create", "conflicts", len(conflicts))
+		return ctrl.Result{RequeueAfter: ConflictRecheck}, nil
+	}
 	if res, err := r.reconcileWorkload(ctx, p); err != nil || !res.IsZero() {
 		return res, err
 	}
@@ -104,6 +113,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 const (
 	// StatusRefresh bounds how old an idle cluster's status may be.
 	StatusRefresh = 30 * time.Second
+	// ConflictRecheck is how soon a cluster refused for a name conflict looks
+	// again: the objects in its way are not baokeeper's, so no watch reports their
+	// removal. A check reads only the names still missing from the cache.
+	ConflictRecheck = 10 * time.Second
 	// ReadRetry is how soon a pass whose OpenBao read failed looks again.
 	ReadRetry = 5 * time.Second
 )

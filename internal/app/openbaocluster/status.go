@@ -190,7 +190,7 @@ func setDegraded(set conditionSetter, c *baov1.OpenBaoCluster, p *pass, f status
 	case p.refusal != "":
 		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
 	case p.blocked != "":
-		set(baov1.ConditionDegraded, true, baov1.ReasonSealKeyMissing, p.blocked)
+		set(baov1.ConditionDegraded, true, p.blockedReason, p.blocked)
 	case f.opReason == baov1.ReasonUpgradeFailed || f.opReason == baov1.ReasonScalingFailed:
 		set(baov1.ConditionDegraded, true, f.opReason, f.opMessage)
 	case f.opReason == baov1.ReasonScaling:

@@ -230,7 +230,7 @@ func TestComputeStatusPhases(t *testing.T) {
 			name: "seal key missing", reason: "an initialized cluster whose seal key vanished says how to recover",
 			cluster:   newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0")),
 			obs:       newObs(withSTS(true), withMembers(3, 3, "2.4.0")),
-			pass:      pass{decision: allowed, blocked: "The static-seal key Secret bao-seal is missing"},
+			pass:      pass{decision: allowed, blocked: "The static-seal key Secret bao-seal is missing", blockedReason: baov1.ReasonSealKeyMissing},
 			wantPhase: baov1.PhaseRunning, wantAvailable: metav1.ConditionTrue, wantDegraded: baov1.ReasonSealKeyMissing,
 			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "bao-seal is missing",
 		},

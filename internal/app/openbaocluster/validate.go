@@ -9,6 +9,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // validate runs the spec checks, then the version and image policy. A refusal
@@ -16,6 +17,11 @@ import (
 // changes), and the deferred status write carries the reason.
 func (r *Reconciler) validate(ctx context.Context, p *pass) (ctrl.Result, error) {
 	c := p.cluster
+	if problem := workload.NamespaceProblem(c.Namespace, r.Config.ControllerServiceAccount.Namespace); problem != "" {
+		p.refusal, p.refusalReason = problem, baov1.ReasonProtectedNamespace
+		ctrl.LoggerFrom(ctx).Info("Refusing a cluster in a protected namespace")
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("spec refused (%s): %s", p.refusalReason, problem))
+	}
 	if ref := upgrade.CheckSpec(c); ref != nil {
 		p.refusal, p.refusalReason = ref.Message, ref.Reason
 		ctrl.LoggerFrom(ctx).Info("Refusing spec", "reason", string(ref.Reason))

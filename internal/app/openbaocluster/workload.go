@@ -41,6 +41,14 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, p *pass) (ctrl.Resul
 				ctrl.LoggerFrom(ctx).V(1).Info("Object changed while applying; retrying", "step", s.name)
 				return ctrl.Result{RequeueAfter: conflictRequeue}, nil
 			}
+			if p.blocked == "" {
+				// Whatever keeps the cluster from progressing is in its status and an
+				// event, not only in the log: an admission webhook or policy, a quota,
+				// a missing permission, an immutable field.
+				p.blocked, p.blockedReason = fmt.Sprintf("The API server refused a write of the cluster's %s objects: %v. "+
+					"Fix what it names (an admission policy or webhook, a quota, the operator's permissions); baokeeper retries with backoff", s.name, err),
+					baov1.ReasonApplyFailed
+			}
 			return ctrl.Result{}, err
 		}
 	}
@@ -67,6 +75,7 @@ func (r *Reconciler) ensureSealKey(ctx context.Context, p *pass) error {
 		return nil
 	}
 	if wasInitialized(p.cluster) {
+		p.blockedReason = baov1.ReasonSealKeyMissing
 		p.blocked = fmt.Sprintf("The static-seal key Secret %s is missing, but the cluster was initialized with it: restore the Secret from your backup. baokeeper does not generate a new key, because members could no longer unseal their data",
 			workload.NamesFor(p.cluster).SealSecret())
 		return reconcile.TerminalError(errors.New(p.blocked))

@@ -22,17 +22,19 @@ import (
 )
 
 // Least privilege, checked against the audit log of every e2e run (test/e2e/rbac_test.go):
-// reads go through the cache (list, watch; no get), writes are server-side applies
-// (patch, and create for an apply that creates), deletes only where the code deletes.
+// reads go through the cache (list, watch), writes are server-side applies (patch,
+// and create for an apply that creates), deletes only where the code deletes. get
+// is the check, before a cluster's first write, that no object of another
+// application has the name it would write (metadata only; app.observeExisting).
 // +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters,verbs=list;watch
 // +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters/status,verbs=patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;configmaps;serviceaccounts,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;serviceaccounts,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=list;watch;create;patch
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update

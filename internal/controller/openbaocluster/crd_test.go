@@ -88,6 +88,27 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("a pod annotation under baokeeper.dev/", func(c *baov1.OpenBaoCluster) {
 			c.Spec.PodAnnotations = map[string]string{"baokeeper.dev/restart": "x"}
 		}, "spec.podAnnotations may not use keys under baokeeper.dev/"),
+		Entry("an S3 endpoint with credentials in it", withEndpoint("http://AKIAEXAMPLE:wJalrXUtn@minio.storage.svc:9000"),
+			"spec.upgrade.preUpgradeSnapshot.s3.endpoint must not carry credentials (user:password@)"),
+		Entry("an S3 endpoint with a user name only", withEndpoint("https://AKIAEXAMPLE@s3.example.com"),
+			"must not carry credentials"),
+		Entry("an ftp:// S3 endpoint", withEndpoint("ftp://files.example.com"),
+			"spec.upgrade.preUpgradeSnapshot.s3.endpoint must be an http:// or https:// URL of a host"),
+		Entry("a bare host as S3 endpoint", withEndpoint("minio.storage.svc:9000"),
+			"must be an http:// or https:// URL of a host"),
+		Entry("an S3 endpoint with a path", withEndpoint("https://s3.example.com/snapshots"),
+			"(the bucket goes in bucket, a path in prefix)"),
+	)
+
+	DescribeTable("accepts S3 endpoints",
+		func(endpoint string) {
+			c := newCluster(ns, "s3ok")
+			withEndpoint(endpoint)(c)
+			Expect(k8s.Create(ctx, c)).To(Succeed())
+		},
+		Entry("https host", "https://s3.eu-west-1.amazonaws.com"),
+		Entry("http host and port, trailing slash", "http://minio.storage.svc:9000/"),
+		Entry("an IPv6 address", "http://[fd00::1]:9000"),
 	)
 
 	It("refuses a storage change once the cluster exists, saying what to do instead", func() {
@@ -149,3 +170,10 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(string(got.Spec.Initialization.ExtraRequests[0].Data.Raw)).To(MatchJSON(`{"type":"kv","options":{"version":"2"}}`))
 	})
 })
+
+func withEndpoint(endpoint string) func(*baov1.OpenBaoCluster) {
+	return func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.PreUpgradeSnapshot.S3 = &baov1.S3Target{Endpoint: endpoint, Bucket: "snaps",
+			CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}
+	}
+}

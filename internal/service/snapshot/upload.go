@@ -42,6 +42,11 @@ type Store struct {
 // NewStore validates cfg and builds a client. It does not contact the server.
 func NewStore(cfg S3Config) (*Store, error) {
 	u, err := url.Parse(cfg.Endpoint)
+	if err == nil && u.User != nil {
+		// Not echoed: the URL carries credentials.
+		return nil, errors.New("invalid S3 endpoint: it carries credentials (user:password@), which would show in logs and status; " +
+			"put them in the Secret spec.upgrade.preUpgradeSnapshot.s3.credentialsSecretRef names and give the endpoint as https://HOST[:PORT]")
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("invalid S3 endpoint %q: give the URL of the S3 API, such as https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:8333", cfg.Endpoint)
 	}

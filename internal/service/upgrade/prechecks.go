@@ -154,7 +154,7 @@ func SnapshotLocation(s baov1.PreUpgradeSnapshotSpec) string {
 	if s.Policy == baov1.SnapshotNever || s.S3 == nil {
 		return ""
 	}
-	return fmt.Sprintf("s3://%s/%s (%s)", s.S3.Bucket, strings.TrimPrefix(s.S3.Prefix, "/"), s.S3.Endpoint)
+	return fmt.Sprintf("s3://%s/%s (%s)", s.S3.Bucket, strings.TrimPrefix(s.S3.Prefix, "/"), s.S3.DisplayEndpoint())
 }
 
 func joinOr(xs []string, empty string) string {

@@ -48,6 +48,21 @@ func TestCheckSpec(t *testing.T) {
 			}},
 		{name: "blue-green without a version change", reason: "nothing to roll out, nothing to refuse",
 			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy }},
+		{name: "custom seal", reason: "a seal block is what the field is for",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Seal = baov1.SealSpec{Type: baov1.CustomSeal, CustomStanza: `seal "transit" { address = "https://t:8200" }`}
+			}},
+		{name: "a listener in the custom seal", reason: "config.hcl would get a listener without TLS",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Seal = baov1.SealSpec{Type: baov1.CustomSeal, CustomStanza: `seal "transit" { address = "https://t:8200" }
+listener "tcp" {
+  address     = "0.0.0.0:8300"
+  tls_disable = true
+}`}
+			},
+			want: baov1.ReasonInvalidSealStanza, message: []string{`spec.seal.customStanza may hold only seal blocks, and holds "listener"`, "nothing was changed"}},
+		{name: "a stanza that is ignored under the Static seal", reason: "only a Custom seal renders the stanza",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Seal = baov1.SealSpec{Type: baov1.StaticSeal, CustomStanza: `listener "tcp" {}`} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
