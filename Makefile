@@ -61,6 +61,23 @@ verify: ## Fail when generated files are stale, gofmt or go vet complain.
 	$(MAKE) generate manifests
 	@git diff --exit-code -- api config charts || { echo "generated files are stale: run make generate manifests and commit"; exit 1; }
 
+# The release version: the chart's appVersion. The image is tagged with it, and
+# config/manager and the chart reference it.
+VERSION ?= $(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/baokeeper/Chart.yaml)
+IMAGE_REPO ?= ghcr.io/baokeeper/baokeeper
+PLATFORMS ?= linux/amd64,linux/arm64
+.PHONY: image
+image: ## Build the operator's OCI image (static, non-root, SBOM; amd64 and arm64) into dist/oci, reproducibly.
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		go run ./hack/image --repository $(IMAGE_REPO) --version $(VERSION) --revision "$$(git rev-parse HEAD 2>/dev/null)" \
+		--platforms $(PLATFORMS) --out dist/oci --work-dir dist/build
+
+# The rig runs the operator from the image, for this machine's architecture only:
+# the platform's image manifest is the same bytes in the multi-platform index.
+.PHONY: image-host
+image-host: ## Build the operator's image for this machine's platform into dist/oci (what the rig runs).
+	$(MAKE) image PLATFORMS=linux/$$(go env GOARCH)
+
 .PHONY: build
 build: ## Build the baokeeper binary into bin/.
 	go build -o $(BIN)/baokeeper ./cmd/baokeeper
@@ -109,7 +126,7 @@ rig-build: ## Build the rig, the operator and the e2e test binary into bin/.
 # are left to make bench-upgrade and make bench-scale, which run alone.
 E2E_PROCS ?= 2
 .PHONY: test-e2e
-test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build ## End-to-end specs on the local rig (needs root).
+test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build image-host ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace), $(E2E_PROCS) Ginkgo processes =="
 	ns=baokeeper-e2e-$$$$; code=0; \
 		$(TEST_ENV) HELM_BIN=$(HELM_BIN) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
@@ -126,7 +143,7 @@ bench-bins: openbao-bins ## Relink the benchmarks' OpenBao version chain.
 	BAO_FAKE_VERSIONS="$(BENCH_BAO_VERSIONS)" hack/build-bins.sh openbao
 
 .PHONY: bench-upgrade
-bench-upgrade: rig-bins bench-bins s3-bins rig-build ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members, the leader at every position (needs root; about an hour).
+bench-upgrade: rig-bins bench-bins s3-bins rig-build image-host ## Upgrade benchmark on the local rig: baokeeper against two baselines, 3 and 5 members, the leader at every position (needs root; about an hour).
 	@echo "== upgrade benchmark on the local rig (inside a private network namespace) =="
 	ns=baokeeper-bench-$$$$; code=0; \
 		$(TEST_ENV) BENCH_RUNS=$(BENCH_RUNS) $(BIN)/rig netns-run --name $$ns -- $(BIN)/e2e.test -test.v -test.timeout 180m -ginkgo.timeout 170m -ginkgo.v -ginkgo.label-filter=bench $(BENCH_FLAGS) || code=$$?; \
@@ -135,7 +152,7 @@ bench-upgrade: rig-bins bench-bins s3-bins rig-build ## Upgrade benchmark on the
 # BENCH_SCALE_CLUSTERS and BENCH_SCALE_IDLE shrink the idle-cost run for a quick try,
 # BENCH_CONCURRENT sets how many clusters upgrade at once on the rig (default 4).
 .PHONY: bench-scale
-bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build ## Idle cost over 200 clusters (envtest, simulated members), then concurrent upgrades on the rig (needs root; about 25 min).
+bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build image-host ## Idle cost over 200 clusters (envtest, simulated members), then concurrent upgrades on the rig (needs root; about 25 min).
 	@echo "== idle cost and start-up over many clusters (envtest, simulated members) =="
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test -tags scale -count=1 -timeout 60m ./test/scale -v -args -ginkgo.v
@@ -145,7 +162,7 @@ bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build ## Idle cost ove
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 .PHONY: demo
-demo: rig-bins openbao-bins s3-bins rig-build ## Boot the rig, install baokeeper, create a cluster, write and read data.
+demo: rig-bins openbao-bins s3-bins rig-build image-host ## Boot the rig, install baokeeper, create a cluster, write and read data.
 	$(BIN)/rig netns-run --name baokeeper-demo --forward 127.0.0.1:16443 -- hack/demo.sh
 
 .PHONY: test-unit

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	// The image has no CA files: when the system offers none, Go uses these
+	// (Mozilla's roots, as golang.org/x/crypto ships them) for S3 over https.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -34,6 +37,9 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
+// version is the release, set at link time by make image (-X main.version=...).
+var version = "dev"
+
 func main() {
 	args := os.Args[1:]
 	mode := "manager"
@@ -46,8 +52,10 @@ func main() {
 		err = runManager(args)
 	case "executor":
 		os.Exit(executorMain(args))
+	case "version":
+		fmt.Println(version)
 	default:
-		err = fmt.Errorf("unknown mode %q: use manager (default) or executor", mode)
+		err = fmt.Errorf("unknown mode %q: use manager (default), executor or version", mode)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "baokeeper: %v\n", err)
@@ -77,6 +85,7 @@ func runManager(args []string) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	log.Info("Starting baokeeper", "version", version)
 
 	sa, err := controllerServiceAccount(*controllerSA)
 	if err != nil {

@@ -29,6 +29,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/baokeeper/baokeeper/test/testenv"
 )
 
@@ -127,6 +129,33 @@ var _ = Describe("charts/baokeeper", func() {
 			b, err := os.ReadFile(filepath.Join(root, src))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(a)).To(Equal(string(b)), "charts/baokeeper/%s differs from %s: run make manifests", copy, src)
+		}
+	})
+
+	It("references the operator's image by the release version (the chart's appVersion) in the chart and in config/, never by latest", func() {
+		chartYAML, err := os.ReadFile(filepath.Join(chart, "Chart.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var meta struct {
+			AppVersion string `json:"appVersion"`
+		}
+		Expect(sigsyaml.Unmarshal(chartYAML, &meta)).To(Succeed())
+		Expect(meta.AppVersion).NotTo(BeEmpty())
+		manager, err := os.ReadFile(filepath.Join(root, "config", "manager", "manager.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(string(manager), "ghcr.io/baokeeper/baokeeper:"+meta.AppVersion)).To(Equal(2),
+			"config/manager/manager.yaml runs and hands executors ghcr.io/baokeeper/baokeeper:%s (make image builds that tag)", meta.AppVersion)
+		var deployment string
+		for _, o := range render() {
+			if o.GetKind() == "Deployment" {
+				raw, err := sigsyaml.Marshal(o.Object)
+				Expect(err).NotTo(HaveOccurred())
+				deployment = string(raw)
+			}
+		}
+		rendered := deployment
+		Expect(rendered).To(ContainSubstring("ghcr.io/baokeeper/baokeeper:" + meta.AppVersion))
+		for name, text := range map[string]string{"config/manager/manager.yaml": string(manager), "the rendered chart": rendered} {
+			Expect(text).NotTo(ContainSubstring("baokeeper:latest"), name)
 		}
 	})
 

@@ -445,7 +445,7 @@ func killOperator(ctx context.Context) time.Duration {
 	pod := pods.Items[0].Name
 	start := time.Now()
 	pids := operatorPIDs(pod)
-	Expect(pids).NotTo(BeEmpty(), "no bin/baokeeper process with HOSTNAME=%s", pod)
+	Expect(pids).NotTo(BeEmpty(), "no baokeeper process with HOSTNAME=%s", pod)
 	for _, pid := range pids {
 		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 	}
@@ -464,7 +464,7 @@ func operatorPIDs(pod string) []int {
 	var out []int
 	for _, pid := range processesOf(operatorNS, pod) {
 		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
-		if err == nil && strings.HasSuffix(exe, "/bin/baokeeper") {
+		if err == nil && strings.HasSuffix(exe, "/baokeeper") {
 			out = append(out, pid)
 		}
 	}

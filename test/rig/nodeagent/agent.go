@@ -51,6 +51,10 @@ type Config struct {
 	NodeIP string
 	// ImageMap maps container images to local executables (see doc.go for matching).
 	ImageMap map[string]string
+	// ImageLayouts are OCI image layouts (make image writes dist/oci) searched before
+	// ImageMap: an image found there is unpacked under StateDir/images and its
+	// entrypoint runs, with the kubelet's runAsNonRoot check against its user.
+	ImageLayouts []string
 	// APIServerHost is KUBERNETES_SERVICE_HOST and the address of kubernetes.default.svc
 	// in every pod's /etc/hosts.
 	APIServerHost string
@@ -137,6 +141,7 @@ type agent struct {
 	addrs   addrManager
 	ips     *ipAllocator
 	selfExe string
+	oci     *ociStore
 
 	factory  informers.SharedInformerFactory
 	secrets  corev1listers.SecretLister
@@ -167,6 +172,7 @@ func newAgent(cfg Config, client kubernetes.Interface, addrs addrManager) *agent
 		addrs:     addrs,
 		ips:       newIPAllocator(cfg.PodIPPrefix),
 		selfExe:   "/proc/self/exe",
+		oci:       &ociStore{layouts: cfg.ImageLayouts, dir: filepath.Join(cfg.StateDir, "images")},
 		factory:   f,
 		secrets:   f.Core().V1().Secrets().Lister(),
 		cms:       f.Core().V1().ConfigMaps().Lister(),

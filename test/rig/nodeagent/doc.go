@@ -81,6 +81,15 @@
 //     SIGKILL) and removes the addresses it added. Pod objects, logs, volume directories
 //     (emptyDirs survive an agent restart) and persistent volumes stay.
 //
+// Images from OCI layouts: Config.ImageLayouts (make image writes dist/oci) are
+// searched first, by the org.opencontainers.image.ref.name of each index entry (the
+// same candidates as the image map) or by the entry's digest. The entry's image for
+// linux and this machine's architecture is unpacked once under StateDir/images/<digest>
+// and its entrypoint is the container's executable; with runAsNonRoot, the image's
+// User must be a number other than 0 (or runAsUser set), as the kubelet checks, else
+// CreateContainerConfigError. Processes still run as the rig's user: the rig has no
+// user namespaces.
+//
 // Image to executable: Config.ImageMap is looked up with the image as written, then
 // without registry host, then "repo:tag" ignoring "@digest" (also with Docker Hub's
 // implicit library/ and :latest). An image that is not mapped (or maps to a missing

@@ -188,7 +188,7 @@ type execPlan struct {
 // planContainer resolves the image, environment, command and mounts of a container.
 func (pr *podRuntime) planContainer(pod *corev1.Pod, ctr *corev1.Container) (*execPlan, error) {
 	a := pr.a
-	exe, err := resolveImage(a.cfg.ImageMap, ctr.Image, os.Stat)
+	exe, err := a.containerExecutable(pod, ctr)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 // Command rig runs baokeeper's local test rig.
 //
 //	rig netns-run [--name N] [--forward 127.0.0.1:16443] -- CMD...   run CMD in a fresh network namespace
-//	rig up --dir D [--bin-dir bin/k8s-1.37.2] [--images test/rig/images.txt]   start the rig (inside the namespace)
+//	rig up --dir D [--bin-dir bin/k8s-1.37.2] [--images test/rig/images.txt] [--oci-layouts dist/oci]   start the rig (inside the namespace)
 package main
 
 import (
@@ -102,6 +102,7 @@ func up(args []string) error {
 	dir := fs.String("dir", "", "directory for the rig's state and logs")
 	binDir := fs.String("bin-dir", "bin/k8s-1.37.2", "directory with etcd and the Kubernetes binaries")
 	images := fs.String("images", "test/rig/images.txt", "image map file")
+	layouts := fs.String("oci-layouts", "dist/oci", "comma-separated OCI image layouts searched before the image map (make image writes dist/oci); a missing one is skipped")
 	root := fs.String("root", ".", "repository root that relative paths are resolved from")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -134,12 +135,18 @@ func up(args []string) error {
 	if err != nil {
 		return err
 	}
-	return runRig(ctx, *dir, binAbs, imageMap, logger())
+	var layoutDirs []string
+	for _, l := range strings.Split(*layouts, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			layoutDirs = append(layoutDirs, abs(l))
+		}
+	}
+	return runRig(ctx, *dir, binAbs, imageMap, layoutDirs, logger())
 }
 
 // runRig starts the control plane and the node agent, writes dir/ready, and runs until
 // ctx ends; then it stops the pods first and the control plane after them.
-func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string, log logr.Logger) error {
+func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string, layouts []string, log logr.Logger) error {
 	start := time.Now()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -155,8 +162,10 @@ func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string,
 	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
 	agentDone := make(chan error, 1)
 	go func() {
-		agentDone <- nodeagent.Run(agentCtx, cp.NodeAgentConfig([]string{"rig-node-1", "rig-node-2", "rig-node-3"},
-			filepath.Join(dir, "nodes"), imageMap, log.WithName("nodeagent")))
+		cfg := cp.NodeAgentConfig([]string{"rig-node-1", "rig-node-2", "rig-node-3"},
+			filepath.Join(dir, "nodes"), imageMap, log.WithName("nodeagent"))
+		cfg.ImageLayouts = layouts
+		agentDone <- nodeagent.Run(agentCtx, cfg)
 	}()
 	defer func() {
 		stopAgent()
