@@ -62,7 +62,9 @@ listener "tcp" {
 			},
 			want: baov1.ReasonInvalidSealStanza, message: []string{`spec.seal.customStanza may hold only seal blocks, and holds "listener"`, "nothing was changed"}},
 		{name: "a stanza that is ignored under the Static seal", reason: "only a Custom seal renders the stanza",
-			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Seal = baov1.SealSpec{Type: baov1.StaticSeal, CustomStanza: `listener "tcp" {}`} }},
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Seal = baov1.SealSpec{Type: baov1.StaticSeal, CustomStanza: `listener "tcp" {}`}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
