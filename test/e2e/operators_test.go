@@ -121,7 +121,6 @@ func installChartOperator(ctx context.Context) {
 	// The CRD is already there (the suite's install); helm leaves crds/ alone then.
 	helm(ctx, "install", chartRelease, filepath.Join(root, "charts", "baokeeper"),
 		"--namespace", chartOperatorNS, "--create-namespace",
-		"--set", "image.tag=latest",
 		"--set", "watchNamespaces={"+strings.Join(chartNamespaces, ",")+"}",
 		"--set", fmt.Sprintf("metrics.port=%d,healthProbe.port=%d", chartMetricsPort, chartProbePort),
 		"--wait", "--timeout", "2m")
