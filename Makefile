@@ -39,7 +39,7 @@ manifests: ## Generate the CRD and RBAC manifests under config/.
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	@# The chart carries copies (helm reads files inside the chart only); test/chart
 	@# fails when they differ.
-	cp config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml charts/baokeeper/crds/
+	cp config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml charts/baokeeper/files/crds/
 	cp config/rbac/role.yaml charts/baokeeper/files/manager-role.yaml
 	cp config/grafana/baokeeper-dashboard.json config/prometheus/baokeeper-rules.yaml charts/baokeeper/files/
 

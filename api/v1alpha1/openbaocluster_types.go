@@ -555,6 +555,13 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	CurrentVersion string `json:"currentVersion,omitempty"`
 
+	// jwtAudience is the audience the cluster's JWT auth roles trust, recorded when
+	// baokeeper renders the cluster's initialization: openbao.baokeeper.dev/<namespace>/<name>,
+	// unique to the cluster, or "baokeeper" for a cluster initialized before audiences
+	// were per cluster. The operator's and the executors' tokens carry it.
+	// +optional
+	JWTAudience string `json:"jwtAudience,omitempty"`
+
 	// observedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -115,7 +115,7 @@ type connFlags struct {
 func (c *connFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.rawMembers, "members", "", "Comma-separated API addresses of the members to ask for the active node, https://<pod>.<headless service>.<namespace>.svc:8200.")
 	fs.StringVar(&c.caFile, "ca-file", "", "PEM file of the cluster CA that verifies the members' certificates.")
-	fs.StringVar(&c.tokenFile, "token-file", "", "Projected service-account token (audience "+workload.TokenAudience+") to log in with.")
+	fs.StringVar(&c.tokenFile, "token-file", "", "Projected service-account token (the cluster's audience, status.jwtAudience) to log in with.")
 	fs.StringVar(&c.tlsServerName, "tls-server-name", "", "Verify member certificates against this name instead of the address host (for addresses by IP).")
 	fs.StringVar(&c.authMount, "auth-mount", workload.AuthMount, "Path of the JWT auth method under auth/.")
 	fs.StringVar(&c.role, "role", workload.ExecutorRole, "JWT auth role to log in with.")

@@ -34,7 +34,7 @@ import (
 	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/metrics"
 	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
-	"github.com/baokeeper/baokeeper/internal/service/workload"
+	"github.com/baokeeper/baokeeper/internal/platform/satoken"
 )
 
 // version is the release, set at link time by make image (-X main.version=...).
@@ -70,11 +70,11 @@ func runManager(args []string) error {
 	metricsCertDir := fs.String("metrics-cert-dir", "", "Directory with tls.crt and tls.key for the metrics endpoint; empty: a self-signed certificate generated at start.")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
 	leaderElect := fs.Bool("leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	leaderElectID := fs.String("leader-elect-id", "baokeeper.openbao.baokeeper.dev", "Name of the leader-election Lease in the operator's namespace; two installations in one namespace need different names (the chart uses <release>.openbao.baokeeper.dev).")
 	leaseDuration := fs.Duration("leader-elect-lease-duration", 15*time.Second, "How long a standby replica waits before it takes over a lease that is no longer renewed: the takeover time after the leading replica dies.")
 	renewDeadline := fs.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leading replica retries renewing its lease before it gives up leadership and exits; less than --leader-elect-lease-duration.")
 	retryPeriod := fs.Duration("leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the lease.")
 	controllerSA := fs.String("controller-service-account", "", "namespace/name of the operator's service account, bound to the read-only OpenBao role. Defaults to $POD_NAMESPACE/$SERVICE_ACCOUNT_NAME.")
-	tokenPath := fs.String("openbao-token-path", "/var/run/secrets/baokeeper/token", "Projected service-account token (audience "+workload.TokenAudience+") used to log in to OpenBao.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
 	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
 	watchNamespaces := fs.String("watch-namespaces", "", "Comma-separated namespaces whose OpenBaoClusters this operator manages; empty: every namespace. With a list, the operator reads and writes only there (Roles suffice; see docs/install.md).")
@@ -123,7 +123,7 @@ func runManager(args []string) error {
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
-		LeaderElectionID:       "baokeeper.openbao.baokeeper.dev",
+		LeaderElectionID:       *leaderElectID,
 		LeaseDuration:          leaseDuration,
 		RenewDeadline:          renewDeadline,
 		RetryPeriod:            retryPeriod,
@@ -146,8 +146,13 @@ func runManager(args []string) error {
 		Clock:     clk,
 		Rand:      rand.Reader,
 		Issuer:    saissuer.NewCachedSource(saissuer.RESTGetter{Client: cs.Discovery().RESTClient()}, clk, 10*time.Minute),
-		OpenBao:   &app.CachingClientFactory{TokenPath: *tokenPath, Timeout: *openbaoTimeout, Instrument: upgradeMetrics.InstrumentOpenBao},
-		Config:    app.Config{ControllerServiceAccount: sa, HealthTimeout: *openbaoTimeout},
+		OpenBao: &app.CachingClientFactory{
+			// One token per cluster, for the cluster's own audience (status.jwtAudience).
+			Tokens:     (&satoken.Source{Client: cs.CoreV1(), ServiceAccount: sa, Clock: clk}).Token,
+			Timeout:    *openbaoTimeout,
+			Instrument: upgradeMetrics.InstrumentOpenBao,
+		},
+		Config: app.Config{ControllerServiceAccount: sa, HealthTimeout: *openbaoTimeout},
 	}
 	if err := controller.SetupWithManager(mgr, r); err != nil {
 		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)

@@ -138,7 +138,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 	}, SpecTimeout(recovery+time.Minute))
 
 	It("gives the controller a read-only identity", func(ctx SpecContext) {
-		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, token(ctx, "baokeeper-system", "baokeeper"), workload.ControllerRole))
+		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, operatorToken(ctx, ns), workload.ControllerRole))
 		_, err := c.Logical().ReadWithContext(ctx, "sys/storage/raft/configuration")
 		Expect(err).NotTo(HaveOccurred())
 		expectDenied(c.Sys().StepDownWithContext(ctx))
@@ -287,7 +287,7 @@ func autopilot(ctx context.Context, caPEM []byte) *baoapi.AutopilotState {
 	GinkgoHelper()
 	var st *baoapi.AutopilotState
 	Eventually(func(g Gomega) {
-		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, token(ctx, "baokeeper-system", "baokeeper"), workload.ControllerRole))
+		c := serviceClient(ctx, caPEM, name, login(ctx, caPEM, operatorToken(ctx, ns), workload.ControllerRole))
 		var err error
 		st, err = c.Sys().RaftAutopilotStateWithContext(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -352,11 +352,18 @@ func login(ctx context.Context, caPEM []byte, jwt, role string) string {
 	return tok
 }
 
+// token is a token of an application's service account, for the audience the specs'
+// application roles name (bound_audiences ["baokeeper"]).
 func token(ctx context.Context, namespace, sa string) string {
+	GinkgoHelper()
+	return tokenFor(ctx, namespace, sa, workload.LegacyTokenAudience)
+}
+
+func tokenFor(ctx context.Context, namespace, sa, audience string) string {
 	GinkgoHelper()
 	exp := int64(600)
 	res, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, &authv1.TokenRequest{
-		Spec: authv1.TokenRequestSpec{Audiences: []string{workload.TokenAudience}, ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+		Spec: authv1.TokenRequestSpec{Audiences: []string{audience}, ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	return res.Status.Token
 }

@@ -18,6 +18,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
 // Two installs of baokeeper run on the rig, each watching its own namespaces, so
@@ -61,13 +64,17 @@ func suiteNamespaces() []string {
 }
 
 // operatorToken is a token of the service account of the operator that manages the
-// clusters of namespace: OpenBao's controller role is bound to it.
+// cluster of namespace (named name), for that cluster's audience: OpenBao's
+// controller role is bound to both.
 func operatorToken(ctx context.Context, namespace string) string {
 	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, c)).To(Succeed())
+	Expect(c.Status.JWTAudience).To(Equal("openbao.baokeeper.dev/"+namespace+"/"+name), "a new cluster trusts an audience of its own")
 	if slices.Contains(chartNamespaces, namespace) {
-		return token(ctx, chartOperatorNS, chartRelease)
+		return tokenFor(ctx, chartOperatorNS, chartRelease, c.Status.JWTAudience)
 	}
-	return token(ctx, operatorNS, "baokeeper")
+	return tokenFor(ctx, operatorNS, "baokeeper", c.Status.JWTAudience)
 }
 
 // createNamespace creates a Describe's namespace, which one of the two operators

@@ -32,10 +32,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
+{{/* The leader-election Lease's name: one per release. */}}
+{{- define "baokeeper.leaseName" -}}
+{{- default (printf "%s.openbao.baokeeper.dev" (include "baokeeper.fullname" .)) .Values.leaderElection.leaseName -}}
+{{- end -}}
+
 {{/* The manager's rules, as controller-gen generates them (files/manager-role.yaml, a
-copy of config/rbac/role.yaml that a test keeps equal). */}}
+copy of config/rbac/role.yaml that a test keeps equal), without Leases: those are in
+a Role in the release namespace (leader election), never cluster-wide. */}}
 {{- define "baokeeper.rules" -}}
-{{- (.Files.Get "files/manager-role.yaml" | fromYaml).rules | toYaml -}}
+{{- $out := list -}}
+{{- range (.Files.Get "files/manager-role.yaml" | fromYaml).rules -}}
+{{- if not (has "coordination.k8s.io" (default list .apiGroups)) -}}
+{{- $out = append $out . -}}
+{{- end -}}
+{{- end -}}
+{{- $out | toYaml -}}
 {{- end -}}
 
 {{/* Rules that only a ClusterRole can hold: cluster-scoped APIs and non-resource URLs. */}}

@@ -1,6 +1,7 @@
 package openbaocluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -27,8 +28,10 @@ const (
 // CachingClientFactory builds one read-only OpenBao client per cluster and CA, and
 // reuses it so the controller logs in once per token lifetime, not once per pass.
 type CachingClientFactory struct {
-	// TokenPath is the controller's projected service-account token.
-	TokenPath string
+	// Tokens gives the controller's service-account token for an audience (a
+	// satoken.Source): each cluster is logged in to with a token of its own
+	// audience (workload.JWTAudience), which no other cluster accepts.
+	Tokens func(ctx context.Context, audience string) (string, error)
 	// Timeout bounds each OpenBao call.
 	Timeout time.Duration
 	// Instrument, when set, returns the transport wrapper of one cluster's client
@@ -41,7 +44,8 @@ type CachingClientFactory struct {
 
 // ForCluster implements ClientFactory.
 func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Reader, error) {
-	key := fmt.Sprintf("%s/%s/%x", c.Namespace, c.Name, sha256.Sum256(caPEM))
+	audience := workload.JWTAudience(c)
+	key := fmt.Sprintf("%s/%s/%s/%x", c.Namespace, c.Name, audience, sha256.Sum256(caPEM))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cl, ok := f.clients[key]; ok {
@@ -52,9 +56,11 @@ func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte)
 		CACertPEM: caPEM,
 		AuthMount: workload.AuthMount,
 		Role:      workload.ControllerRole,
-		TokenPath: f.TokenPath,
-		Timeout:   f.Timeout,
-		Limiter:   rate.NewLimiter(RequestLimit, RequestBurst),
+		TokenSource: func(ctx context.Context) (string, error) {
+			return f.Tokens(ctx, audience)
+		},
+		Timeout: f.Timeout,
+		Limiter: rate.NewLimiter(RequestLimit, RequestBurst),
 	}
 	if f.Instrument != nil {
 		cfg.WrapTransport = f.Instrument(c.Namespace, c.Name)

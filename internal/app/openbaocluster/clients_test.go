@@ -1,6 +1,7 @@
 package openbaocluster
 
 import (
+	"context"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ func TestCachingClientFactoryInstrumentsEachClustersClientOnce(t *testing.T) {
 
 	var instrumented []string
 	sent := map[string]int{}
-	f := &CachingClientFactory{TokenPath: "/var/run/secrets/unused", Instrument: func(ns, name string) func(http.RoundTripper) http.RoundTripper {
+	f := &CachingClientFactory{Tokens: func(context.Context, string) (string, error) { return "unused", nil }, Instrument: func(ns, name string) func(http.RoundTripper) http.RoundTripper {
 		instrumented = append(instrumented, ns+"/"+name)
 		return func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
@@ -56,3 +57,4 @@ func TestCachingClientFactoryInstrumentsEachClustersClientOnce(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sent).To(Equal(map[string]int{"ns/a": 1, "ns/b": 2}), "every request goes through its cluster's wrapper")
 }
+

@@ -72,6 +72,8 @@ type pass struct {
 	certSHA256  string
 	runningImg  string
 	initialized bool
+	// jwtAudience is the audience this pass rendered into the initialization.
+	jwtAudience string
 }
 
 func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*observation, error) {

@@ -67,7 +67,7 @@ func (r *Reconciler) observeExisting(ctx context.Context, c *baov1.OpenBaoCluste
 		case err != nil:
 			return nil, fmt.Errorf("failed to read %s %s/%s to check that it is the cluster's: %w", ref.Kind, c.Namespace, ref.Name, err)
 		}
-		out = append(out, workload.ExistingObject{Ref: ref, Labels: obj.GetLabels(), OwnerReferences: obj.GetOwnerReferences()})
+		out = append(out, workload.ExistingObject{Ref: ref, Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), OwnerReferences: obj.GetOwnerReferences()})
 	}
 	return out, nil
 }

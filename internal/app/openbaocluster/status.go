@@ -20,6 +20,7 @@ import (
 // says never depends on what another was set to in this pass.
 func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded bool) {
 	st := &c.Status
+	setJWTAudience(c, obs, p)
 	f := setMembers(c, obs)
 	set := newConditionSetter(c, obs.now)
 	setAvailable(set, f)
@@ -32,6 +33,47 @@ func computeStatus(c *baov1.OpenBaoCluster, obs *observation, p *pass, succeeded
 	if succeeded {
 		st.ObservedGeneration = c.Generation
 	}
+}
+
+// setJWTAudience records the audience of the cluster's JWT roles once: the one this
+// pass rendered into the initialization, or the one the ConfigMap says an earlier
+// pass rendered (its status write may have failed), or, for a cluster that
+// initialized before audiences were recorded (judged before this pass changes the
+// conditions), the legacy one its roles were written with.
+func setJWTAudience(c *baov1.OpenBaoCluster, obs *observation, p *pass) {
+	switch {
+	case c.Status.JWTAudience != "":
+	case p.jwtAudience != "":
+		c.Status.JWTAudience = p.jwtAudience
+	default:
+		if a := configMapAudience(c, obs); a != "" {
+			c.Status.JWTAudience = a
+		} else if wasInitialized(c) {
+			c.Status.JWTAudience = workload.LegacyTokenAudience
+		}
+	}
+}
+
+// configMapAudience is the audience annotation of the cluster's ConfigMap as observed.
+func configMapAudience(c *baov1.OpenBaoCluster, obs *observation) string {
+	for _, e := range obs.existing {
+		if e.Ref.Kind == workload.KindConfigMap && e.Ref.Name == workload.NamesFor(c).ConfigMap() {
+			return e.Annotations[workload.AnnotationJWTAudience]
+		}
+	}
+	return ""
+}
+
+// recordedAudience is the audience the cluster's roles were written with, for a pass
+// that does not render the initialization: status, else the ConfigMap, else
+// JWTAudience's rule.
+func recordedAudience(c *baov1.OpenBaoCluster, obs *observation) string {
+	if c.Status.JWTAudience == "" {
+		if a := configMapAudience(c, obs); a != "" {
+			return a
+		}
+	}
+	return workload.JWTAudience(c)
 }
 
 // statusFacts are what the conditions of one pass are derived from.

@@ -13,6 +13,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 var now = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -283,4 +284,39 @@ func TestInitializedIsSticky(t *testing.T) {
 	computeStatus(c, newObs(withSTS(true), withMembers(3, 0, "2.4.0")), &pass{decision: &upgrade.Decision{Allowed: true}}, true)
 	g.Expect(cond(c, baov1.ConditionInitialized).Status).To(Equal(metav1.ConditionTrue),
 		"once initialized, self-initialization must never be rendered again, even with no member Ready")
+}
+
+func TestJWTAudienceIsRecordedOnce(t *testing.T) {
+	allowed := &upgrade.Decision{Allowed: true}
+	t.Run("the audience the pass rendered into the initialization", func(t *testing.T) {
+		c := newCluster()
+		computeStatus(c, newObs(withSTS(true), withMembers(3, 0, "")), &pass{decision: allowed, jwtAudience: "openbao.baokeeper.dev/ns/bao"}, true)
+		NewWithT(t).Expect(c.Status.JWTAudience).To(Equal("openbao.baokeeper.dev/ns/bao"))
+	})
+	t.Run("a cluster initialized before audiences were recorded: the legacy one", func(t *testing.T) {
+		c := newCluster(withInitialized())
+		computeStatus(c, newObs(withSTS(true), withMembers(3, 3, "2.4.0")), &pass{decision: allowed}, true)
+		NewWithT(t).Expect(c.Status.JWTAudience).To(Equal("baokeeper"))
+	})
+	t.Run("the pass in which the first member becomes Ready does not take it for a legacy cluster", func(t *testing.T) {
+		c := newCluster()
+		computeStatus(c, newObs(withSTS(true), withMembers(3, 1, "2.4.0")), &pass{decision: allowed}, true)
+		g := NewWithT(t)
+		g.Expect(cond(c, baov1.ConditionInitialized).Status).To(Equal(metav1.ConditionTrue), "the pass marks it initialized")
+		g.Expect(c.Status.JWTAudience).To(BeEmpty(), "judged on the status before this pass")
+	})
+	t.Run("the rendering pass's status write was lost: the ConfigMap says which audience", func(t *testing.T) {
+		c := newCluster(withInitialized())
+		obs := newObs(withSTS(true), withMembers(3, 3, "2.4.0"))
+		obs.existing = []workload.ExistingObject{{Ref: workload.ObjectRef{Kind: workload.KindConfigMap, Name: "bao-config"},
+			Annotations: map[string]string{workload.AnnotationJWTAudience: "openbao.baokeeper.dev/ns/bao"}}}
+		computeStatus(c, obs, &pass{decision: allowed}, true)
+		NewWithT(t).Expect(c.Status.JWTAudience).To(Equal("openbao.baokeeper.dev/ns/bao"), "not the legacy one")
+	})
+	t.Run("never changed once recorded", func(t *testing.T) {
+		c := newCluster(withInitialized())
+		c.Status.JWTAudience = "openbao.baokeeper.dev/ns/bao"
+		computeStatus(c, newObs(withSTS(true), withMembers(3, 3, "2.4.0")), &pass{decision: allowed, jwtAudience: "other"}, true)
+		NewWithT(t).Expect(c.Status.JWTAudience).To(Equal("openbao.baokeeper.dev/ns/bao"))
+	})
 }

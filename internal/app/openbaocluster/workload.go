@@ -205,16 +205,22 @@ func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 			return fmt.Errorf("failed to read the service-account issuer for %s/%s: %w", c.Namespace, c.Name, err)
 		}
 		sa := r.Config.ControllerServiceAccount
+		p.jwtAudience = workload.JWTAudience(c)
 		initHCL, err = workload.RenderInitialize(c, workload.AuthParams{
 			Issuer:            iss.URL,
 			PublicKeysPEM:     iss.PublicKeysPEM,
 			ControllerSubject: workload.ServiceAccountSubject(sa.Namespace, sa.Name),
+			Audience:          p.jwtAudience,
 		})
 		if err != nil {
 			return err
 		}
 	}
-	return applyObject(ctx, r.Client, workload.ConfigMap(c, cfg, initHCL))
+	audience := p.jwtAudience
+	if audience == "" {
+		audience = recordedAudience(c, p.obs)
+	}
+	return applyObject(ctx, r.Client, workload.ConfigMap(c, cfg, initHCL, audience))
 }
 
 func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {

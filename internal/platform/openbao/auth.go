@@ -68,8 +68,16 @@ func (c *client) login(ctx context.Context, addr string) (string, error) {
 	defer cancel()
 	action := c.loginAction(addr)
 
-	jwt, err := readServiceAccountToken(c.s.tokenPath)
-	if err != nil {
+	var jwt string
+	var err error
+	if c.s.tokenSource != nil {
+		if jwt, err = c.s.tokenSource(ctx); err != nil {
+			// The Kubernetes API did not issue a token: it may answer next time.
+			return "", newOpError(action, err,
+				"check that the operator may create tokens of its own service account (serviceaccounts/token)",
+				[]error{ErrLoginFailed})
+		}
+	} else if jwt, err = readServiceAccountToken(c.s.tokenPath); err != nil {
 		// An unreadable token file is a broken deployment; no retry mends it.
 		return "", newOpError(action, err,
 			fmt.Sprintf("check the projected service-account token volume at %s", c.s.tokenPath),

@@ -143,6 +143,11 @@ type Config struct {
 	// TokenPath is the path of the projected service-account token file. It
 	// is read again on every login because kubelet rotates it.
 	TokenPath string
+	// TokenSource, when set, gives the service-account token of every login
+	// instead of TokenPath: the operator requests one per cluster, for that
+	// cluster's audience (TokenRequest), so that no token is good at two
+	// clusters.
+	TokenSource func(ctx context.Context) (string, error)
 	// Timeout bounds each call; a sooner ctx deadline wins. Zero means
 	// DefaultTimeout; negative values are rejected.
 	Timeout time.Duration
@@ -199,6 +204,7 @@ type settings struct {
 	authMount        string
 	role             string
 	tokenPath        string
+	tokenSource      func(ctx context.Context) (string, error)
 	// tokenField names the token setting in configuration errors.
 	tokenField string
 	timeout    time.Duration
@@ -258,6 +264,7 @@ func newReader(cfg Config, now func() time.Time) (*reader, error) {
 		authMount:            cfg.AuthMount,
 		role:                 cfg.Role,
 		tokenPath:            cfg.TokenPath,
+		tokenSource:          cfg.TokenSource,
 		tokenField:           "TokenPath",
 		timeout:              cfg.Timeout,
 		proxyFromEnvironment: true,
@@ -321,7 +328,7 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	if s.role == "" {
 		return nil, errors.New("invalid OpenBao Role: it is empty; set the JWT auth role to log in with")
 	}
-	if s.tokenPath == "" {
+	if s.tokenPath == "" && s.tokenSource == nil {
 		return nil, fmt.Errorf("invalid OpenBao %s: it is empty; set the path of the projected service-account token", s.tokenField)
 	}
 	switch {

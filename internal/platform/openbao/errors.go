@@ -425,9 +425,13 @@ func (c *client) loginHint(cause error) string {
 	}
 	switch StatusCode(cause) {
 	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+		source := "in " + c.s.tokenPath
+		if c.s.tokenSource != nil {
+			source = "the operator requested for this cluster"
+		}
 		return fmt.Sprintf("check that a JWT auth method is enabled at auth/%s, that role %q exists there, "+
-			"and that its bound_audiences and bound_claims (or bound_subject) match the service-account token in %s",
-			c.s.authMount, c.s.role, c.s.tokenPath)
+			"and that its bound_audiences and bound_claims (or bound_subject) match the service-account token %s",
+			c.s.authMount, c.s.role, source)
 	}
 	return ""
 }

@@ -35,7 +35,7 @@ type Owner struct {
 func Workload() Owner {
 	return Owner{
 		FieldManager: "baokeeper-status",
-		Fields:       []string{"phase", "message", "observedGeneration", "readyMembers", "members", "tls", "voters", "leader", "raft"},
+		Fields:       []string{"phase", "message", "observedGeneration", "readyMembers", "members", "tls", "voters", "leader", "raft", "jwtAudience"},
 		Conditions: []baov1.ConditionType{baov1.ConditionAvailable, baov1.ConditionProgressing, baov1.ConditionDegraded,
 			baov1.ConditionSpecValid, baov1.ConditionTLSReady, baov1.ConditionInitialized},
 	}

@@ -435,7 +435,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 					Volumes: []corev1.Volume{
 						{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-								Audience:          workload.TokenAudience,
+								Audience:          workload.JWTAudience(c),
 								ExpirationSeconds: ptrTo(TokenExpirationSeconds),
 								Path:              "token",
 							}}},

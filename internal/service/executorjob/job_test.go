@@ -171,7 +171,7 @@ func TestStepDownJob(t *testing.T) {
 		g.Expect(token.Name).To(Equal("token"))
 		g.Expect(token.Projected).NotTo(BeNil())
 		g.Expect(token.Projected.Sources).To(Equal([]corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-			Audience: "baokeeper", ExpirationSeconds: ptrTo(int64(600)), Path: "token",
+			Audience: "openbao.baokeeper.dev/" + c.Namespace + "/" + c.Name, ExpirationSeconds: ptrTo(int64(600)), Path: "token",
 		}}}))
 		ca := pod.Volumes[1]
 		g.Expect(ca.Name).To(Equal("ca"))

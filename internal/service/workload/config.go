@@ -25,8 +25,10 @@ const (
 	ControllerPolicy = "baokeeper-controller"
 	// ExecutorPolicy grants the Raft operations executor Jobs perform.
 	ExecutorPolicy = "baokeeper-executor"
-	// TokenAudience is the audience both service-account tokens must carry.
-	TokenAudience = "baokeeper"
+	// LegacyTokenAudience is the one audience of every cluster initialized before
+	// audiences were per cluster (status.jwtAudience empty or equal to it): its JWT
+	// roles were written with it, and they are not rewritten.
+	LegacyTokenAudience = "baokeeper"
 	// StaticSealKeyID names the generated static-seal key.
 	StaticSealKeyID = "baokeeper-static-1"
 
@@ -92,6 +94,9 @@ type AuthParams struct {
 	PublicKeysPEM []string
 	// ControllerSubject is system:serviceaccount:<ns>:<name> of the operator.
 	ControllerSubject string
+	// Audience is the audience the controller's and the executors' tokens must
+	// carry: JWTAudience of the cluster.
+	Audience string
 }
 
 // ServiceAccountSubject is the sub claim of a service-account token.
@@ -245,6 +250,9 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 	if auth.ControllerSubject == "" {
 		return "", fmt.Errorf("the controller's service account is unknown: set --controller-service-account")
 	}
+	if auth.Audience == "" {
+		auth.Audience = JWTAudience(c)
+	}
 	keys := make([]any, len(auth.PublicKeysPEM))
 	for i, k := range auth.PublicKeysPEM {
 		keys[i] = k
@@ -269,9 +277,9 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 		}},
 		{"baokeeper_roles", []initRequest{
 			{"controller_role", "update", "auth/" + AuthMount + "/role/" + ControllerRole,
-				roleData(auth.ControllerSubject, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL)},
+				roleData(auth.ControllerSubject, auth.Audience, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL)},
 			{"executor_role", "update", "auth/" + AuthMount + "/role/" + ExecutorRole,
-				roleData(ServiceAccountSubject(c.Namespace, NamesFor(c).ExecutorServiceAccount()), ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)},
+				roleData(ServiceAccountSubject(c.Namespace, NamesFor(c).ExecutorServiceAccount()), auth.Audience, ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)},
 		}},
 	}
 
@@ -312,12 +320,12 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 // InitializeDisabled is the content of initialize.hcl once the cluster initialized.
 const InitializeDisabled = "# The cluster has initialized: self-initialization is disabled.\n"
 
-func roleData(subject, policy, ttl, maxTTL string) map[string]any {
+func roleData(subject, audience, policy, ttl, maxTTL string) map[string]any {
 	return map[string]any{
 		"role_type":       "jwt",
 		"user_claim":      "sub",
 		"bound_subject":   subject,
-		"bound_audiences": []any{TokenAudience},
+		"bound_audiences": []any{audience},
 		"token_policies":  []any{policy},
 		"token_ttl":       ttl,
 		"token_max_ttl":   maxTTL,

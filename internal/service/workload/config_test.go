@@ -337,7 +337,7 @@ func TestRenderInitializeRoles(t *testing.T) {
 				`operation = "update"`,
 				`path      = "` + tc.path + `"`,
 				`"bound_subject" = "` + tc.subject + `"`,
-				`"bound_audiences" = ["baokeeper"]`,
+				`"bound_audiences" = ["openbao.baokeeper.dev/ns/bao"]`,
 				`"token_type" = "batch"`,
 				`"token_policies" = ["` + tc.policy + `"]`,
 				`"user_claim" = "sub"`,

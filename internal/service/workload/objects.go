@@ -71,12 +71,17 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 }
 
 // ConfigMap holds config.hcl and initialize.hcl.
-func ConfigMap(c *baov1.OpenBaoCluster, config, initialize string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+// It carries the audience of the cluster's JWT roles (AnnotationJWTAudience), written
+// with the initialization that names it, so that the audience is known even when the
+// status write of the pass that rendered it failed.
+func ConfigMap(c *baov1.OpenBaoCluster, config, initialize, audience string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(c, NamesFor(c).ConfigMap()),
 		Data:       map[string]string{ConfigKey: config, InitializeKey: initialize},
 	}
+	cm.Annotations = map[string]string{AnnotationJWTAudience: audience}
+	return cm
 }
 
 func servicePorts() []corev1.ServicePort {

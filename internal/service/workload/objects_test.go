@@ -21,7 +21,7 @@ func ownedObjects(c *baov1.OpenBaoCluster) []metav1.Object {
 		objs = append(objs, sa)
 	}
 	role, binding := ServiceRegistrationRBAC(c)
-	objs = append(objs, role, binding, ConfigMap(c, "config", "init"))
+	objs = append(objs, role, binding, ConfigMap(c, "config", "init", ClusterAudience(c)))
 	for _, svc := range Services(c) {
 		objs = append(objs, svc)
 	}
@@ -103,9 +103,11 @@ func TestServiceRegistrationRBAC(t *testing.T) {
 
 func TestConfigMap(t *testing.T) {
 	g := NewWithT(t)
-	cm := ConfigMap(newCluster(), "cfg-text", "init-text")
+	cm := ConfigMap(newCluster(), "cfg-text", "init-text", "openbao.baokeeper.dev/ns/bao")
 	g.Expect(cm.Name).To(Equal("bao-config"))
 	g.Expect(cm.Data).To(Equal(map[string]string{"config.hcl": "cfg-text", "initialize.hcl": "init-text"}))
+	g.Expect(cm.Annotations).To(HaveKeyWithValue("baokeeper.dev/jwt-audience", "openbao.baokeeper.dev/ns/bao"),
+		"the audience travels with the initialization that names it")
 }
 
 func TestServices(t *testing.T) {

@@ -60,6 +60,7 @@ func CreatedObjects(c *baov1.OpenBaoCluster) []ObjectRef {
 type ExistingObject struct {
 	Ref             ObjectRef
 	Labels          map[string]string
+	Annotations     map[string]string
 	OwnerReferences []metav1.OwnerReference
 }
 

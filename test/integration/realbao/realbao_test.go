@@ -264,7 +264,7 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 	}, SpecTimeout(2*time.Minute))
 
 	It("keeps the controller's role read-only", func(ctx SpecContext) {
-		tok := login(ctx, tokenFor(ctx, operNS, operSA, workload.TokenAudience), workload.ControllerRole)
+		tok := login(ctx, tokenFor(ctx, operNS, operSA, workload.JWTAudience(cluster)), workload.ControllerRole)
 		c := apiClient(tok)
 		_, err := c.Logical().ReadWithContext(ctx, "sys/storage/raft/configuration")
 		Expect(err).NotTo(HaveOccurred())
@@ -280,7 +280,7 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 	}, SpecTimeout(time.Minute))
 
 	It("gives the executor's role the Raft operations and nothing else", func(ctx SpecContext) {
-		tok := login(ctx, tokenFor(ctx, ns, "bao-executor", workload.TokenAudience), workload.ExecutorRole)
+		tok := login(ctx, tokenFor(ctx, ns, "bao-executor", workload.JWTAudience(cluster)), workload.ExecutorRole)
 		c := apiClient(tok)
 		_, err := c.Logical().ReadWithContext(ctx, "sys/storage/raft/autopilot/configuration")
 		Expect(err).NotTo(HaveOccurred())
@@ -309,9 +309,9 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 	It("refuses a token for the wrong audience or the wrong service account", func(ctx SpecContext) {
 		for _, tc := range []struct{ what, ns, sa, aud, role string }{
 			{"default audience", operNS, operSA, "", workload.ControllerRole},
-			{"controller on executor role", operNS, operSA, workload.TokenAudience, workload.ExecutorRole},
-			{"executor on controller role", ns, "bao-executor", workload.TokenAudience, workload.ControllerRole},
-			{"member pod identity", ns, "bao", workload.TokenAudience, workload.ControllerRole},
+			{"controller on executor role", operNS, operSA, workload.JWTAudience(cluster), workload.ExecutorRole},
+			{"executor on controller role", ns, "bao-executor", workload.JWTAudience(cluster), workload.ControllerRole},
+			{"member pod identity", ns, "bao", workload.JWTAudience(cluster), workload.ControllerRole},
 		} {
 			_, err := apiClient("").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login",
 				map[string]any{"role": tc.role, "jwt": tokenFor(ctx, tc.ns, tc.sa, tc.aud)})
@@ -319,8 +319,26 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 		}
 	}, SpecTimeout(time.Minute))
 
+	It("refuses the controller's and an executor's token issued for another cluster (a replayed token)", func(ctx SpecContext) {
+		Expect(workload.JWTAudience(cluster)).To(Equal("openbao.baokeeper.dev/" + ns + "/bao"), "a new cluster trusts an audience of its own")
+		other := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}
+		for _, tc := range []struct{ what, ns, sa, aud, role string }{
+			{"the controller's token for cluster other", operNS, operSA, workload.JWTAudience(other), workload.ControllerRole},
+			{"the controller's token for a cluster of another namespace", operNS, operSA, "openbao.baokeeper.dev/tenant-b/bao", workload.ControllerRole},
+			{"the controller's token of the legacy shared audience", operNS, operSA, workload.LegacyTokenAudience, workload.ControllerRole},
+			{"an executor token for cluster other", ns, "bao-executor", workload.JWTAudience(other), workload.ExecutorRole},
+		} {
+			_, err := apiClient("").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login",
+				map[string]any{"role": tc.role, "jwt": tokenFor(ctx, tc.ns, tc.sa, tc.aud)})
+			Expect(err).To(HaveOccurred(), "bug: %s was accepted", tc.what)
+			Expect(err.Error()).To(ContainSubstring("aud"), "%s refused for its audience: %v", tc.what, err)
+		}
+		By("the same service account with this cluster's audience logs in: the refusals are the audience's")
+		Expect(login(ctx, tokenFor(ctx, operNS, operSA, workload.JWTAudience(cluster)), workload.ControllerRole)).NotTo(BeEmpty())
+	}, SpecTimeout(time.Minute))
+
 	It("ran the user's extra initialization requests", func(ctx SpecContext) {
-		c := apiClient(login(ctx, tokenFor(ctx, ns, appSA, workload.TokenAudience), "app"))
+		c := apiClient(login(ctx, tokenFor(ctx, ns, appSA, workload.LegacyTokenAudience), "app"))
 		_, err := c.Logical().WriteWithContext(ctx, "secret/data/hello", map[string]any{"data": map[string]any{"answer": "42"}})
 		Expect(err).NotTo(HaveOccurred())
 		s, err := c.Logical().ReadWithContext(ctx, "secret/data/hello")
@@ -339,7 +357,7 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 
 func controllerClient() openbao.Reader {
 	tokFile := filepath.Join(dir, "controller-token")
-	Expect(os.WriteFile(tokFile, []byte(tokenFor(context.Background(), operNS, operSA, workload.TokenAudience)), 0o600)).To(Succeed())
+	Expect(os.WriteFile(tokFile, []byte(tokenFor(context.Background(), operNS, operSA, workload.JWTAudience(cluster))), 0o600)).To(Succeed())
 	c, err := openbao.New(openbao.Config{Address: apiAddr, CACertPEM: caPEM, AuthMount: workload.AuthMount,
 		Role: workload.ControllerRole, TokenPath: tokFile, Timeout: 5 * time.Second})
 	Expect(err).NotTo(HaveOccurred())

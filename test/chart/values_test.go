@@ -1,0 +1,206 @@
+package chart
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+func deploymentOf(objs []*unstructured.Unstructured) *appsv1.Deployment {
+	GinkgoHelper()
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			dep := &appsv1.Deployment{}
+			Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, dep)).To(Succeed())
+			return dep
+		}
+	}
+	Fail("no Deployment rendered")
+	return nil
+}
+
+func byKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var _ = Describe("the chart's values", func() {
+	It("installs the CRD as a template that helm upgrade changes, kept on uninstall, or not at all", func() {
+		crds := byKind(render(), "CustomResourceDefinition")
+		Expect(crds).To(HaveLen(1))
+		Expect(crds[0].GetName()).To(Equal("openbaoclusters.openbao.baokeeper.dev"))
+		Expect(crds[0].GetAnnotations()).To(HaveKeyWithValue("helm.sh/resource-policy", "keep"))
+		Expect(crds[0].GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"))
+		versions, _, _ := unstructured.NestedSlice(crds[0].Object, "spec", "versions")
+		Expect(versions).NotTo(BeEmpty(), "the whole CRD, not a stub")
+
+		Expect(byKind(render("--set", "crds.install=false"), "CustomResourceDefinition")).To(BeEmpty())
+		Expect(byKind(render("--set", "crds.keep=false"), "CustomResourceDefinition")[0].GetAnnotations()).NotTo(HaveKey("helm.sh/resource-policy"))
+		_, err := os.Stat(filepath.Join(chart, "crds"))
+		Expect(os.IsNotExist(err)).To(BeTrue(), "a crds/ directory would be installed once and never upgraded, and would collide with the template")
+	})
+
+	It("gives each release a Lease of its own, and grants Leases only in the release namespace", func() {
+		leaseArg := func(release string) string {
+			for _, a := range deploymentOf(renderAs(release)).Spec.Template.Spec.Containers[0].Args {
+				if v, ok := strings.CutPrefix(a, "--leader-elect-id="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+		Expect(leaseArg("baokeeper")).To(Equal("baokeeper.openbao.baokeeper.dev"))
+		Expect(leaseArg("team-a")).To(Equal("team-a-baokeeper.openbao.baokeeper.dev"))
+
+		objs := renderAs("team-a")
+		for _, cr := range byKind(objs, "ClusterRole") {
+			rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+			for _, r := range rules {
+				res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+				Expect(res).NotTo(ContainElement("leases"), "ClusterRole %s grants Leases cluster-wide", cr.GetName())
+			}
+		}
+		var leaseRules []string
+		for _, role := range byKind(objs, "Role") {
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			for _, r := range rules {
+				m := r.(map[string]any)
+				res, _, _ := unstructured.NestedStringSlice(m, "resources")
+				if slices.Contains(res, "leases") {
+					names, _, _ := unstructured.NestedStringSlice(m, "resourceNames")
+					verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
+					leaseRules = append(leaseRules, role.GetNamespace()+" "+strings.Join(verbs, ",")+" "+strings.Join(names, ","))
+				}
+			}
+		}
+		Expect(leaseRules).To(ConsistOf("baokeeper-system create ", "baokeeper-system get,update team-a-baokeeper.openbao.baokeeper.dev"))
+	})
+
+	It("takes the security contexts, extra arguments, environment and volumes it is given", func() {
+		dep := deploymentOf(render("--set", "podSecurityContext.runAsUser=1001,securityContext.readOnlyRootFilesystem=false",
+			"--set", "extraArgs={--openbao-timeout=10s}",
+			"--set", "extraEnv[0].name=HTTPS_PROXY,extraEnv[0].value=http://proxy:3128",
+			"--set", "extraVolumes[0].name=ca,extraVolumes[0].configMap.name=corp-ca",
+			"--set", "extraVolumeMounts[0].name=ca,extraVolumeMounts[0].mountPath=/etc/corp-ca"))
+		pod := dep.Spec.Template.Spec
+		Expect(pod.SecurityContext.RunAsUser).To(HaveValue(BeEquivalentTo(1001)))
+		Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()), "the other defaults stay")
+		c := pod.Containers[0]
+		Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeFalse()))
+		Expect(c.Args).To(ContainElement("--openbao-timeout=10s"))
+		Expect(c.Env).To(ContainElement(HaveField("Name", "HTTPS_PROXY")))
+		Expect(pod.Volumes).To(ContainElement(HaveField("Name", "ca")))
+		Expect(c.VolumeMounts).To(ContainElement(HaveField("MountPath", "/etc/corp-ca")))
+	})
+
+	It("spreads two replicas over nodes behind a PodDisruptionBudget, and adds neither to one replica", func() {
+		objs := render("--set", "replicas=2")
+		pdbs := byKind(objs, "PodDisruptionBudget")
+		Expect(pdbs).To(HaveLen(1))
+		mu, _, _ := unstructured.NestedFieldNoCopy(pdbs[0].Object, "spec", "maxUnavailable")
+		Expect(mu).To(BeEquivalentTo(1))
+		spread := deploymentOf(objs).Spec.Template.Spec.TopologySpreadConstraints
+		Expect(spread).To(HaveLen(1))
+		Expect(spread[0].TopologyKey).To(Equal("kubernetes.io/hostname"))
+
+		one := render()
+		Expect(byKind(one, "PodDisruptionBudget")).To(BeEmpty(), "a budget over one replica would block every drain")
+		Expect(deploymentOf(one).Spec.Template.Spec.TopologySpreadConstraints).To(BeEmpty())
+	})
+
+	It("adds OpenBaoClusters to the view, edit and admin roles", func() {
+		agg := map[string][]string{}
+		for _, cr := range byKind(render(), "ClusterRole") {
+			for k := range cr.GetLabels() {
+				if strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-") {
+					agg[strings.TrimPrefix(k, "rbac.authorization.k8s.io/aggregate-to-")] = append(agg[strings.TrimPrefix(k, "rbac.authorization.k8s.io/aggregate-to-")], cr.GetName())
+				}
+			}
+		}
+		Expect(agg).To(HaveKey("view"))
+		Expect(agg).To(HaveKey("edit"))
+		Expect(agg).To(HaveKey("admin"))
+		Expect(byKind(render("--set", "rbac.aggregateToDefaultRoles=false"), "ClusterRole")).NotTo(ContainElement(
+			WithTransform(func(o *unstructured.Unstructured) string { return o.GetName() }, HaveSuffix("-openbaoclusters-view"))))
+	})
+
+	DescribeTable("refuses values its schema does not allow, saying which",
+		func(set, want string) {
+			out, err := exec.Command(helm, "template", "baokeeper", chart, "--set", set).CombinedOutput()
+			Expect(err).To(HaveOccurred(), "helm accepted --set %s", set)
+			Expect(string(out)).To(ContainSubstring(want))
+		},
+		Entry("a misspelt key", "replica=2", "replica"),
+		Entry("replicas as a word", "replicas=two", "replicas"),
+		Entry("a log level that does not exist", "logLevel=verbose", "logLevel"),
+		Entry("an image digest that is not sha256", "image.digest=md5:abc", "digest"),
+		Entry("a namespace name with capitals", "watchNamespaces={Team-A}", "watchNamespaces"),
+	)
+
+	It("documents every value in its README, and nothing that is not a value", func() {
+		raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var values map[string]any
+		Expect(sigsyaml.Unmarshal(raw, &values)).To(Succeed())
+		var keys []string
+		var walk func(prefix string, m map[string]any)
+		// Kubernetes objects given whole (resources, security contexts) are one row each.
+		whole := map[string]bool{"resources": true, "podSecurityContext": true, "securityContext": true}
+		walk = func(prefix string, m map[string]any) {
+			for k, v := range m {
+				if sub, ok := v.(map[string]any); ok && len(sub) > 0 && !whole[prefix+k] {
+					walk(prefix+k+".", sub)
+					continue
+				}
+				keys = append(keys, prefix+k)
+			}
+		}
+		walk("", values)
+		sort.Strings(keys)
+
+		readme, err := os.ReadFile(filepath.Join(chart, "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		documented := map[string]bool{}
+		for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z0-9_.]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
+			documented[m[1]] = true
+		}
+		var missing, extra []string
+		for _, k := range keys {
+			if !documented[k] {
+				missing = append(missing, k)
+			}
+			delete(documented, k)
+		}
+		for k := range documented {
+			extra = append(extra, k)
+		}
+		Expect(missing).To(BeEmpty(), "values.yaml keys missing from the README's table")
+		Expect(extra).To(BeEmpty(), "README rows for keys values.yaml does not have")
+
+		schema, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
+		Expect(err).NotTo(HaveOccurred())
+		var s map[string]any
+		Expect(json.Unmarshal(schema, &s)).To(Succeed())
+		props, _ := s["properties"].(map[string]any)
+		for k := range values {
+			Expect(props).To(HaveKey(k), "values.schema.json has no property %s", k)
+		}
+	})
+})
