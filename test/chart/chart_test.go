@@ -135,9 +135,9 @@ var _ = Describe("charts/baokeeper", func() {
 	It("carries the same CRD, manager rules, dashboard and alerts as config/ (make manifests copies them)", func() {
 		for copy, src := range map[string]string{
 			"files/crds/openbao.baokeeper.dev_openbaoclusters.yaml": "config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml",
-			"files/manager-role.yaml":                         "config/rbac/role.yaml",
-			"files/baokeeper-dashboard.json":                  "config/grafana/baokeeper-dashboard.json",
-			"files/baokeeper-rules.yaml":                      "config/prometheus/baokeeper-rules.yaml",
+			"files/manager-role.yaml":                               "config/rbac/role.yaml",
+			"files/baokeeper-dashboard.json":                        "config/grafana/baokeeper-dashboard.json",
+			"files/baokeeper-rules.yaml":                            "config/prometheus/baokeeper-rules.yaml",
 		} {
 			a, err := os.ReadFile(filepath.Join(chart, copy))
 			Expect(err).NotTo(HaveOccurred())

@@ -57,4 +57,3 @@ func TestCachingClientFactoryInstrumentsEachClustersClientOnce(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sent).To(Equal(map[string]int{"ns/a": 1, "ns/b": 2}), "every request goes through its cluster's wrapper")
 }
-

@@ -320,7 +320,7 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 	}, SpecTimeout(time.Minute))
 
 	It("refuses the controller's and an executor's token issued for another cluster (a replayed token)", func(ctx SpecContext) {
-		Expect(workload.JWTAudience(cluster)).To(Equal("openbao.baokeeper.dev/" + ns + "/bao"), "a new cluster trusts an audience of its own")
+		Expect(workload.JWTAudience(cluster)).To(Equal("openbao.baokeeper.dev/"+ns+"/bao"), "a new cluster trusts an audience of its own")
 		other := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}
 		for _, tc := range []struct{ what, ns, sa, aud, role string }{
 			{"the controller's token for cluster other", operNS, operSA, workload.JWTAudience(other), workload.ControllerRole},
