@@ -15,7 +15,7 @@ BIN ?= $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)
 BAO_BIN ?= $(BIN)/bao-2.4.0
 S3_BIN ?= $(BIN)/s3server-7506e5f91cd6
-HELM_BIN ?= $(BIN)/helm-v3.22.0
+HELM_BIN ?= $(BIN)/helm-v4.3.2
 GO_TEST_FLAGS ?=
 # Test data (the etcd of envtest and of the rig, OpenBao's Raft logs, S3 objects) lives
 # on tmpfs when the machine has one: the tests need no durability beyond a process

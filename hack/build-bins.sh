@@ -135,7 +135,7 @@ build_s3() {
 # packages compile once: docs/design/build-cache.md).
 build_helm() {
   local ver out
-  ver=$(cd "$ROOT/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+  ver=$(cd "$ROOT/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
   out=$BIN/helm-$ver
   mkdir -p "$BIN"
   if [ -x "$out" ]; then
@@ -144,7 +144,7 @@ build_helm() {
   fi
   log "helm $ver: building (cold: a few minutes on 2 cores; most of kubernetes' client packages are shared)"
   (cd "$ROOT/hack/tools/helm" && run_with_heartbeat "helm" \
-    go build -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$ver" -o "$out.tmp" helm.sh/helm/v3/cmd/helm)
+    go build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$ver" -o "$out.tmp" helm.sh/helm/v4/cmd/helm)
   mv "$out.tmp" "$out"
 }
 
