@@ -75,6 +75,7 @@ func runManager(args []string) error {
 	renewDeadline := fs.Duration("leader-elect-renew-deadline", 10*time.Second, "How long the leading replica retries renewing its lease before it gives up leadership and exits; less than --leader-elect-lease-duration.")
 	retryPeriod := fs.Duration("leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the lease.")
 	controllerSA := fs.String("controller-service-account", "", "namespace/name of the operator's service account, bound to the read-only OpenBao role. Defaults to $POD_NAMESPACE/$SERVICE_ACCOUNT_NAME.")
+	workers := fs.Int("workers", controller.DefaultWorkers, "Clusters each controller reconciles at once; one cluster is never reconciled twice at the same time.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
 	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
 	watchNamespaces := fs.String("watch-namespaces", "", "Comma-separated namespaces whose OpenBaoClusters this operator manages; empty: every namespace. With a list, the operator reads and writes only there (Roles suffice; see docs/install.md).")
@@ -154,7 +155,7 @@ func runManager(args []string) error {
 		},
 		Config: app.Config{ControllerServiceAccount: sa, HealthTimeout: *openbaoTimeout},
 	}
-	if err := controller.SetupWithManager(mgr, r); err != nil {
+	if err := controller.SetupWithManager(mgr, r, *workers); err != nil {
 		return fmt.Errorf("failed to set up the OpenBaoCluster controller: %w", err)
 	}
 	if err := upgradeMetrics.Register(ctrlmetrics.Registry); err != nil {
@@ -177,7 +178,7 @@ func runManager(args []string) error {
 	if ops.ExecutorImage == "" {
 		return errors.New("the executor image is unknown: pass --executor-image or set BAOKEEPER_IMAGE to the operator's own image")
 	}
-	if err := controller.SetupUpgradeWithManager(mgr, ops); err != nil {
+	if err := controller.SetupUpgradeWithManager(mgr, ops, *workers); err != nil {
 		return fmt.Errorf("failed to set up the upgrade controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -237,11 +237,11 @@ func startOperator(cfg *rest.Config, sim *simulation) context.CancelFunc {
 		Issuer:  saissuer.NewCachedSource(saissuer.RESTGetter{Client: cs.Discovery().RESTClient()}, clk, 10*time.Minute),
 		OpenBao: sim,
 		Config:  app.Config{ControllerServiceAccount: types.NamespacedName{Namespace: "baokeeper-system", Name: "baokeeper"}},
-	})).To(Succeed())
+	}, controller.DefaultWorkers)).To(Succeed())
 	Expect(controller.SetupUpgradeWithManager(mgr, &adminops.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("baokeeper-upgrade"),
 		Clock: clk, OpenBao: sim, Metrics: metrics.New(),
-	})).To(Succeed())
+	}, controller.DefaultWorkers)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

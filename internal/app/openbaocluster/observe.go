@@ -151,18 +151,32 @@ func (r *Reconciler) observeHealth(ctx context.Context, c *baov1.OpenBaoCluster,
 		return
 	}
 	n := workload.NamesFor(c)
+	// Every member at once, within one deadline for the pass: a member that does not
+	// answer costs the pass one timeout, not one per member.
+	hctx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+	type answer struct {
+		name string
+		h    *openbao.Health
+		err  error
+	}
+	answers := make(chan answer, len(names))
 	for _, name := range names {
-		hctx, cancel := context.WithTimeout(ctx, r.healthTimeout())
-		addr := fmt.Sprintf("https://%s.%s.%s.svc:%d", name, n.HeadlessService(), c.Namespace, workload.APIPort)
-		h, err := bao.Health(hctx, addr)
-		cancel()
-		if err != nil {
-			ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", name, "reason", err.Error())
-			obs.healthErrs[name] = err.Error()
+		go func() {
+			addr := fmt.Sprintf("https://%s.%s.%s.svc:%d", name, n.HeadlessService(), c.Namespace, workload.APIPort)
+			h, err := bao.Health(hctx, addr)
+			answers <- answer{name, h, err}
+		}()
+	}
+	for range names {
+		a := <-answers
+		if a.err != nil {
+			ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", a.name, "reason", a.err.Error())
+			obs.healthErrs[a.name] = a.err.Error()
 			continue
 		}
-		obs.health[name] = h
+		obs.health[a.name] = a.h
 	}
+	cancel()
 	if len(obs.health) == 0 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -40,10 +41,16 @@ import (
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:urls=/.well-known/openid-configuration;/openid/v1/jwks,verbs=get
 
+// DefaultWorkers is how many clusters each controller reconciles at once.
+// controller-runtime never runs two passes of one cluster at the same time, so a
+// slow cluster (members timing out) delays only itself.
+const DefaultWorkers = 4
+
 // SetupWithManager registers the reconciler with the manager.
-func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler) error {
+func SetupWithManager(mgr ctrl.Manager, r *app.Reconciler, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("openbaocluster").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		For(&baov1.OpenBaoCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, upgradeStatusChanged()))).
 		Owns(&appsv1.StatefulSet{}).

@@ -102,11 +102,11 @@ var _ = BeforeSuite(func() {
 			Config:    app.Config{ControllerServiceAccount: operatorSA},
 		}
 	}
-	Expect(controller.SetupWithManager(mgr, newReconciler())).To(Succeed())
+	Expect(controller.SetupWithManager(mgr, newReconciler(), controller.DefaultWorkers)).To(Succeed())
 	Expect(controller.SetupUpgradeWithManager(mgr, &adminops.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("baokeeper-upgrade"),
 		Clock: clock.RealClock{}, OpenBao: fakeFactory{},
-	})).To(Succeed())
+	}, controller.DefaultWorkers)).To(Succeed())
 
 	var ctx context.Context
 	ctx, cancelMgr = context.WithCancel(context.Background())

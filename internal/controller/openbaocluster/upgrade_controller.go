@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -47,9 +48,10 @@ func raftViewChanged() predicate.Funcs {
 // SetupUpgradeWithManager registers the operations (adminops) reconciler: it watches
 // the clusters' spec and annotations, their StatefulSets, member pods and executor
 // Jobs.
-func SetupUpgradeWithManager(mgr ctrl.Manager, r *adminops.Reconciler) error {
+func SetupUpgradeWithManager(mgr ctrl.Manager, r *adminops.Reconciler, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("openbaocluster-upgrade").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		For(&baov1.OpenBaoCluster{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, raftViewChanged()))).
 		Owns(&appsv1.StatefulSet{}).

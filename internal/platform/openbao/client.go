@@ -219,6 +219,9 @@ type settings struct {
 	followRedirects bool
 	// wrapTransport is Config.WrapTransport, limiter Config.Limiter.
 	wrapTransport func(http.RoundTripper) http.RoundTripper
+	// maxResponseBytes bounds every response body read; 0 reads them whole (the
+	// executor's snapshot download).
+	maxResponseBytes int64
 	limiter       *rate.Limiter
 }
 
@@ -270,6 +273,7 @@ func newReader(cfg Config, now func() time.Time) (*reader, error) {
 		proxyFromEnvironment: true,
 		followRedirects:      true,
 		wrapTransport:        cfg.WrapTransport,
+		maxResponseBytes:     MaxResponseBytes,
 		limiter:              cfg.Limiter,
 	}, now)
 	if err != nil {
@@ -361,6 +365,9 @@ func newClient(s settings, now func() time.Time) (*client, error) {
 	fresh := transport.Clone()
 	fresh.DisableKeepAlives = true
 	var rt http.RoundTripper = servedCertTransport{next: transport, fresh: fresh}
+	if s.maxResponseBytes > 0 {
+		rt = boundedTransport{next: rt, max: s.maxResponseBytes}
+	}
 	if s.wrapTransport != nil {
 		rt = s.wrapTransport(rt)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -85,9 +86,12 @@ type healthReader struct {
 	bao openbao.Reader
 }
 
-// members observes ordinals 0 to n-1 of one StatefulSet.
+// members observes ordinals 0 to n-1 of one StatefulSet. The Ready members' health
+// is read at once, within one deadline: a member that does not answer costs the
+// pass one timeout, not one per member.
 func (h *healthReader) members(ctx context.Context, n workload.Names, count int32, byName map[string]*corev1.Pod) ([]operation.Member, error) {
-	var out []operation.Member
+	out := make([]operation.Member, 0, count)
+	var ready []int
 	for i := range count {
 		name := n.Member(i)
 		m := operation.Member{Name: name, Ordinal: int(i)}
@@ -102,23 +106,35 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 			m.NeverStarted = neverStarted(pod)
 		}
 		if m.PodReady {
-			if h.bao == nil {
-				var err error
-				if h.bao, err = h.r.client(ctx, h.c); err != nil {
-					return nil, err
-				}
-			}
-			hctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
-			st, err := h.bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(i, h.c.Namespace), workload.APIPort))
-			cancel()
-			if err == nil {
-				m.Initialized, m.Sealed, m.Version = st.Initialized, st.Sealed, st.Version
-			} else {
-				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", name, "reason", err.Error())
-			}
+			ready = append(ready, len(out))
 		}
 		out = append(out, m)
 	}
+	if len(ready) == 0 {
+		return out, nil
+	}
+	if h.bao == nil {
+		var err error
+		if h.bao, err = h.r.client(ctx, h.c); err != nil {
+			return nil, err
+		}
+	}
+	hctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, idx := range ready {
+		wg.Add(1)
+		go func(m *operation.Member) {
+			defer wg.Done()
+			st, err := h.bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(int32(m.Ordinal), h.c.Namespace), workload.APIPort))
+			if err != nil {
+				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", m.Name, "reason", err.Error())
+				return
+			}
+			m.Initialized, m.Sealed, m.Version = st.Initialized, st.Sealed, st.Version
+		}(&out[idx])
+	}
+	wg.Wait()
 	return out, nil
 }
 
