@@ -222,7 +222,7 @@ type settings struct {
 	// maxResponseBytes bounds every response body read; 0 reads them whole (the
 	// executor's snapshot download).
 	maxResponseBytes int64
-	limiter       *rate.Limiter
+	limiter          *rate.Limiter
 }
 
 // client is the one implementation behind Reader and MemberClient: it
