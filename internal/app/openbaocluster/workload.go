@@ -220,7 +220,16 @@ func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 	if audience == "" {
 		audience = recordedAudience(c, p.obs)
 	}
-	return applyObject(ctx, r.Client, workload.ConfigMap(c, cfg, initHCL, audience))
+	// The requests go in a Secret (they can carry credentials); the ConfigMap holds
+	// them only for a StatefulSet that mounts it whole and has yet to initialize.
+	if err := applyObject(ctx, r.Client, workload.InitSecret(c, initHCL)); err != nil {
+		return err
+	}
+	cmInit := workload.InitializeDisabled
+	if workload.UsesConfigMapInit(p.obs.sts) {
+		cmInit = initHCL
+	}
+	return applyObject(ctx, r.Client, workload.ConfigMap(c, cfg, cmInit, audience))
 }
 
 func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {

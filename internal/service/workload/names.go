@@ -25,7 +25,8 @@ const (
 
 	// ConfigKey is the ConfigMap key of the shared server configuration.
 	ConfigKey = "config.hcl"
-	// InitializeKey is the ConfigMap key of the self-initialization stanzas.
+	// InitializeKey is the key of the self-initialization stanzas in the init Secret
+	// (and in the ConfigMap of StatefulSets created before it).
 	InitializeKey = "initialize.hcl"
 	// SealKeyKey is the Secret key holding the static-seal key (64 hex characters).
 	SealKeyKey = "key"
@@ -96,6 +97,10 @@ func (n Names) ActiveService() string { return n.cluster + "-active" }
 
 // ConfigMap holds config.hcl and initialize.hcl.
 func (n Names) ConfigMap() string { return n.cluster + "-config" }
+
+// InitSecret holds initialize.hcl: the self-initialization requests, which can carry
+// credentials, until the cluster initialized, then the disabled stanza.
+func (n Names) InitSecret() string { return n.cluster + "-init" }
 
 // SealSecret holds the static-seal key.
 func (n Names) SealSecret() string { return n.cluster + "-seal" }

@@ -71,6 +71,9 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 }
 
 // ConfigMap holds config.hcl and initialize.hcl.
+// initialize is what its initialize.hcl holds: InitializeDisabled, except for a
+// StatefulSet created before the init Secret (UsesConfigMapInit) that has not
+// initialized yet.
 // It carries the audience of the cluster's JWT roles (AnnotationJWTAudience), written
 // with the initialization that names it, so that the audience is known even when the
 // status write of the pass that rendered it failed.
@@ -149,4 +152,15 @@ func PodDisruptionBudget(c *baov1.OpenBaoCluster) *policyv1.PodDisruptionBudget 
 		pdb.Spec.MaxUnavailable = &one
 	}
 	return pdb
+}
+
+// InitSecret holds initialize.hcl: the rendered initialization until the cluster
+// initialized, InitializeDisabled afterwards.
+func InitSecret(c *baov1.OpenBaoCluster, initialize string) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: objectMeta(c, NamesFor(c).InitSecret()),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{InitializeKey: []byte(initialize)},
+	}
 }

@@ -41,6 +41,7 @@ func CreatedObjects(c *baov1.OpenBaoCluster) []ObjectRef {
 		{KindRole, n.ServiceRegistrationRole()},
 		{KindRoleBinding, n.ServiceRegistrationRole()},
 		{KindConfigMap, n.ConfigMap()},
+		{KindSecret, n.InitSecret()},
 		{KindService, n.ClientService()},
 		{KindService, n.HeadlessService()},
 		{KindService, n.ActiveService()},

@@ -125,8 +125,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		{Name: "data", MountPath: dataMountPath},
 	}
 	volumes := []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: n.ConfigMap()}}}},
+		{Name: "config", VolumeSource: ConfigVolume(c, p.Existing)},
 		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: p.TLSSecretName}}},
 	}
@@ -237,3 +236,37 @@ func containerImage(spec *corev1.PodSpec) string {
 
 // ContainerImage returns the image of the OpenBao container of a pod spec.
 func ContainerImage(spec *corev1.PodSpec) string { return containerImage(spec) }
+
+// ConfigVolume is the members' /openbao/config: config.hcl from the ConfigMap and
+// initialize.hcl from the init Secret, since the initialization requests can carry
+// credentials (spec.initialization.extraRequests). A StatefulSet created before the
+// init Secret existed keeps its volume (the whole ConfigMap, whose initialize.hcl is
+// the disabled one once the cluster initialized): changing it would restart every
+// member for nothing.
+func ConfigVolume(c *baov1.OpenBaoCluster, existing *appsv1.StatefulSet) corev1.VolumeSource {
+	n := NamesFor(c)
+	if UsesConfigMapInit(existing) {
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.ConfigMap()}}}
+	}
+	return corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: n.ConfigMap()},
+			Items: []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}}}},
+		{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: n.InitSecret()},
+			Items: []corev1.KeyToPath{{Key: InitializeKey, Path: InitializeKey}}}},
+	}}}
+}
+
+// UsesConfigMapInit reports whether sts mounts the whole ConfigMap at
+// /openbao/config, as StatefulSets created before the init Secret did.
+func UsesConfigMapInit(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return false
+	}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name == "config" {
+			return v.ConfigMap != nil
+		}
+	}
+	return false
+}

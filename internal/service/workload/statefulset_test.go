@@ -176,8 +176,13 @@ func TestStatefulSetVolumes(t *testing.T) {
 				g.Expect(mounts).NotTo(HaveKey("seal"), tc.reason)
 			}
 
-			g.Expect(volumes["config"].ConfigMap).NotTo(BeNil())
-			g.Expect(volumes["config"].ConfigMap.Name).To(Equal("bao-config"))
+			cfg := volumes["config"].Projected
+			g.Expect(cfg).NotTo(BeNil(), "config.hcl from the ConfigMap, initialize.hcl from the init Secret")
+			g.Expect(cfg.Sources).To(HaveLen(2))
+			g.Expect(cfg.Sources[0].ConfigMap.Name).To(Equal("bao-config"))
+			g.Expect(cfg.Sources[0].ConfigMap.Items).To(Equal([]corev1.KeyToPath{{Key: "config.hcl", Path: "config.hcl"}}))
+			g.Expect(cfg.Sources[1].Secret.Name).To(Equal("bao-init"))
+			g.Expect(cfg.Sources[1].Secret.Items).To(Equal([]corev1.KeyToPath{{Key: "initialize.hcl", Path: "initialize.hcl"}}))
 			g.Expect(volumes["tls"].Secret).NotTo(BeNil())
 			g.Expect(volumes["tls"].Secret.SecretName).To(Equal("bao-tls"))
 			g.Expect(volumes["run"].EmptyDir).NotTo(BeNil(), "the start script writes the rendered config here")
@@ -421,4 +426,28 @@ func TestStartScriptFailsWithoutConfig(t *testing.T) {
 	_, err = cmd.CombinedOutput()
 	g.Expect(err).To(HaveOccurred(), "set -e must stop the script when the config cannot be rendered")
 	g.Expect(marker).NotTo(BeAnExistingFile(), "OpenBao must not start without its config")
+}
+
+// A StatefulSet created before the init Secret keeps mounting the whole ConfigMap:
+// changing the volume would restart every member of every existing cluster.
+func TestConfigVolumeOfAnExistingStatefulSet(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	legacy, err := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.0", TLSSecretName: "bao-tls"})
+	g.Expect(err).NotTo(HaveOccurred())
+	for i, v := range legacy.Spec.Template.Spec.Volumes {
+		if v.Name == "config" {
+			legacy.Spec.Template.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "bao-config"}}}
+		}
+	}
+	g.Expect(UsesConfigMapInit(legacy)).To(BeTrue())
+	again, err := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.0", TLSSecretName: "bao-tls", Existing: legacy})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Spec.Template.Spec.Volumes).To(Equal(legacy.Spec.Template.Spec.Volumes))
+
+	fresh, err := StatefulSet(c, StatefulSetParams{Image: "openbao/openbao:2.4.0", TLSSecretName: "bao-tls", Existing: again.DeepCopy()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(UsesConfigMapInit(fresh)).To(BeTrue(), "stable across passes")
+	g.Expect(UsesConfigMapInit(nil)).To(BeFalse(), "a new StatefulSet reads initialize.hcl from the Secret")
 }

@@ -21,7 +21,12 @@ import (
 //  1. break-glass active, or a spec baokeeper refuses: none (nothing disruptive
 //     starts or goes on until a person acknowledged, or the spec is fixed);
 //  2. an upgrade or rollout in progress: its guard (target changes, prechecks, the
-//     lock, the quorum watch), then its snapshot phase or its strategy;
+//     lock, the quorum watch), then its snapshot phase or its strategy; one that has
+//     not started (it waits on its prechecks and holds no lock) yields to a scaling
+//     the membership needs, such as promoting a member that rejoined after losing
+//     its volume: its AutopilotHealthy and MembersReady prechecks would otherwise
+//     wait for a promotion that only that scaling performs (found on the rig: a
+//     restart requested right after a volume loss waited for ever);
 //  3. a scaling in progress, or one the membership needs: scaling (a cluster is
 //     scaled before it is upgraded, never both at once);
 //  4. members left on an image that never started: their re-creation;
@@ -36,7 +41,7 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
-	case st.Upgrade != nil:
+	case st.Upgrade != nil && !(notStarted(st) && scaling.ShouldStart(s)):
 		return upgradeOperation{}
 	case st.Scaling != nil || scaling.ShouldStart(s):
 		return scaling.Operation{}

@@ -58,12 +58,25 @@ func TestChoose(t *testing.T) {
 				s.Object.Spec.Version = "2.4.1"
 				s.Object.Spec.Upgrade.Rolling.StepTimeout = ptr(baov1.Duration("soon"))
 			}},
-		{name: "upgrade in progress", reason: "an upgrade in progress decides, before any scaling the spec asks for; not started, it waits on its prechecks (the member count differs)",
+		{name: "upgrade not started, scaling asked for", reason: "an upgrade that has not started waits on its prechecks and holds no lock: it yields to the scaling its prechecks wait for (the member count differs)",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))
 				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.0",
 					TargetImage: upgrade.DefaultImage("2.4.0"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}}
-			}, want: upgradeOperation{}, wantKind: operation.KindWait},
+			}, want: scaling.Operation{}, wantKind: operation.KindPersist},
+		{name: "restart at its prechecks, a rejoined member not promoted", reason: "found on the rig: a restart requested right after a follower lost its volume waited for ever on AutopilotHealthy, while only a scaling promotes the member that rejoined as a non-voter",
+			change: func(s *operation.Snapshot) {
+				s.Members[2].Voter = false
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Kind: baov1.OperationRollout, Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.0",
+					TargetImage: upgrade.DefaultImage("2.4.0"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}}
+			}, want: scaling.Operation{}, wantKind: operation.KindPersist},
+		{name: "upgrade started", reason: "an upgrade that has replaced a member decides, before any scaling: the scaling waits for it",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Replicas = ptr(int32(5))
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1",
+					TargetImage: upgrade.DefaultImage("2.4.1"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}, CompletedPods: []string{"bao-2"}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRollingUpgrade}
+			}, want: upgradeOperation{}, wantKind: operation.KindApply},
 		{name: "scale up", reason: "a membership change is a scaling, started before any version change",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))
