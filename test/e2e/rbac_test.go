@@ -47,6 +47,8 @@ func explainUnused(res rbaccheck.Result, explained map[rbaccheck.Grant]string) m
 			out[g] = "the cache's informer lists before it watches when the server does not stream the initial list"
 		case g.Verb == "create" && res.Used[rbaccheck.Grant{Group: g.Group, Resource: g.Resource, Verb: "patch"}] > 0:
 			out[g] = "written by server-side apply: an apply that creates the object needs create, though the audit log records patch"
+		case g == rbaccheck.Grant{Resource: "pods", Verb: "delete"} && res.Used[rbaccheck.Grant{Resource: "pods/eviction", Verb: "create"}] > 0:
+			out[g] = "a Ready member is evicted; a member that is not Ready (or the one member of a 1-member cluster) is deleted, which a run where every member taken down was Ready never needs (adminops takeDownBy)"
 		}
 	}
 	return out
