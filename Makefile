@@ -42,6 +42,7 @@ manifests: ## Generate the CRD and RBAC manifests under config/.
 	cp config/crd/bases/openbao.baokeeper.dev_openbaoclusters.yaml charts/baokeeper/files/crds/
 	cp config/rbac/role.yaml charts/baokeeper/files/manager-role.yaml
 	cp config/grafana/baokeeper-dashboard.json config/prometheus/baokeeper-rules.yaml charts/baokeeper/files/
+	cp config/admission/policy.yaml charts/baokeeper/files/admission-policy.yaml
 
 .PHONY: prometheus-crds
 prometheus-crds: ## Regenerate test/chart/crds (ServiceMonitor, PrometheusRule) from prometheus-operator's API types.

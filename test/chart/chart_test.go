@@ -53,7 +53,7 @@ var (
 var valueSets = map[string][]string{
 	"defaults":                   nil,
 	"namespaced, two namespaces": {"--set", "watchNamespaces={team-a,team-b}"},
-	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true," +
+	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true,admissionPolicy.enabled=true," +
 		"replicas=2,image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 	"plain-HTTP metrics, no leader election": {"--set", "metrics.secure=false,leaderElection.enabled=false,executorImage=registry.example/baokeeper:1.0.0," +
 		"metrics.port=9443,healthProbe.port=9081"},

@@ -141,6 +141,16 @@ var _ = Describe("the chart's values", func() {
 			WithTransform(func(o *unstructured.Unstructured) string { return o.GetName() }, HaveSuffix("-openbaoclusters-view"))))
 	})
 
+	It("renders the opt-in admission policy with the registries it is given", func() {
+		Expect(byKind(render(), "ValidatingAdmissionPolicy")).To(BeEmpty(), "opt-in")
+		objs := render("--set", "admissionPolicy.enabled=true,admissionPolicy.allowedRegistries={registry.corp.example/mirror/}")
+		policies := byKind(objs, "ValidatingAdmissionPolicy")
+		Expect(policies).To(HaveLen(1))
+		vars, _, _ := unstructured.NestedSlice(policies[0].Object, "spec", "variables")
+		Expect(vars[0].(map[string]any)).To(HaveKeyWithValue("expression", "['registry.corp.example/mirror/']"))
+		Expect(byKind(objs, "ValidatingAdmissionPolicyBinding")).To(HaveLen(1))
+	})
+
 	DescribeTable("refuses values its schema does not allow, saying which",
 		func(set, want string) {
 			out, err := exec.Command(helm, "template", "baokeeper", chart, "--set", set).CombinedOutput()
@@ -152,6 +162,7 @@ var _ = Describe("the chart's values", func() {
 		Entry("a log level that does not exist", "logLevel=verbose", "logLevel"),
 		Entry("an image digest that is not sha256", "image.digest=md5:abc", "digest"),
 		Entry("a namespace name with capitals", "watchNamespaces={Team-A}", "watchNamespaces"),
+		Entry("a registry prefix without its slash", "admissionPolicy.allowedRegistries={ghcr.io/openbao}", "allowedRegistries"),
 	)
 
 	It("documents every value in its README, and nothing that is not a value", func() {

@@ -22,13 +22,24 @@ type SpecRefusal struct {
 //  1. Every duration field parses, with a unit, and is positive where 0 makes no
 //     sense: an object stored before the CRD validated durations reaches the
 //     operator with such a value, and only that cluster must stop.
-//  2. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
+//  2. The executor and validation-hook images are pinned (a tag other than latest,
+//     or a digest): they run with the executor's OpenBao role, or hold the
+//     decision to promote, and must not change under a restart.
+//  3. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
 //     it is pasted into config.hcl, where anything else would reconfigure the
 //     server (a listener without TLS).
 func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 	if err := c.ValidateDurations(); err != nil {
 		return &SpecRefusal{Reason: baov1.ReasonInvalidDuration,
 			Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
+	}
+	for _, img := range []struct{ field, ref string }{
+		{"spec.upgrade.executor.image", c.Spec.Upgrade.Executor.Image},
+		{"spec.upgrade.blueGreen.validationHook.image", hookImage(c)},
+	} {
+		if msg := floatingImage(img.field, img.ref); msg != "" {
+			return &SpecRefusal{Reason: baov1.Reason(ReasonFloatingImage), Message: msg}
+		}
 	}
 	if c.GetSealType() == baov1.CustomSeal {
 		if problem := workload.SealStanzaProblem(c.Spec.Seal.CustomStanza); problem != "" {
@@ -37,4 +48,28 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 		}
 	}
 	return nil
+}
+
+func hookImage(c *baov1.OpenBaoCluster) string {
+	if h := c.Spec.Upgrade.BlueGreen.ValidationHook; h != nil {
+		return h.Image
+	}
+	return ""
+}
+
+// floatingImage says why ref, the image of field, is refused: no tag, or latest,
+// and no digest. "" when it is pinned (or empty: the default applies).
+func floatingImage(field, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	_, tag, digest, err := ParseImage(ref)
+	if err != nil {
+		return fmt.Sprintf("%s %q is not a valid image reference (%v); set it to REPOSITORY:TAG or REPOSITORY@sha256:...; nothing was changed for this cluster until the field is fixed", field, ref, err)
+	}
+	if digest == "" && (tag == "" || tag == "latest") {
+		return fmt.Sprintf("%s %q is not pinned (a missing tag is latest), so its Jobs could run another build from one attempt to the next; "+
+			"pin it to a version tag or a digest (@sha256:...), or leave it empty to use the default; nothing was changed for this cluster until the field is fixed", field, ref)
+	}
+	return ""
 }

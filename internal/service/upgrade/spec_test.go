@@ -48,6 +48,19 @@ func TestCheckSpec(t *testing.T) {
 			}},
 		{name: "blue-green without a version change", reason: "nothing to roll out, nothing to refuse",
 			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.BlueGreenStrategy }},
+		{name: "executor image tagged latest", reason: "executor Jobs hold the executor's OpenBao role: the image must not change between attempts",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Executor.Image = "ghcr.io/baokeeper/baokeeper:latest" },
+			want:   baov1.Reason("FloatingImage"), message: []string{`spec.upgrade.executor.image "ghcr.io/baokeeper/baokeeper:latest" is not pinned`}},
+		{name: "executor image without a tag", reason: "no tag is latest",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Executor.Image = "registry.example:5000/baokeeper" },
+			want:   baov1.Reason("FloatingImage"), message: []string{"spec.upgrade.executor.image", "a missing tag is latest"}},
+		{name: "executor image pinned", reason: "a version tag or a digest is pinned",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Executor.Image = "ghcr.io/baokeeper/baokeeper:0.2.0" }},
+		{name: "hook image tagged latest", reason: "the hook decides whether green is promoted",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.BlueGreen.ValidationHook = &baov1.ValidationHookSpec{Image: "curlimages/curl"}
+			},
+			want: baov1.Reason("FloatingImage"), message: []string{"spec.upgrade.blueGreen.validationHook.image"}},
 		{name: "custom seal", reason: "a seal block is what the field is for",
 			mutate: func(c *baov1.OpenBaoCluster) {
 				c.Spec.Seal = baov1.SealSpec{Type: baov1.CustomSeal, CustomStanza: `seal "transit" { address = "https://t:8200" }`}
