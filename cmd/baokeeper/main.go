@@ -78,6 +78,7 @@ func runManager(args []string) error {
 	workers := fs.Int("workers", controller.DefaultWorkers, "Clusters each controller reconciles at once; one cluster is never reconciled twice at the same time.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
 	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
+	excludeNamespaces := fs.String("exclude-namespaces", "", "Comma-separated namespaces this operator leaves alone while it watches every other one (for namespaces another installation manages); not with --watch-namespaces.")
 	watchNamespaces := fs.String("watch-namespaces", "", "Comma-separated namespaces whose OpenBaoClusters this operator manages; empty: every namespace. With a list, the operator reads and writes only there (Roles suffice; see docs/install.md).")
 	opts := zap.Options{}
 	opts.BindFlags(fs)
@@ -105,14 +106,23 @@ func runManager(args []string) error {
 		return fmt.Errorf("leader election needs 0 < --leader-elect-retry-period, 0 < --leader-elect-renew-deadline < --leader-elect-lease-duration; got %s, %s and %s: set them so",
 			*retryPeriod, *renewDeadline, *leaseDuration)
 	}
-	namespaces, err := parseNamespaces(*watchNamespaces)
+	namespaces, err := parseNamespaces("--watch-namespaces", *watchNamespaces)
 	if err != nil {
 		return err
 	}
-	if len(namespaces) == 0 {
-		log.Info("Watching OpenBaoClusters in every namespace")
-	} else {
+	excluded, err := parseNamespaces("--exclude-namespaces", *excludeNamespaces)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(namespaces) > 0 && len(excluded) > 0:
+		return fmt.Errorf("--watch-namespaces and --exclude-namespaces are both set: watch a list of namespaces, or every namespace but some, not both")
+	case len(namespaces) > 0:
 		log.Info("Watching OpenBaoClusters in these namespaces only", "watchNamespaces", namespaces)
+	case len(excluded) > 0:
+		log.Info("Watching OpenBaoClusters in every namespace except these", "excludeNamespaces", excluded)
+	default:
+		log.Info("Watching OpenBaoClusters in every namespace")
 	}
 	cfg := ctrl.GetConfigOrDie()
 	metricsOpts := metricsserver.Options{BindAddress: *metricsAddr, SecureServing: *metricsSecure, CertDir: *metricsCertDir}
@@ -128,7 +138,7 @@ func runManager(args []string) error {
 		LeaseDuration:          leaseDuration,
 		RenewDeadline:          renewDeadline,
 		RetryPeriod:            retryPeriod,
-		Cache:                  controller.CacheOptions(namespaces...),
+		Cache:                  controller.CacheOptionsExcluding(namespaces, excluded),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
@@ -209,7 +219,7 @@ func controllerServiceAccount(flagValue string) (types.NamespacedName, error) {
 
 // parseNamespaces reads --watch-namespaces: names separated by commas, each a valid
 // namespace name, none twice.
-func parseNamespaces(v string) ([]string, error) {
+func parseNamespaces(flag, v string) ([]string, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
@@ -217,10 +227,10 @@ func parseNamespaces(v string) ([]string, error) {
 	for _, ns := range strings.Split(v, ",") {
 		ns = strings.TrimSpace(ns)
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return nil, fmt.Errorf("--watch-namespaces %q: %q is not a namespace name (%s): list namespaces separated by commas, for example team-a,team-b", v, ns, strings.Join(errs, "; "))
+			return nil, fmt.Errorf("%s %q: %q is not a namespace name (%s): list namespaces separated by commas, for example team-a,team-b", flag, v, ns, strings.Join(errs, "; "))
 		}
 		if slices.Contains(out, ns) {
-			return nil, fmt.Errorf("--watch-namespaces %q names %s twice: list each namespace once", v, ns)
+			return nil, fmt.Errorf("%s %q names %s twice: list each namespace once", flag, v, ns)
 		}
 		out = append(out, ns)
 	}

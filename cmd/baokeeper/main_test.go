@@ -22,7 +22,7 @@ func TestParseNamespaces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, err := parseNamespaces(tc.in)
+			got, err := parseNamespaces("--watch-namespaces", tc.in)
 			if tc.wantErr != "" {
 				g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
 				return

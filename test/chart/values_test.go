@@ -1,7 +1,10 @@
 package chart
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +16,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/baokeeper/baokeeper/test/testenv"
 )
 
 func deploymentOf(objs []*unstructured.Unstructured) *appsv1.Deployment {
@@ -213,5 +221,45 @@ var _ = Describe("the chart's values", func() {
 		for k := range values {
 			Expect(props).To(HaveKey(k), "values.schema.json has no property %s", k)
 		}
+	})
+})
+
+var _ = Describe("the kustomize install (config/default)", func() {
+	It("builds, references the release image, carries the chart's hardening, and every object is accepted by the API server (server-side dry run)", func(ctx SpecContext) {
+		assets, skip := testenv.Assets()
+		if skip != "" {
+			Skip(skip)
+		}
+		out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", "default")).Output()
+		Expect(err).NotTo(HaveOccurred(), "kubectl kustomize config/default")
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+		var kinds []string
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err != nil {
+				Expect(errors.Is(err, io.EOF)).To(BeTrue(), "%v", err)
+				break
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			kinds = append(kinds, u.GetKind()+"/"+u.GetName())
+			if u.GetKind() == "Deployment" {
+				dep := &appsv1.Deployment{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep)).To(Succeed())
+				pod := dep.Spec.Template.Spec
+				Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+				Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+				c := pod.Containers[0]
+				Expect(c.Image).NotTo(HaveSuffix(":latest"))
+				Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+				Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+				Expect(c.Resources.Limits).NotTo(BeEmpty())
+			}
+			err := k8s.Patch(ctx, u, client.Apply, client.FieldOwner("kustomize-test"), client.DryRunAll, client.ForceOwnership)
+			Expect(err).NotTo(HaveOccurred(), "%s %s refused by the API server", u.GetKind(), u.GetName())
+		}
+		Expect(kinds).To(ContainElements("Deployment/baokeeper", "ClusterRole/baokeeper-manager", "Role/baokeeper-token",
+			"CustomResourceDefinition/openbaoclusters.openbao.baokeeper.dev"))
 	})
 })

@@ -1,9 +1,9 @@
 //go:build e2e
 
 // Package e2e runs baokeeper end to end on the local rig: a real control plane and
-// real OpenBao processes, with the operator installed from config/default (through
-// test/e2e/manager, which only shortens its leader election) and running as a
-// Deployment, exactly as on a real cluster. The suite runs inside the rig's
+// real OpenBao processes, with the operator installed by Helm 4 from charts/baokeeper
+// (a shorter leader election) and running as a Deployment from the image make image
+// builds, exactly as on a real cluster. The suite runs inside the rig's
 // network namespace (make test-e2e arranges that).
 package e2e
 
@@ -90,7 +90,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}, 3*time.Minute, 250*time.Millisecond).Should(Succeed())
 
 	connect()
-	By("installing baokeeper from config/default (test/e2e/manager: a shorter leader election), watching the suite's namespaces")
+	By("installing baokeeper with the chart through Helm 4, in cluster mode (a shorter leader election), leaving the chart release's namespaces alone")
 	installSuiteOperator(ctx)
 	return []byte(rigDir)
 }, func(dir []byte) {

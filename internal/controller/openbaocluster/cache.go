@@ -1,6 +1,7 @@
 package openbaocluster
 
 import (
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -15,7 +16,17 @@ import (
 // With namespaces (--watch-namespaces), the cache watches only those: the operator
 // then needs read and write access in them alone, through Roles, and no
 // cluster-wide access to any namespaced object.
+//
+// With excluded namespaces instead (--exclude-namespaces), the cache watches every
+// namespace but those: another installation of baokeeper (a namespace-mode release)
+// manages them, and this one never sees their clusters.
 func CacheOptions(namespaces ...string) cache.Options {
+	return CacheOptionsExcluding(namespaces, nil)
+}
+
+// CacheOptionsExcluding is CacheOptions with namespaces left out of an all-namespace
+// cache. With namespaces given, excluded is ignored.
+func CacheOptionsExcluding(namespaces, excluded []string) cache.Options {
 	managed, err := labels.NewRequirement(workload.LabelManagedBy, selection.Equals, []string{workload.ManagedByValue})
 	if err != nil {
 		// The requirement is built from constants; an error is a programming mistake.
@@ -27,11 +38,18 @@ func CacheOptions(namespaces ...string) cache.Options {
 			&baov1.OpenBaoCluster{}: {Label: labels.Everything()},
 		},
 	}
-	if len(namespaces) > 0 {
+	switch {
+	case len(namespaces) > 0:
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
 			o.DefaultNamespaces[ns] = cache.Config{}
 		}
+	case len(excluded) > 0:
+		var sels []fields.Selector
+		for _, ns := range excluded {
+			sels = append(sels, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+		}
+		o.DefaultNamespaces = map[string]cache.Config{cache.AllNamespaces: {FieldSelector: fields.AndSelectors(sels...)}}
 	}
 	return o
 }
