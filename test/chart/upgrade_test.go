@@ -94,7 +94,7 @@ var _ = Describe("upgrading the chart", Ordered, func() {
 		By("helm uninstall keeps the CRD")
 		helmRun("uninstall", "old", "--namespace", "upgrade-test")
 		Expect(liveCRD(ctx).GetName()).To(Equal(crdName))
-		history := helmRun("list", "--all-namespaces", "--all")
+		history := helmRun("list", "--all-namespaces")
 		Expect(strings.Contains(history, "old")).To(BeFalse(), history)
 	})
 })

@@ -121,7 +121,9 @@ var _ = Describe("The opt-in admission policy (config/admission)", Ordered, func
 		Entry("an image of another Docker Hub account", []clusterOpt{withImage("mallory/openbao:2.4.0")}, "refused: mallory/openbao:2.4.0"),
 		Entry("an executor image from another registry", []clusterOpt{executorImage("evil.example/baokeeper:0.2.0")}, "refused: evil.example/baokeeper:0.2.0"),
 		Entry("a hook reading a Secret alice may not read", []clusterOpt{hook(fromSecret("bao-seal"))},
-			"spec.upgrade.blueGreen.validationHook.env reads Secrets you may not read (bao-seal): the hook would hand them to its image"),
+			"spec.upgrade.blueGreen.validationHook.env reads a Secret you may not read (it reads bao-seal): the hook would hand it to its image"),
+		Entry("a hook reading one Secret alice may read and one she may not", []clusterOpt{hook(fromSecret("hook-ok"), fromSecret("bao-ca"))},
+			"(it reads hook-ok, bao-ca)"),
 		Entry("a hook reading the Secret alice may read", []clusterOpt{hook(fromSecret("hook-ok"))}, ""),
 		Entry("a hook with plain values", []clusterOpt{hook(corev1.EnvVar{Name: "A", Value: "b"})}, ""),
 	)

@@ -224,11 +224,16 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(cfg).To(ContainSubstring(`service_registration "kubernetes" {}`))
 		Expect(cfg).To(ContainSubstring(`prometheus_retention_time`))
 		Expect(cfg).To(ContainSubstring(`tls_cert_file   = "/openbao/tls/tls.crt"`))
-		init := cm.Data[workload.InitializeKey]
+		Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled), "the requests are in the init Secret, not in a ConfigMap")
+		Expect(cm.Annotations).To(HaveKeyWithValue(workload.AnnotationJWTAudience, "openbao.baokeeper.dev/"+ns+"/bao"))
+		initSecret := &corev1.Secret{}
+		expectOwned(ctx, c, initSecret, n.InitSecret())
+		init := string(initSecret.Data[workload.InitializeKey])
 		Expect(init).To(ContainSubstring(`path      = "sys/auth/baokeeper-jwt"`))
 		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:baokeeper-system:baokeeper"`))
 		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:` + ns + `:bao-executor"`))
-		Expect(init).To(ContainSubstring(`"bound_audiences" = ["baokeeper"]`))
+		Expect(init).To(ContainSubstring(`"bound_audiences" = ["openbao.baokeeper.dev/` + ns + `/bao"]`), "an audience of the cluster's own")
+		Eventually(func() string { return getCluster(ctx, c).Status.JWTAudience }, timeout, interval).Should(Equal("openbao.baokeeper.dev/" + ns + "/bao"))
 		Expect(init).To(ContainSubstring(`BEGIN PUBLIC KEY`))
 		Expect(init).To(MatchRegexp(`"bound_issuer" = "https?://`))
 
@@ -321,11 +326,11 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.EventRunning)))
 
-		cm := &corev1.ConfigMap{}
+		initSecret := &corev1.Secret{}
 		Eventually(func() string {
-			Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
-			return cm.Data[workload.InitializeKey]
-		}, timeout, interval).Should(Equal(workload.InitializeDisabled))
+			Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).InitSecret()), initSecret)).To(Succeed())
+			return string(initSecret.Data[workload.InitializeKey])
+		}, timeout, interval).Should(Equal(workload.InitializeDisabled), "no request, and no credential in one, stays once the cluster initialized")
 
 		By("a member lost: Degraded, still Available")
 		markPodsReady(ctx, c, 2)
