@@ -43,6 +43,7 @@ manifests: ## Generate the CRD and RBAC manifests under config/.
 	cp config/rbac/role.yaml charts/baokeeper/files/manager-role.yaml
 	cp config/grafana/baokeeper-dashboard.json config/prometheus/baokeeper-rules.yaml charts/baokeeper/files/
 	cp config/admission/policy.yaml charts/baokeeper/files/admission-policy.yaml
+	go run ./hack/tools/nsrole config/rbac/role.yaml config/namespaced/role.yaml config/namespaced/cluster_role.yaml
 
 .PHONY: prometheus-crds
 prometheus-crds: ## Regenerate test/chart/crds (ServiceMonitor, PrometheusRule) from prometheus-operator's API types.

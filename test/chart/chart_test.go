@@ -86,7 +86,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 	Expect(os.WriteFile(kubeconfig, raw, 0o600)).To(Succeed())
-	for _, ns := range []string{"baokeeper-system", "team-a", "team-b"} {
+	for _, ns := range []string{"baokeeper-system", "team-a", "team-b", "openbao"} {
 		Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
 })

@@ -224,42 +224,67 @@ var _ = Describe("the chart's values", func() {
 	})
 })
 
-var _ = Describe("the kustomize install (config/default)", func() {
-	It("builds, references the release image, carries the chart's hardening, and every object is accepted by the API server (server-side dry run)", func(ctx SpecContext) {
-		assets, skip := testenv.Assets()
-		if skip != "" {
-			Skip(skip)
-		}
-		out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", "default")).Output()
-		Expect(err).NotTo(HaveOccurred(), "kubectl kustomize config/default")
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-		var kinds []string
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				Expect(errors.Is(err, io.EOF)).To(BeTrue(), "%v", err)
-				break
+var _ = Describe("the kustomize installs", func() {
+	DescribeTable("build, reference the release image, carry the chart's hardening, and every object is accepted by the API server (server-side dry run)",
+		func(ctx SpecContext, dir string, namespaceMode bool) {
+			assets, skip := testenv.Assets()
+			if skip != "" {
+				Skip(skip)
 			}
-			if len(u.Object) == 0 {
-				continue
+			out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", dir)).Output()
+			Expect(err).NotTo(HaveOccurred(), "kubectl kustomize config/%s", dir)
+			dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+			var kinds []string
+			for {
+				u := &unstructured.Unstructured{}
+				if err := dec.Decode(&u.Object); err != nil {
+					Expect(errors.Is(err, io.EOF)).To(BeTrue(), "%v", err)
+					break
+				}
+				if len(u.Object) == 0 {
+					continue
+				}
+				kinds = append(kinds, u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName())
+				switch u.GetKind() {
+				case "Deployment":
+					dep := &appsv1.Deployment{}
+					Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep)).To(Succeed())
+					pod := dep.Spec.Template.Spec
+					Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+					Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+					c := pod.Containers[0]
+					Expect(c.Image).NotTo(HaveSuffix(":latest"))
+					Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+					Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+					Expect(c.Resources.Limits).NotTo(BeEmpty())
+					if namespaceMode {
+						Expect(c.Args).To(ContainElement("--watch-namespaces=openbao"))
+					}
+				case "ClusterRole":
+					if !namespaceMode || u.GetName() == "baokeeper-metrics-reader" {
+						break
+					}
+					rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+					for _, r := range rules {
+						res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+						for _, x := range res {
+							Expect(x).To(BeElementOf("tokenreviews", "subjectaccessreviews"), "ClusterRole %s grants %s cluster-wide", u.GetName(), x)
+						}
+					}
+				}
+				err := k8s.Patch(ctx, u, client.Apply, client.FieldOwner("kustomize-test"), client.DryRunAll, client.ForceOwnership)
+				Expect(err).NotTo(HaveOccurred(), "%s %s refused by the API server", u.GetKind(), u.GetName())
 			}
-			kinds = append(kinds, u.GetKind()+"/"+u.GetName())
-			if u.GetKind() == "Deployment" {
-				dep := &appsv1.Deployment{}
-				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep)).To(Succeed())
-				pod := dep.Spec.Template.Spec
-				Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
-				Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
-				c := pod.Containers[0]
-				Expect(c.Image).NotTo(HaveSuffix(":latest"))
-				Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
-				Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
-				Expect(c.Resources.Limits).NotTo(BeEmpty())
+			want := []string{"Deployment/baokeeper-system/baokeeper", "Role/baokeeper-system/baokeeper-token",
+				"CustomResourceDefinition//openbaoclusters.openbao.baokeeper.dev"}
+			if namespaceMode {
+				want = append(want, "Role/openbao/baokeeper-manager", "ClusterRole//baokeeper-manager-cluster", "Role/baokeeper-system/baokeeper-leader-election")
+			} else {
+				want = append(want, "ClusterRole//baokeeper-manager")
 			}
-			err := k8s.Patch(ctx, u, client.Apply, client.FieldOwner("kustomize-test"), client.DryRunAll, client.ForceOwnership)
-			Expect(err).NotTo(HaveOccurred(), "%s %s refused by the API server", u.GetKind(), u.GetName())
-		}
-		Expect(kinds).To(ContainElements("Deployment/baokeeper", "ClusterRole/baokeeper-manager", "Role/baokeeper-token",
-			"CustomResourceDefinition/openbaoclusters.openbao.baokeeper.dev"))
-	})
+			Expect(kinds).To(ContainElements(want))
+		},
+		Entry("config/default: every namespace", "default", false),
+		Entry("config/namespaced: the namespace openbao", "namespaced", true),
+	)
 })
