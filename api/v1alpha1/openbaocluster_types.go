@@ -149,6 +149,10 @@ type OpenBaoClusterSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Initialization InitializationSpec `json:"initialization,omitempty"`
+
+	// audit configures OpenBao's audit device. Off unless set (see AuditSpec).
+	// +optional
+	Audit AuditSpec `json:"audit,omitempty"`
 }
 
 // UpgradeSpec controls version changes.
@@ -474,6 +478,37 @@ type RaftSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10
 	PerformanceMultiplier *int32 `json:"performanceMultiplier,omitempty"`
+}
+
+// AuditSpec configures the audit device that every member declares in its
+// configuration. It is off unless set: an audit device that cannot write makes
+// OpenBao refuse every request, so the sink is the operator's choice to make, and
+// turning it on restarts every member (one at a time, the leader last).
+type AuditSpec struct {
+	// file writes every request and response as a JSON line, secret values HMAC'd.
+	// +optional
+	File *FileAuditSpec `json:"file,omitempty"`
+}
+
+// AuditTarget is where the file audit device writes.
+// +kubebuilder:validation:Enum=Stdout;DataVolume
+type AuditTarget string
+
+const (
+	// AuditStdout writes to the member's standard output: kubectl logs and the
+	// cluster's log collection read it, and the kubelet rotates it.
+	AuditStdout AuditTarget = "Stdout"
+	// AuditDataVolume writes /openbao/data/audit.log on the member's data volume,
+	// beside Raft's data: a full volume stops both.
+	AuditDataVolume AuditTarget = "DataVolume"
+)
+
+// FileAuditSpec is OpenBao's file audit device.
+type FileAuditSpec struct {
+	// target is Stdout (default) or DataVolume.
+	// +optional
+	// +kubebuilder:default=Stdout
+	Target AuditTarget `json:"target,omitempty"`
 }
 
 // InitializationSpec configures self-initialization.

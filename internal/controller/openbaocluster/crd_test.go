@@ -96,6 +96,9 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 			"spec.upgrade.preUpgradeSnapshot.s3.endpoint must be an http:// or https:// URL of a host"),
 		Entry("a bare host as S3 endpoint", withEndpoint("minio.storage.svc:9000"),
 			"must be an http:// or https:// URL of a host"),
+		Entry("an audit target that does not exist", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Audit.File = &baov1.FileAuditSpec{Target: "Syslog"}
+		}, `spec.audit.file.target: Unsupported value: "Syslog": supported values: "Stdout", "DataVolume"`),
 		Entry("an S3 endpoint with a path", withEndpoint("https://s3.example.com/snapshots"),
 			"(the bucket goes in bucket, a path in prefix)"),
 	)
@@ -110,6 +113,13 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("http host and port, trailing slash", "http://minio.storage.svc:9000/"),
 		Entry("an IPv6 address", "http://[fd00::1]:9000"),
 	)
+
+	It("defaults an audit file device to standard output", func() {
+		c := newCluster(ns, "audit")
+		c.Spec.Audit.File = &baov1.FileAuditSpec{}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Expect(getCluster(ctx, c).Spec.Audit.File.Target).To(Equal(baov1.AuditStdout))
+	})
 
 	It("refuses a storage change once the cluster exists, saying what to do instead", func() {
 		c := newCluster(ns, "storage")

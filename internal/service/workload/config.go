@@ -29,6 +29,8 @@ const (
 	// audiences were per cluster (status.jwtAudience empty or equal to it): its JWT
 	// roles were written with it, and they are not rewritten.
 	LegacyTokenAudience = "baokeeper"
+	// AuditDevicePath is where the file audit device of spec.audit.file is mounted.
+	AuditDevicePath = "baokeeper-file/"
 	// StaticSealKeyID names the generated static-seal key.
 	StaticSealKeyID = "baokeeper-static-1"
 
@@ -225,6 +227,15 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 			StaticSealKeyID, sealMountPath, SealKeyKey)
 	}
 
+	if a := c.Spec.Audit.File; a != nil {
+		path := "stdout"
+		if a.Target == baov1.AuditDataVolume {
+			path = dataMountPath + "/audit.log"
+		}
+		// Declared in the configuration (OpenBao's declarative audit devices): every
+		// member has it from its start, and no token can remove it.
+		fmt.Fprintf(&b, "audit \"file\" %q {\n  options = {\n    file_path = %q\n  }\n}\n\n", AuditDevicePath, path)
+	}
 	b.WriteString("service_registration \"kubernetes\" {}\n\n")
 	b.WriteString("telemetry {\n  prometheus_retention_time = \"30s\"\n  disable_hostname          = true\n}\n")
 	return b.String(), nil

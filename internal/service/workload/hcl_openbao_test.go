@@ -213,3 +213,35 @@ func TestRenderInitializeNeverRendersAnUnloadableFile(t *testing.T) {
 		})
 	}
 }
+
+// The audit stanza decodes as OpenBao's parseAuditDevices does (command/server/config.go:
+// type and path from the two keys, options into a map of strings).
+func TestAuditStanzaParsesWithOpenBaoHCL(t *testing.T) {
+	for target, want := range map[baov1.AuditTarget]string{
+		baov1.AuditStdout:     "stdout",
+		baov1.AuditDataVolume: "/openbao/data/audit.log",
+	} {
+		t.Run(string(target), func(t *testing.T) {
+			g := NewWithT(t)
+			c := newCluster()
+			c.Spec.Audit.File = &baov1.FileAuditSpec{Target: target}
+			src, err := RenderConfig(c)
+			g.Expect(err).NotTo(HaveOccurred())
+			f, err := hcl.Parse(src)
+			g.Expect(err).NotTo(HaveOccurred(), src)
+			audits := f.Node.(*ast.ObjectList).Filter("audit").Items
+			g.Expect(audits).To(HaveLen(1))
+			g.Expect(audits[0].Keys).To(HaveLen(2))
+			g.Expect(audits[0].Keys[0].Token.Value()).To(Equal("file"))
+			g.Expect(audits[0].Keys[1].Token.Value()).To(Equal("baokeeper-file/"))
+			var dev struct {
+				Options map[string]string `hcl:"options"`
+			}
+			g.Expect(hcl.DecodeObject(&dev, audits[0].Val)).To(Succeed())
+			g.Expect(dev.Options).To(Equal(map[string]string{"file_path": want}))
+		})
+	}
+	src, err := RenderConfig(newCluster())
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(src).NotTo(ContainSubstring("audit"), "off unless set: the members' configuration of existing clusters does not change")
+}

@@ -111,6 +111,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Spec: baov1.OpenBaoClusterSpec{
 			Version:  "2.4.0",
 			Replicas: ptr(int32(1)),
+			Audit:    baov1.AuditSpec{File: &baov1.FileAuditSpec{Target: baov1.AuditStdout}},
 			Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
 				{Name: "kv", Path: "sys/mounts/secret", Data: rawJSON(`{"type":"kv","options":{"version":"2"}}`)},
 				{Name: "app-policy", Path: "sys/policies/acl/app", Data: rawJSON(`{"policy":"path \"secret/data/*\" { capabilities = [\"create\",\"update\",\"read\"] }"}`)},
@@ -344,6 +345,15 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 		s, err := c.Logical().ReadWithContext(ctx, "secret/data/hello")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"))
+	}, SpecTimeout(time.Minute))
+
+	It("writes the audit log that spec.audit.file declares, to standard output, with secrets HMAC'd", func(ctx SpecContext) {
+		jwt := tokenFor(ctx, operNS, operSA, workload.JWTAudience(cluster))
+		_ = login(ctx, jwt, workload.ControllerRole)
+		Eventually(func() string { return baoLog.String() }, 10*time.Second, 200*time.Millisecond).Should(And(
+			ContainSubstring(`"type":"response"`), ContainSubstring(`"path":"auth/baokeeper-jwt/login"`)),
+			"an audit entry of the login, as JSON on standard output")
+		Expect(baoLog.String()).NotTo(ContainSubstring(jwt), "the service-account token is HMAC'd, never written")
 	}, SpecTimeout(time.Minute))
 
 	It("never printed a root token", func() {
