@@ -95,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// Never take over what baokeeper did not create: writing any of these would
 		// overwrite another application's data or make the cluster its owner. The
 		// other objects are not watched, so the check runs again on a timer.
-		p.refusal, p.refusalReason = workload.ConflictMessage(cluster, conflicts), baov1.ReasonNameConflict
+		p.refusal, p.refusalReason = workload.ConflictMessage(cluster, conflicts, ConflictRecheck), baov1.ReasonNameConflict
 		ctrl.LoggerFrom(ctx).Info("Refusing to take over objects the cluster did not create", "conflicts", len(conflicts))
 		return ctrl.Result{RequeueAfter: ConflictRecheck}, nil
 	}

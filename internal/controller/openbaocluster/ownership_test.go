@@ -14,7 +14,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -82,23 +81,11 @@ func expectUnchanged(ctx context.Context, c *baov1.OpenBaoCluster, before []clie
 				continue
 			}
 			pm := &metav1.PartialObjectMetadata{}
-			pm.SetGroupVersionKind(kindGVK(ref.Kind))
+			pm.SetGroupVersionKind(ref.GroupVersionKind())
 			err := k8s.Get(ctx, key(c.Namespace, ref.Name), pm)
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "bug: the refused cluster created %s: %v", ref, err)
 		}
 	}, 3*time.Second, 250*time.Millisecond).Should(Succeed())
-}
-
-func kindGVK(kind string) schema.GroupVersionKind {
-	switch kind {
-	case workload.KindRole, workload.KindRoleBinding:
-		return rbacv1.SchemeGroupVersion.WithKind(kind)
-	case workload.KindPodDisruptionBudget:
-		return policyv1.SchemeGroupVersion.WithKind(kind)
-	case workload.KindStatefulSet:
-		return appsv1.SchemeGroupVersion.WithKind(kind)
-	}
-	return corev1.SchemeGroupVersion.WithKind(kind)
 }
 
 func expectRefused(ctx context.Context, c *baov1.OpenBaoCluster, reason baov1.Reason, parts ...string) {

@@ -4,8 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -29,6 +35,19 @@ type ObjectRef struct {
 }
 
 func (r ObjectRef) String() string { return r.Kind + " " + r.Name }
+
+// GroupVersionKind is the API type of the object's kind.
+func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
+	switch r.Kind {
+	case KindRole, KindRoleBinding:
+		return rbacv1.SchemeGroupVersion.WithKind(r.Kind)
+	case KindPodDisruptionBudget:
+		return policyv1.SchemeGroupVersion.WithKind(r.Kind)
+	case KindStatefulSet:
+		return appsv1.SchemeGroupVersion.WithKind(r.Kind)
+	}
+	return corev1.SchemeGroupVersion.WithKind(r.Kind)
+}
 
 // CreatedObjects are the objects the workload reconciler creates or updates for the
 // cluster, by kind and name. Every one of them must be absent or already the
@@ -109,8 +128,9 @@ func controllerOf(refs []metav1.OwnerReference) *metav1.OwnerReference {
 	return nil
 }
 
-// ConflictMessage says which objects are in the way and how to resolve it.
-func ConflictMessage(c *baov1.OpenBaoCluster, conflicts []Conflict) string {
+// ConflictMessage says which objects are in the way and how to resolve it; recheck
+// is how soon baokeeper looks again.
+func ConflictMessage(c *baov1.OpenBaoCluster, conflicts []Conflict, recheck time.Duration) string {
 	items := make([]string, 0, len(conflicts))
 	for _, cf := range conflicts {
 		switch {
@@ -125,8 +145,8 @@ func ConflictMessage(c *baov1.OpenBaoCluster, conflicts []Conflict) string {
 	slices.Sort(items)
 	return fmt.Sprintf("Name conflict: this cluster would take over objects it did not create in namespace %s: %s. "+
 		"Nothing was changed. Create the OpenBaoCluster under another name, or delete or rename those objects if nothing needs them; "+
-		"baokeeper checks again every 10 seconds",
-		c.Namespace, strings.Join(items, ", "))
+		"baokeeper checks again every %s",
+		c.Namespace, strings.Join(items, ", "), recheck)
 }
 
 // NamespaceProblem says why baokeeper refuses to run a cluster in namespace ns, or

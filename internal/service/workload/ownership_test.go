@@ -3,10 +3,12 @@ package workload
 import (
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -44,10 +46,11 @@ func TestConflicts(t *testing.T) {
 				return
 			}
 			g.Expect(got).To(HaveLen(1))
-			msg := ConflictMessage(c, got)
+			msg := ConflictMessage(c, got, 10*time.Second)
 			g.Expect(msg).To(ContainSubstring(tc.want))
 			g.Expect(msg).To(ContainSubstring("Nothing was changed"))
 			g.Expect(msg).To(ContainSubstring("another name"))
+			g.Expect(msg).To(HaveSuffix("checks again every 10s"))
 		})
 	}
 }
@@ -75,6 +78,11 @@ func TestCreatedObjects(t *testing.T) {
 		"ServiceAccount bao", "ServiceAccount bao-executor", "Role bao-service-registration", "RoleBinding bao-service-registration",
 		"ConfigMap bao-config", "Secret bao-init", "Service bao", "Service bao-internal", "Service bao-active", "PodDisruptionBudget bao",
 		"StatefulSet bao", "Secret bao-seal", "Secret bao-ca", "Secret bao-tls"))
+
+	for _, ref := range CreatedObjects(c) {
+		_, err := clientgoscheme.Scheme.New(ref.GroupVersionKind())
+		g.Expect(err).NotTo(HaveOccurred(), "%s: the observation builds a typed object of its kind", ref)
+	}
 
 	c.Spec.TLS.SecretName = "mine"
 	g.Expect(strings.Join(names(c), ",")).NotTo(ContainSubstring("bao-tls"), "a user-provided certificate is the user's: baokeeper creates no TLS Secret")
