@@ -16,6 +16,7 @@ ENVTEST_ASSETS := $(BIN)/k8s-$(K8S_VERSION)
 BAO_BIN ?= $(BIN)/bao-2.4.0
 S3_BIN ?= $(BIN)/s3server-7506e5f91cd6
 HELM_BIN ?= $(BIN)/helm-v4.3.2
+HELM3_BIN ?= $(BIN)/helm-v3.21.4
 GO_TEST_FLAGS ?=
 # Test data (the etcd of envtest and of the rig, OpenBao's Raft logs, S3 objects) lives
 # on tmpfs when the machine has one: the tests need no durability beyond a process
@@ -111,8 +112,10 @@ rig-bins: ## Build the whole control plane and kubectl.
 .PHONY: test
 test: verify rig-bins openbao-bins s3-bins helm-bins ## Unit, fuzz seeds, envtest, real-OpenBao, real-S3, rig control-plane and chart tests.
 	@echo "== go test (unit, fuzz seed corpora, envtest, real OpenBao, the chart) =="
-	$(TEST_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) HELM_BIN=$(HELM_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
+	$(TEST_ENV) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) BAO_BIN=$(BAO_BIN) S3_BIN=$(S3_BIN) HELM_BIN=$(HELM_BIN) HELM3_BIN=$(HELM3_BIN) BAOKEEPER_REQUIRE_INTEGRATION=1 \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
+	@echo "== the e2e observer's checks, without a rig (each shown failing on a record that breaks it) =="
+	$(TEST_ENV) go test $(GO_TEST_FLAGS) -count=1 -tags e2e -run 'TestObserver' ./test/e2e/
 
 .PHONY: rig-build
 rig-build: ## Build the rig, the operator and the e2e test binary into bin/.

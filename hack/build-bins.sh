@@ -6,7 +6,7 @@
 #   hack/build-bins.sh rig       + kube-controller-manager, kube-scheduler, kubectl
 #   hack/build-bins.sh openbao   bao 2.4.0 and relinked copies    -> bin/bao-<v>
 #   hack/build-bins.sh s3        SeaweedFS `weed` (S3 server)     -> bin/s3server-<hash>
-#   hack/build-bins.sh helm      helm (chart lint and template)   -> bin/helm-<v>
+#   hack/build-bins.sh helm      helm 4 and helm 3 (chart checks) -> bin/helm-<v>
 #
 # Cold builds take minutes on 2 cores; a heartbeat line is printed every 30 s so a
 # person (and CI) can see that work is going on.
@@ -134,17 +134,24 @@ build_s3() {
 # aligned with baokeeper's and kubernetes' where they share one, so that the shared
 # packages compile once: docs/design/build-cache.md).
 build_helm() {
-  local ver out
-  ver=$(cd "$ROOT/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
+  build_helm_major v4 "most of kubernetes' client packages are shared"
+  # Helm 3, for the check that the chart stays installable by Helm 3 users.
+  build_helm_major v3 "Helm 3; nearly every package is shared with Helm 4's build"
+}
+
+# build_helm_major MAJOR NOTE builds helm.sh/helm/MAJOR at the version go.mod pins.
+build_helm_major() {
+  local major=$1 note=$2 ver out
+  ver=$(cd "$ROOT/hack/tools/helm" && go list -m -f '{{.Version}}' "helm.sh/helm/$major")
   out=$BIN/helm-$ver
   mkdir -p "$BIN"
   if [ -x "$out" ]; then
     log "helm $ver: cached in ${out#$ROOT/}"
     return
   fi
-  log "helm $ver: building (cold: a few minutes on 2 cores; most of kubernetes' client packages are shared)"
-  (cd "$ROOT/hack/tools/helm" && run_with_heartbeat "helm" \
-    go build -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$ver" -o "$out.tmp" helm.sh/helm/v4/cmd/helm)
+  log "helm $ver: building (cold: a few minutes on 2 cores; $note)"
+  (cd "$ROOT/hack/tools/helm" && run_with_heartbeat "helm $ver" \
+    go build -ldflags "-s -w -X helm.sh/helm/$major/internal/version.version=$ver" -o "$out.tmp" "helm.sh/helm/$major/cmd/helm")
   mv "$out.tmp" "$out"
 }
 

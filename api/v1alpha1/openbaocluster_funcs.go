@@ -269,6 +269,16 @@ func (c *OpenBaoCluster) GetMaxLagEntries() uint64 {
 	return DefaultMaxLagEntries
 }
 
+// Location is where the pre-upgrade snapshot goes, as status and events show it:
+// s3://<bucket>/<prefix> (<endpoint without user information>); empty when no
+// snapshot is taken.
+func (s PreUpgradeSnapshotSpec) Location() string {
+	if s.Policy == SnapshotNever || s.S3 == nil {
+		return ""
+	}
+	return fmt.Sprintf("s3://%s/%s (%s)", s.S3.Bucket, strings.TrimPrefix(s.S3.Prefix, "/"), s.S3.DisplayEndpoint())
+}
+
 // DisplayEndpoint is the endpoint as status, events and logs show it: without any
 // user information (user:password@), which the API server refuses on new writes
 // but an object stored before that rule may still carry.

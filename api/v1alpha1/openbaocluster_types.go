@@ -253,6 +253,30 @@ type S3Target struct {
 	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 	// +required
 	CredentialsSecretRef corev1.LocalObjectReference `json:"credentialsSecretRef"`
+
+	// caBundle names a key of a Secret in the cluster's namespace that holds the PEM
+	// certificates of the CA behind an https:// endpoint with a private CA. The Jobs
+	// that check the target and take snapshots trust it besides the public roots;
+	// the operator itself never connects to the endpoint.
+	// +optional
+	CABundle *SecretKeyRef `json:"caBundle,omitempty"`
+}
+
+// SecretKeyRef names one key of a Secret in the cluster's namespace.
+type SecretKeyRef struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key in the Secret's data.
+	// +optional
+	// +kubebuilder:default="ca.crt"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
 }
 
 // RollingUpdateSpec tunes the rolling strategy.

@@ -41,7 +41,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -92,6 +92,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runMemberAction(ctx, removePeerAction, rest, env)
 	case "snapshot":
 		return runSnapshot(ctx, rest, env)
+	case snapshot.ActionCheckTarget:
+		return runCheckTarget(ctx, rest, env)
 	default:
 		fmt.Fprintf(env.stderr, "baokeeper executor: unknown action %q; known actions: %s\n", action, knownExecutorActions)
 		return exitRetryable

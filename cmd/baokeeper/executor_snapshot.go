@@ -33,10 +33,7 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	fs := flag.NewFlagSet("baokeeper executor snapshot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.bind(fs)
-	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "URL of the S3 API.")
-	fs.StringVar(&f.s3.Bucket, "s3-bucket", "", "Bucket that receives the snapshot.")
-	fs.StringVar(&f.s3.Region, "s3-region", "", "Region of the bucket (default us-east-1).")
-	fs.BoolVar(&f.s3.PathStyle, "s3-path-style", false, "Address the bucket as endpoint/bucket.")
+	bindS3(fs, &f.s3)
 	fs.StringVar(&f.key, "s3-key", "", "Object key of the snapshot.")
 	fs.DurationVar(&f.timeout, "timeout", 25*time.Minute, "How long the whole snapshot may take, retries included.")
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log", "File that receives the receipt for the controller; empty disables it.")
@@ -46,12 +43,9 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	f.s3.AccessKeyID, f.s3.SecretAccessKey = getenv(snapshot.EnvAccessKeyID), getenv(snapshot.EnvSecretAccessKey)
 	empty := f.parsed()
-	maps.Copy(empty, map[string]bool{
-		"--s3-endpoint": f.s3.Endpoint == "", "--s3-bucket": f.s3.Bucket == "", "--s3-key": f.key == "",
-		"$" + snapshot.EnvAccessKeyID: f.s3.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: f.s3.SecretAccessKey == "",
-	})
+	maps.Copy(empty, s3Missing(&f.s3, getenv))
+	empty["--s3-key"] = f.key == ""
 	missing := missingFlags(empty)
 	switch {
 	case len(missing) > 0:
@@ -143,10 +137,30 @@ func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotSto
 	}, nil
 }
 
-// snapshotStore is what the snapshot action needs from object storage;
-// *snapshot.Store in production.
+// snapshotStore is what the snapshot and check-target actions need from object
+// storage; *snapshot.Store in production.
 type snapshotStore interface {
 	Upload(ctx context.Context, key string, write func(io.Writer) error) (snapshot.Uploaded, error)
+	Reachable(ctx context.Context) error
+}
+
+// bindS3 binds the flags that say where the target is.
+func bindS3(fs *flag.FlagSet, c *snapshot.S3Config) {
+	fs.StringVar(&c.Endpoint, "s3-endpoint", "", "URL of the S3 API.")
+	fs.StringVar(&c.Bucket, "s3-bucket", "", "Bucket of the snapshots.")
+	fs.StringVar(&c.Region, "s3-region", "", "Region of the bucket (default us-east-1).")
+	fs.BoolVar(&c.PathStyle, "s3-path-style", false, "Address the bucket as endpoint/bucket.")
+	fs.StringVar(&c.CAFile, "s3-ca-file", "", "PEM certificates trusted for an https:// endpoint besides the system's roots.")
+}
+
+// s3Missing reads the credentials from the environment into c and reports which
+// of the target's settings are empty.
+func s3Missing(c *snapshot.S3Config, getenv func(string) string) map[string]bool {
+	c.AccessKeyID, c.SecretAccessKey = getenv(snapshot.EnvAccessKeyID), getenv(snapshot.EnvSecretAccessKey)
+	return map[string]bool{
+		"--s3-endpoint": c.Endpoint == "", "--s3-bucket": c.Bucket == "",
+		"$" + snapshot.EnvAccessKeyID: c.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: c.SecretAccessKey == "",
+	}
 }
 
 // snapshotFailed reports a failure on stderr and in the termination log, which the

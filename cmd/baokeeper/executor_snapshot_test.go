@@ -44,6 +44,8 @@ func (s *fakeStore) Upload(_ context.Context, key string, write func(io.Writer) 
 	return snapshot.Uploaded{Location: snapshot.Location("snaps", key), SizeBytes: int64(buf.Len()), SHA256: hex.EncodeToString(sum[:])}, nil
 }
 
+func (s *fakeStore) Reachable(context.Context) error { return s.err }
+
 func TestRunSnapshot(t *testing.T) {
 	archive := bytes.Repeat([]byte("raft snapshot "), 1000)
 	sum := sha256.Sum256(archive)

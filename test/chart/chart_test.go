@@ -105,6 +105,12 @@ func renderAs(release string, args ...string) []*unstructured.Unstructured {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	Expect(err).NotTo(HaveOccurred(), "helm template %v: %s", args, stderr.String())
+	return decodeObjects(out)
+}
+
+// decodeObjects decodes helm's output: one object per YAML document.
+func decodeObjects(out []byte) []*unstructured.Unstructured {
+	GinkgoHelper()
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	var objs []*unstructured.Unstructured
 	for {

@@ -25,8 +25,14 @@ const crdName = "openbaoclusters.openbao.baokeeper.dev"
 // server has no controllers, so nothing runs: the objects and the CRD are the point).
 func helmRun(args ...string) string {
 	GinkgoHelper()
+	return helmRunWith(helm, args...)
+}
+
+// helmRunWith is helmRun with another helm binary (Helm 3).
+func helmRunWith(bin string, args ...string) string {
+	GinkgoHelper()
 	home := GinkgoT().TempDir()
-	cmd := exec.Command(helm, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "helm %v: %s", args, out)

@@ -164,7 +164,10 @@ type benchRow struct {
 	// requestRate is the operator's OpenBao requests per second to this cluster over
 	// the run (baokeeper rows; -1 when not measured).
 	requestRate float64
-	detail      string
+	// statusDone is the trigger to status.currentVersion on the target, which comes
+	// after the finish line (baokeeper rows; zero for the baselines).
+	statusDone time.Duration
+	detail     string
 	// blueGreen rows have no per-member replacement: their members are new pods.
 	blueGreen bool
 }
@@ -292,6 +295,7 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	if !s.algo.external {
 		tc.waitUpgraded(ctx, row.to, 2*time.Minute)
 		statusAt := time.Since(start)
+		row.statusDone = statusAt
 		if s.requests != nil {
 			row.requestRate = (s.requests(ctx) - before) / statusAt.Seconds()
 		}
@@ -366,6 +370,7 @@ func runBlueGreenSeries(ctx context.Context, n int32, record func(*benchRow)) {
 		row.elections = res.elections
 		row.longestGap, row.failed, row.acked, row.lost = res.longest, res.failed, res.inWindow, res.lost+res.sampleBad
 		row.total = doneAt.Sub(start)
+		row.statusDone = row.total
 		row.done = true
 		row.detail = fmt.Sprintf("baokeeper blue-green, %d members, %s -> %s: load average at the trigger %s, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), "+
 			"window %s, acked in window %d (floor %d), longest gap in window %s, failed attempts %d, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v; "+
@@ -450,8 +455,8 @@ func benchTable(rows []*benchRow) string {
 		groups[k] = append(groups[k], r)
 	}
 	var b strings.Builder
-	b.WriteString("| way | members | leader on | runs | elections | longest write gap | failed write attempts | lost writes | total | Σ intrinsic | settle | total − Σ intrinsic − settle | controller overhead median / max | OpenBao requests/s |\n")
-	b.WriteString("| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| way | members | leader on | runs | elections | longest write gap | failed write attempts | lost writes | total | to status.currentVersion | Σ intrinsic | settle | total − Σ intrinsic − settle | controller overhead median / max | OpenBao requests/s |\n")
+	b.WriteString("| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, k := range order {
 		var done []*benchRow
 		for _, r := range groups[k] {
@@ -464,7 +469,7 @@ func benchTable(rows []*benchRow) string {
 			runs = fmt.Sprintf("%d of %d", len(done), len(groups[k]))
 		}
 		if len(done) == 0 {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | did not complete (see the spec's output) | | | | | | | | | |\n", k.algorithm, k.members, k.position, runs)
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | did not complete (see the spec's output) | | | | | | | | | | |\n", k.algorithm, k.members, k.position, runs)
 			continue
 		}
 		d := func(f func(*benchRow) time.Duration) []time.Duration {
@@ -499,13 +504,17 @@ func benchTable(rows []*benchRow) string {
 		failedCell := medianRange(failed, func(x time.Duration) string { return strconv.FormatInt(int64(x), 10) })
 		gap := medianRange(d(func(r *benchRow) time.Duration { return r.longestGap }), secs2)
 		total := medianRange(d(func(r *benchRow) time.Duration { return r.total }), secs)
+		status := "n/a"
+		if done[0].statusDone > 0 {
+			status = medianRange(d(func(r *benchRow) time.Duration { return r.statusDone }), secs)
+		}
 		if done[0].blueGreen {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | n/a | n/a | n/a | n/a | %s |\n", k.algorithm, k.members, k.position, runs,
-				strings.Join(elections, ", "), gap, failedCell, lost, total, rate)
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s | n/a | n/a | n/a | n/a | %s |\n", k.algorithm, k.members, k.position, runs,
+				strings.Join(elections, ", "), gap, failedCell, lost, total, status, rate)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", k.algorithm, k.members, k.position, runs,
-			strings.Join(elections, ", "), gap, failedCell, lost, total,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", k.algorithm, k.members, k.position, runs,
+			strings.Join(elections, ", "), gap, failedCell, lost, total, status,
 			medianRange(d(func(r *benchRow) time.Duration { return r.intrinsic }), secs),
 			secs(done[0].settle),
 			medianRange(d(func(r *benchRow) time.Duration { return r.total - r.intrinsic - r.settle }), secs),

@@ -148,6 +148,7 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("blue-green 5 members, autoPromote, operator killed 3 times", "kills in "+strings.Join(kills, ", "))
+		res.recordWindow(scenarioBlueGreen, tc.ns)
 		tc.expectBlueGreenDone(ctx, res, before, green, "2.5.0")
 	})
 

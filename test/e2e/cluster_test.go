@@ -186,6 +186,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 	It("fails an upgrade after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {
 		tc := adoptTestCluster(ctx, caPEM)
 		obs := tc.observe(ctx)
+		failingFrom := time.Now()
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 			c.Spec.Version = "2.4.1"
 			c.Spec.Image = flakyImage
@@ -209,6 +210,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		Expect(failure.Message).To(ContainSubstring("not started: " + plan[1] + ", " + plan[2]))
 		Consistently(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade.Failure).NotTo(BeNil()) }, 5*time.Second, pollEvery).
 			Should(Succeed(), "a failed upgrade waits for a person")
+		recordScenario(scenarioFailed, ns, failingFrom, time.Now())
 
 		By("fixing the cause, restarting the crash-looping pod instead of waiting out its back-off, and retrying")
 		Expect(os.WriteFile(fixMarker(), []byte("fixed"), 0o600)).To(Succeed())

@@ -4,8 +4,11 @@ package e2e
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The observer's counting, without a rig: `go test -tags e2e -run TestObserver
@@ -42,14 +45,6 @@ func TestObserverWindowStats(t *testing.T) {
 				t.Errorf("windowStats = %d in window, longest gap %s; want %d, %s", in, longest, tc.in, tc.longest)
 			}
 		})
-	}
-}
-
-func TestObserverWindowFloor(t *testing.T) {
-	for d, want := range map[time.Duration]int{time.Second: 20, 4 * time.Second: 20, 25 * time.Second: 125, 100 * time.Second: 500} {
-		if got := windowFloor(d); got != want {
-			t.Errorf("windowFloor(%s) = %d, want %d", d, got, want)
-		}
 	}
 }
 
@@ -106,5 +101,114 @@ func TestObserverSample(t *testing.T) {
 	}
 	if got := sampleOf(acks[:10], 50); len(got) != 10 {
 		t.Errorf("sampleOf(10 acks, 50) = %d acks, want all 10", len(got))
+	}
+}
+
+// threeGaps takes the writes out of three 2.5 s spans of the window: each gap is
+// within the bound, together they are 75 % of it.
+func threeGaps(acks []ack) []ack {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var out []ack
+	for _, a := range acks {
+		off := a.at.Sub(t0)
+		if (off > 500*time.Millisecond && off < 3*time.Second) || (off > 3500*time.Millisecond && off < 6*time.Second) ||
+			(off > 6500*time.Millisecond && off < 9*time.Second) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestObserverStrictChecks breaks each strict check once on a record that otherwise
+// passes, and shows that it fails, naming what broke.
+func TestObserverStrictChecks(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	// steady writes every 40 ms (25/s) from -2 s to 12 s, with an election gap.
+	steady := func(gapFrom, gapTo int) []ack {
+		var out []ack
+		for m := -2000; m <= 12000; m += 40 {
+			if m > gapFrom && m < gapTo {
+				continue
+			}
+			out = append(out, ack{at: ms(m)})
+		}
+		return out
+	}
+	good := func() observation {
+		return observation{acks: steady(4000, 5200), start: ms(0), end: ms(10000), elections: 1, gapBound: defaultGapBound,
+			firstTermSeen: ms(-1500), polls: map[string]int{"bao-0": 120, "bao-1": 120, "bao-2": 120},
+			failures: []pollFailure{{member: "bao-2", at: ms(3000), err: "connection refused"}},
+			down:     map[string][][2]time.Time{"bao-2": {{ms(2500), ms(4000)}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		break_ func(o *observation)
+		want   string
+	}{
+		{name: "a clean record passes", break_: func(*observation) {}},
+		{name: "the term before the change seen only after it started",
+			break_: func(o *observation) { o.firstTermSeen = ms(200) }, want: "term before the change was not observed"},
+		{name: "the term before the change never seen",
+			break_: func(o *observation) { o.firstTermSeen = time.Time{} }, want: "term before the change was not observed"},
+		{name: "a gap longer than the bound",
+			break_: func(o *observation) { o.acks = steady(4000, 8000) }, want: "the longest time without an acknowledged write was 4s, more than the 3s"},
+		{name: "a spec's own bound admits it",
+			break_: func(o *observation) { o.acks, o.gapBound = steady(4000, 8000), 5*time.Second }},
+		{name: "a writer at a third of its rate, with no long gap",
+			break_: func(o *observation) {
+				var thin []ack
+				for i, a := range o.acks {
+					if a.at.Before(o.start) || i%3 == 0 {
+						thin = append(thin, a)
+					}
+				}
+				o.acks = thin
+			}, want: "the writer was starved"},
+		{name: "gaps within the bound that no election explains starve the window",
+			break_: func(o *observation) { o.acks, o.elections = threeGaps(steady(0, 0)), 0 }, want: "the writer was starved"},
+		{name: "the same gaps, each explained by an election counted (and checked by expectElections)",
+			break_: func(o *observation) { o.acks, o.elections = threeGaps(steady(0, 0)), 3 }},
+		{name: "sys/leader failures outside a member's restart",
+			break_: func(o *observation) {
+				for i := range 8 {
+					o.failures = append(o.failures, pollFailure{member: "bao-0", at: ms(6000 + 100*i), err: "context deadline exceeded"})
+				}
+			}, want: "bao-0: 8 sys/leader reads failed outside its restarts"},
+		{name: "failures while the member restarts are explained",
+			break_: func(o *observation) {
+				for i := range 8 {
+					o.failures = append(o.failures, pollFailure{member: "bao-2", at: ms(2600 + 100*i), err: "connection refused"})
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good()
+			tc.break_(&o)
+			got := strictProblems(o)
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("strictProblems = %q, want none", got)
+			case tc.want != "" && !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }):
+				t.Errorf("strictProblems = %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestObserverDownIntervals(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	s := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	uids := []types.UID{"a", "b"}
+	got := downIntervals(uids, map[types.UID]time.Time{"a": s(10)}, map[types.UID]time.Time{"a": s(-5), "b": s(20)}, s(0))
+	want := [][2]time.Time{{s(10), s(20).Add(downGrace)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("a replaced pod: downIntervals = %v, want %v", got, want)
+	}
+	got = downIntervals([]types.UID{"c"}, nil, map[types.UID]time.Time{"c": s(8)}, s(0))
+	want = [][2]time.Time{{s(0), s(8).Add(downGrace)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("a member that joins: downIntervals = %v, want %v", got, want)
 	}
 }

@@ -52,7 +52,7 @@ var chartNamespaces = []string{upNS}
 // suiteNamespaces are the namespaces the suite's operator watches: every Describe's
 // and the benchmark's.
 func suiteNamespaces() []string {
-	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill", rolloutNS, certNS, tenantNS}
+	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill", rolloutNS, certNS, tenantNS, freezeNS}
 	for i := range concurrentCount() {
 		out = append(out, concurrentNamespace(i))
 	}
@@ -91,20 +91,53 @@ func createNamespace(ctx context.Context, namespace string) {
 	}
 }
 
-// installSuiteOperator installs charts/baokeeper through Helm 4 as release baokeeper
-// in operatorNS, in cluster mode (a ClusterRole, every namespace) except the chart
-// release's namespaces (--exclude-namespaces), with a shorter leader election: a
-// replica takes over a SIGKILLed one in about 6 s instead of about 17 s (the specs
-// that kill the operator wait for that takeover five times). The release installs
-// the CRD.
+// previousChart is chart 0.1.0 as released, packaged (test/chart keeps it).
+var previousChart = filepath.Join(root, "test", "chart", "testdata", "baokeeper-0.1.0.tgz")
+
+// installSuiteOperator installs the suite's operator as a user upgrading from the
+// previous chart would have it: chart 0.1.0 first (its CRD in crds/, without the
+// rules of later releases), then the CRD adopted as charts/baokeeper/README.md says,
+// then helm upgrade to charts/baokeeper through Helm 4 as release baokeeper in
+// operatorNS. The upgraded release runs in cluster mode (a ClusterRole, every
+// namespace) except the chart release's namespaces (--exclude-namespaces), with a
+// shorter leader election: a replica takes over a SIGKILLed one in about 6 s instead
+// of about 17 s (the specs that kill the operator wait for that takeover five times).
+// The whole suite then runs on the upgraded release and its upgraded CRD.
 func installSuiteOperator(ctx context.Context) {
 	GinkgoHelper()
-	helm(ctx, "install", "baokeeper", filepath.Join(root, "charts", "baokeeper"),
-		"--namespace", operatorNS, "--create-namespace",
+	// 0.1.0 named an image that was never built; it runs the image under test until
+	// the upgrade replaces its Deployment.
+	helm(ctx, "install", "baokeeper", previousChart, "--namespace", operatorNS, "--create-namespace",
+		"--set", "image.tag="+operatorImageTag())
+	const crd = "openbaoclusters.openbao.baokeeper.dev"
+	Expect(kubectl(ctx, "get", "crd", crd, "-o", "jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.audit}")).
+		To(BeEmpty(), "chart 0.1.0's CRD has no spec.audit")
+
+	By("upgrading the release to this chart, after the CRD adoption that its README asks for")
+	kubectl(ctx, "label", "crd", crd, "app.kubernetes.io/managed-by=Helm", "--overwrite")
+	kubectl(ctx, "annotate", "crd", crd, "meta.helm.sh/release-name=baokeeper", "meta.helm.sh/release-namespace="+operatorNS, "--overwrite")
+	helm(ctx, "upgrade", "baokeeper", filepath.Join(root, "charts", "baokeeper"), "--namespace", operatorNS,
 		"--set", "leaderElection.leaseDuration=6s,leaderElection.renewDeadline=4s,leaderElection.retryPeriod=1s",
 		"--set", "excludeNamespaces={"+strings.Join(chartNamespaces, ",")+"}",
 		"--wait", "--timeout", "3m")
 	kubectl(ctx, "-n", operatorNS, "rollout", "status", "deployment/baokeeper", "--timeout=120s")
+	Expect(kubectl(ctx, "get", "crd", crd, "-o", "jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.audit.type}")).
+		To(Equal("object"), "helm upgrade applied this chart's CRD (spec.audit is new since 0.1.0)")
+	Expect(kubectl(ctx, "get", "crd", crd, "-o", "jsonpath={.metadata.annotations.helm\\.sh/resource-policy}")).To(Equal("keep"))
+}
+
+// operatorImageTag is the tag of the image under test: the chart's appVersion.
+func operatorImageTag() string {
+	GinkgoHelper()
+	b, err := os.ReadFile(filepath.Join(root, "charts", "baokeeper", "Chart.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "appVersion:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	Fail("charts/baokeeper/Chart.yaml has no appVersion")
+	return ""
 }
 
 // installChartOperator installs charts/baokeeper as release chartRelease in

@@ -22,9 +22,8 @@ import (
 // not use, each with the reason it stays. The check fails on a grant that is neither
 // used nor listed here, and on an entry that is used after all or no longer granted.
 var unusedGrants = map[rbaccheck.Grant]string{
-	{Resource: "pods", Verb: "get"}:                    "held so that the operator may create the service-registration Role, which grants it to OpenBao's pods (RBAC refuses granting what one does not hold)",
-	{Resource: "pods", Verb: "update"}:                 "held for the same reason as get: the service-registration Role grants it",
-	{Resource: "pods", Verb: "patch"}:                  "held for the same reason as get: the service-registration Role grants it",
+	{Resource: "pods", Verb: "get"}:                    "held so that the operator may create the service-registration Role, which grants it on the cluster's member pods (RBAC refuses granting what one does not hold)",
+	{Resource: "pods", Verb: "patch"}:                  "held for the same reason as get: the service-registration Role grants it on the cluster's member pods",
 	{Resource: "events", Verb: "patch"}:                "core/v1 events come from leader election's recorder, which patches the count of a repeated event",
 	{Group: "batch", Resource: "jobs", Verb: "delete"}: "a Job left by an earlier attempt or upgrade is deleted before its name is reused; no run of the suite leaves one",
 }

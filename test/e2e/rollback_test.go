@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 )
 
 // faultyExecutorImage maps (test/rig/images.txt) to bin/baokeeper-faulty: the
@@ -34,11 +34,17 @@ const faultyExecutorImage = "ghcr.io/baokeeper/baokeeper:faulty"
 
 func faultFile() string { return filepath.Join(rigDir, "executor-fault") }
 
+// killAfterFile lists executor actions (one per line) whose next run is killed
+// (SIGKILL) right after the real action returned: the Raft change is made, the Job
+// fails as if its pod had been killed before it could report. Each line is used once.
+func killAfterFile() string { return filepath.Join(rigDir, "executor-kill-after") }
+
 func writeFaultyExecutor() {
 	GinkgoHelper()
 	script := fmt.Sprintf(`#!/bin/sh
 # Written by the e2e suite: baokeeper, with the executor action named in %[1]s failing
-# ("<action>" for every member, "<action> <member>" for one).
+# ("<action>" for every member, "<action> <member>" for one), and the next run of each
+# action listed in %[3]s killed right after it acted.
 f=$(cat %[1]q 2>/dev/null)
 if [ -n "$f" ] && [ "$1" = executor ]; then
   action=${f%%%% *}; member=${f#* }; [ "$member" = "$f" ] && member=""
@@ -47,8 +53,14 @@ if [ -n "$f" ] && [ "$1" = executor ]; then
     exit 1
   fi
 fi
+if [ "$1" = executor ] && [ -n "$2" ] && grep -qx -- "$2" %[3]q 2>/dev/null; then
+  sed -i "/^$2\$/d" %[3]q
+  %[2]q "$@"
+  echo "injected fault (test/e2e): executor $2 killed (SIGKILL) right after it acted (exit $?)" >&2
+  kill -9 $$
+fi
 exec %[2]q "$@"
-`, faultFile(), filepath.Join(root, "bin", "baokeeper"))
+`, faultFile(), filepath.Join(root, "bin", "baokeeper"), killAfterFile())
 	Expect(os.WriteFile(filepath.Join(root, "bin", "baokeeper-faulty"), []byte(script), 0o755)).To(Succeed())
 }
 
@@ -58,6 +70,21 @@ func setExecutorFault(action, member string) {
 	GinkgoHelper()
 	f := strings.TrimSpace(action + " " + member)
 	Expect(os.WriteFile(faultFile(), []byte(f), 0o600)).To(Succeed())
+}
+
+// killExecutorAfter makes the next run of each action in Jobs that run
+// faultyExecutorImage die right after it acted.
+func killExecutorAfter(actions ...string) {
+	GinkgoHelper()
+	Expect(os.WriteFile(killAfterFile(), []byte(strings.Join(actions, "\n")+"\n"), 0o600)).To(Succeed())
+}
+
+// killsPending returns the actions of killExecutorAfter not run yet.
+func killsPending() []string {
+	GinkgoHelper()
+	b, err := os.ReadFile(killAfterFile())
+	Expect(err).NotTo(HaveOccurred())
+	return strings.Fields(string(b))
 }
 
 // These specs share one 3-member cluster on 2.4.0 under BlueGreen (a rollback leaves
@@ -102,6 +129,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("automatic rollback on a failing validation hook", fmt.Sprintf("green %v", green))
+		res.recordWindow(scenarioRollback, ns)
 		tc.expectBlueRestored(ctx, res, blue, green)
 
 		By("not starting the rolled-back upgrade again on its own")
@@ -161,6 +189,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 	It("enters break-glass when a green peer cannot be removed, refuses a wrong nonce, and finishes the rollback on the right one", func() {
 		setExecutorFault("remove-peer", "")
 		obs := tc.observe(ctx)
+		from := time.Now()
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRetry, "after-manual-rollback") })
 		green := tc.waitGreenNamed(ctx, 3)
 		tc.setMembers(append(blue, green...)...)
@@ -183,7 +212,8 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 		Expect(blue).To(ContainElement(bg.Leader), "blue leads")
 		Expect(bg.RecoverySteps[len(bg.RecoverySteps)-1]).To(ContainSubstring("baokeeper.dev/break-glass-ack=" + bg.Nonce))
 		Expect(strings.Join(bg.RecoverySteps, "\n")).To(ContainSubstring("kubectl logs -n " + ns + " job/"))
-		Expect(eventMessagesOf(ctx, ns, "BreakGlassEntered")).NotTo(BeEmpty())
+		// Events are sent after the status write lands, and asynchronously.
+		Eventually(func() []string { return eventMessagesOf(ctx, ns, "BreakGlassEntered") }, 30*time.Second, pollEvery).NotTo(BeEmpty())
 
 		By("changing nothing while break-glass is active")
 		jobs := tc.allJobNames(ctx)
@@ -191,6 +221,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 			g.Expect(tc.allJobNames(ctx)).To(Equal(jobs), "no executor Job")
 			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: strings.TrimSuffix(green[0], "-0")}, &appsv1.StatefulSet{})).To(Succeed(), "green stays")
 		}, 8*time.Second, pollEvery).Should(Succeed())
+		recordScenario(scenarioBreakGlass, ns, from, time.Now())
 
 		By("refusing a wrong nonce")
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationBreakGlassAck, "not-the-nonce") })
@@ -214,8 +245,24 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Executor.Image = "" })
 	})
 
-	It("refuses a rollback once green has led, and completes the upgrade", func() {
-		tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.BlueGreen.AutoPromote = true })
+	// The upgrade also runs through executor pods killed (SIGKILL) right after a
+	// green member's promotion, the blue leader's step-down and a blue peer's
+	// removal acted, before their Jobs could report: each Raft change is made and its
+	// Job fails. Expected: the operator goes on from the Raft configuration it
+	// observes (a retried promotion or removal finds it done, a step-down is not
+	// retried once green leads), with one election and no write lost.
+	It("refuses a rollback once green has led, and completes the upgrade through executor pods killed right after a promotion, the step-down and a peer removal: one election", func() {
+		tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.BlueGreen.AutoPromote = true
+			c.Spec.Upgrade.Executor.Image = faultyExecutorImage
+		})
+		setExecutorFault("", "")
+		killExecutorAfter("promote", "step-down", "remove-peer")
+		jobsBefore := tc.allJobNames(ctx)
+		DeferCleanup(func() {
+			killExecutorAfter()
+			tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Executor.Image = "" })
+		})
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRetry, "after-break-glass") })
 		green := tc.waitGreenNamed(ctx, 3)
@@ -236,6 +283,20 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 		res.report("rollback refused after the point of no return", fmt.Sprintf("green %v", green))
 		tc.expectBlueGreenDone(ctx, res, "bao", green, "2.4.1")
 		Expect(tc.get(ctx, Default).Status.LastRollback).To(BeNil(), "a new upgrade cleared the last rollback")
+
+		By("each kill cost its step one failed Job attempt, and nothing more")
+		Expect(killsPending()).To(BeEmpty(), "every injected kill happened")
+		for _, step := range []string{executorjob.StepPromote, executorjob.StepStepDown, executorjob.StepRemovePeer} {
+			jobs := &batchv1.JobList{}
+			Expect(k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{executorjob.LabelStep: step})).To(Succeed())
+			failed := 0
+			for _, j := range jobs.Items {
+				if !slices.Contains(jobsBefore, j.Name) {
+					failed += int(j.Status.Failed)
+				}
+			}
+			Expect(failed).To(Equal(1), "one %s Job attempt of this upgrade was killed", step)
+		}
 	})
 
 	It("enters break-glass when a rolling upgrade loses a majority of voters, and deletes no further pod", func() {
@@ -265,20 +326,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 			Expect(p).NotTo(BeEmpty(), "no OpenBao process of %s", m)
 			pids = append(pids, p...)
 		}
-		for _, pid := range pids {
-			Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
-		}
-		thawed := false
-		thaw := func() {
-			if thawed {
-				return
-			}
-			thawed = true
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGCONT)
-			}
-		}
-		DeferCleanup(thaw)
+		thaw := freezePIDs(pids)
 		var bg *baov1.BreakGlassStatus
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)

@@ -78,18 +78,25 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			g.Expect(pc).NotTo(BeNil())
 			g.Expect(pc.Name).To(Equal(upgrade.PrecheckSnapshotTarget))
 			g.Expect(pc.Message).To(ContainSubstring("is not usable"))
+			g.Expect(pc.Message).To(ContainSubstring("checked from namespace "+snapNS), "the check ran in the cluster's namespace, not from the operator")
 			g.Expect(c.Status.Message).To(ContainSubstring("SnapshotTarget"))
 		}, time.Minute, pollEvery).Should(Succeed())
+		checks := &batchv1.JobList{}
+		Expect(k8s.List(ctx, checks, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepCheckTarget})).To(Succeed())
+		Expect(checks.Items).NotTo(BeEmpty(), "the reachability check is an executor Job in the cluster's namespace")
 		Consistently(func(g Gomega) {
 			g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"))
 			jobs := &batchv1.JobList{}
 			g.Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS))).To(Succeed())
-			g.Expect(jobs.Items).To(BeEmpty())
+			for _, j := range jobs.Items {
+				g.Expect(j.Labels).To(HaveKeyWithValue(executorjob.LabelStep, snapshot.StepCheckTarget), "no Job but the check: no snapshot, no step")
+			}
 		}, 4*time.Second, pollEvery).Should(Succeed(), "nothing is touched while a precheck fails")
 	})
 
 	It("fails after 3 snapshot Jobs when the bucket refuses uploads, touching nothing, and names the cause", func(ctx SpecContext) {
 		uids := podUIDsIn(ctx, snapNS)
+		failingFrom := time.Now()
 		By("credentials that may read and list the bucket (the precheck passes) but not write to it")
 		setCredentials(ctx, s3server.ReadOnlyAccessKeyID, s3server.ReadOnlySecretAccessKey)
 		Eventually(func(g Gomega) {
@@ -111,6 +118,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"))
 			g.Expect(podUIDsIn(ctx, snapNS)).To(Equal(uids))
 		}, 3*time.Second, pollEvery).Should(Succeed(), "a failed snapshot changes nothing of the cluster")
+		recordScenario(scenarioSnapshotFailed, snapNS, failingFrom, time.Now())
 		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("UpgradeFailed"))
 	}, SpecTimeout(5*time.Minute))
 
@@ -126,6 +134,37 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			}
 			c.Annotations[baov1.AnnotationRetry] = "fixed-credentials"
 		})
+
+		// A fault: the S3 server stops answering (SIGSTOP) as the snapshot Job starts,
+		// for 20 s, less than the S3 client's one-minute response timeout. Expected: the
+		// upgrade holds at its snapshot with nothing touched, and goes on after the thaw
+		// in the same attempt.
+		By("freezing the S3 server as the snapshot Job starts")
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8s.List(ctx, jobs, client.InNamespace(snapNS), client.MatchingLabels{executorjob.LabelStep: snapshot.StepSnapshot})).To(Succeed())
+			g.Expect(len(jobs.Items)).To(BeNumerically(">", int(operation.DefaultMaxJobAttempts)), "the snapshot Job of the retry")
+		}, time.Minute, 50*time.Millisecond).Should(Succeed())
+		Expect(s3.Freeze()).To(Succeed())
+		thawed := false
+		thaw := func() {
+			if !thawed {
+				thawed = true
+				Expect(s3.Thaw()).To(Succeed())
+			}
+		}
+		DeferCleanup(thaw)
+		Consistently(func(g Gomega) {
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Upgrade).NotTo(BeNil())
+			g.Expect(c.Status.Upgrade.Snapshot).To(BeNil(), "no receipt while S3 does not answer")
+			g.Expect(c.Status.Upgrade.Failure).To(BeNil(), c.Status.Message)
+			g.Expect(c.Status.Message).To(ContainSubstring("snapshot"), "status says what the upgrade waits for")
+			g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.0"))
+			g.Expect(podUIDsIn(ctx, snapNS)).To(Equal(uids))
+		}, 20*time.Second, pollEvery).Should(Succeed(), "the upgrade holds at its snapshot while S3 is frozen, touching nothing")
+		GinkgoWriter.Printf("held while S3 was frozen: %s\n", tc.get(ctx, Default).Status.Message)
+		thaw()
 
 		By("watching that nothing changes before the receipt is in status")
 		var receipt *baov1.SnapshotReceipt
@@ -145,6 +184,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("rolling upgrade with a pre-upgrade snapshot", "snapshot "+receipt.Location)
+		res.recordWindow(scenarioSnapshot, snapNS)
 		res.expectClean(tc, 1, "2.4.1")
 		tc.expectAllOn(ctx, "2.4.1")
 

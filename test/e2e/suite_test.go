@@ -92,6 +92,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	connect()
 	By("installing baokeeper with the chart through Helm 4, in cluster mode (a shorter leader election), leaving the chart release's namespaces alone")
 	installSuiteOperator(ctx)
+	By("starting Prometheus next to the rig: it scrapes the operator and the members and evaluates the shipped alerts for the whole run")
+	startPrometheus(ctx)
 	return []byte(rigDir)
 }, func(dir []byte) {
 	if rigDir == "" {
@@ -120,6 +122,7 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 	if rigCmd == nil || rigCmd.Process == nil {
 		return
 	}
+	stopPrometheus()
 	By("stopping the rig")
 	_ = syscall.Kill(-rigCmd.Process.Pid, syscall.SIGTERM)
 	select {

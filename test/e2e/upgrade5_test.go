@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -68,6 +69,7 @@ var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("rolling upgrade 5 members")
+		res.recordWindow(scenarioRolling, tc.ns)
 
 		Expect(plan).To(HaveLen(5))
 		Expect(plan[4]).To(Equal(oldLeader), "the old leader is replaced last")
@@ -145,6 +147,49 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 		Expect(res.leaders[0]).To(Equal(oldLeader))
 		Expect(jobs.Items).To(BeEmpty(), "the Shutdown hand-off runs no step-down Job")
 		tc.expectAllOn(ctx, "2.4.1")
+	}, SpecTimeout(10*time.Minute))
+
+	// A fault no step plans: the member that just took over is killed outright. The
+	// old leader's member is still restarting on its replacement pod, so for a moment
+	// one voter of three answers; the killed member's container restarts, and the
+	// two that answer elect a leader. Expected: the upgrade completes, with exactly
+	// one unplanned election beside the planned one, no acknowledged write lost, and
+	// no break-glass (the quorum is back well within its grace).
+	It("completes when the new leader is killed (SIGKILL) right after the hand-off: one unplanned election, no write lost", func(ctx SpecContext) {
+		oldLeader := tc.settledLeader(ctx)
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.5.0" })
+
+		By("waiting for the hand-off: a leader other than " + oldLeader)
+		var newLeader string
+		Eventually(func(g Gomega) {
+			log := obs.leaderLog()
+			g.Expect(log).NotTo(BeEmpty())
+			g.Expect(log[0]).To(Equal(oldLeader))
+			newLeader = log[len(log)-1]
+			g.Expect(newLeader).NotTo(Equal(oldLeader))
+		}, 6*time.Minute, 20*time.Millisecond).Should(Succeed())
+		By(fmt.Sprintf("killing %s, the new leader, with SIGKILL", newLeader))
+		killedAt := time.Now()
+		signalMember(killNS, newLeader, syscall.SIGKILL)
+
+		tc.waitUpgraded(ctx, "2.5.0", 6*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx).allowGap(15*time.Second,
+			"a leader killed without a hand-off is noticed only when its followers' election timeout runs out, and a quorum needs its container back or the old leader's replacement up").
+			allowDown(newLeader, killedAt, time.Time{}, "its process was killed; its container restarts in the same pod, which the pod watch does not see")
+		res.report("rolling upgrade, the new leader killed right after the hand-off",
+			fmt.Sprintf("killed %s %s after the change", newLeader, killedAt.Sub(obs.windowStart).Round(100*time.Millisecond)))
+		res.expectNoLoss()
+		// The killed leader may die before its version is read; the leader that
+		// follows it runs the target.
+		res.expectElections(2, "")
+		Expect(res.terms[1].leader).To(Equal(newLeader))
+		Expect(res.versions[2]).To(Equal("2.5.0"), "the leader after the kill runs the target: %s", res.termsString())
+		res.expectRaftMembership(tc.memberList())
+		c := tc.get(ctx, Default)
+		Expect(c.Status.BreakGlass == nil || !c.Status.BreakGlass.Active).To(BeTrue(), "no break-glass: %s", c.Status.Message)
+		tc.expectAllOn(ctx, "2.5.0")
 	}, SpecTimeout(10*time.Minute))
 })
 
@@ -351,6 +396,69 @@ func (tc *testCluster) autopilot(ctx context.Context) (*baoapi.AutopilotState, e
 		}
 	}
 	return nil, fmt.Errorf("no member answered with autopilot state: %w", err)
+}
+
+// follower is a member that is not the settled leader.
+func (tc *testCluster) follower(ctx context.Context) string {
+	GinkgoHelper()
+	leader := tc.settledLeader(ctx)
+	for _, m := range slices.Backward(tc.memberList()) {
+		if m != leader {
+			return m
+		}
+	}
+	Fail("no follower: the cluster has one member")
+	return ""
+}
+
+// signalMember sends sig to the OpenBao processes of a member's pod and returns
+// their pids.
+func signalMember(ns, member string, sig syscall.Signal) []int {
+	GinkgoHelper()
+	pids := podPIDs(ns, member, "/bin/bao-")
+	Expect(pids).NotTo(BeEmpty(), "no OpenBao process of %s", member)
+	for _, pid := range pids {
+		Expect(syscall.Kill(pid, sig)).To(Succeed(), "%s to %s (pid %d)", sig, member, pid)
+	}
+	GinkgoWriter.Printf("%s: sent %s to %s (pids %v)\n", time.Now().Format(clock), sig, member, pids)
+	return pids
+}
+
+// freezePIDs stops the processes pids (SIGSTOP) and returns the function that lets
+// them go on (SIGCONT): idempotent, and registered with DeferCleanup, so that a spec
+// that fails while they are frozen leaves nothing frozen behind.
+func freezePIDs(pids []int) (thaw func()) {
+	GinkgoHelper()
+	Expect(pids).NotTo(BeEmpty(), "no process to freeze")
+	for _, pid := range pids {
+		Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed(), "SIGSTOP to pid %d", pid)
+	}
+	thawed := false
+	thaw = func() {
+		if !thawed {
+			thawed = true
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}
+	}
+	DeferCleanup(thaw)
+	return thaw
+}
+
+// autopilotString is autopilot's view of every server, for a failure message:
+// status, health and since when it has been stable.
+func (tc *testCluster) autopilotString(ctx context.Context) string {
+	st, err := tc.autopilot(ctx)
+	if err != nil {
+		return "autopilot: " + err.Error()
+	}
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(st.Servers)) {
+		s := st.Servers[id]
+		parts = append(parts, fmt.Sprintf("%s %s healthy=%t stable_since=%s last_index=%d", id, s.Status, s.Healthy, s.StableSince, s.LastIndex))
+	}
+	return fmt.Sprintf("autopilot: healthy=%t failure_tolerance=%d; %s", st.Healthy, st.FailureTolerance, strings.Join(parts, "; "))
 }
 
 // leaderName maps a leader_address (https://bao-2.bao-internal.<ns>.svc:8200) to the

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -339,10 +340,7 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 	}
 	rollout := up.Kind == baov1.OperationRollout
 	if up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Plan != nil {
-		for _, pc := range up.Plan.Prechecks {
-			if pc.Result != baov1.PrecheckFailed {
-				continue
-			}
+		if pc := upgrade.FirstUnpassedPrecheck(up.Plan.Prechecks); pc != nil {
 			if rollout {
 				return baov1.ReasonUpgradeBlocked, fmt.Sprintf("rollout of the pod template (%s) waits for precheck %s: %s", up.Changes, pc.Name, pc.Message)
 			}

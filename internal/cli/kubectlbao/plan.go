@@ -140,8 +140,8 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 }
 
 // planPrechecks runs the operator's prechecks over the observation built from status.
-// The snapshot target's reachability needs its credentials and the object store,
-// which only the operator checks: a target that is set is shown Pending.
+// The snapshot target's reachability is checked by a Job in the cluster's namespace
+// when the operator plans: a target that is set is shown Pending.
 func planPrechecks(c *baov1.OpenBaoCluster, obs *operation.Cluster, d upgrade.Decision, strategy baov1.UpgradeStrategyType, from, to string) []baov1.Precheck {
 	pcs := upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster: obs, Replicas: c.GetReplicas(), Policy: d,
@@ -152,11 +152,10 @@ func planPrechecks(c *baov1.OpenBaoCluster, obs *operation.Cluster, d upgrade.De
 	for i := range pcs {
 		pc := &pcs[i]
 		switch {
-		case pc.Name == upgrade.PrecheckSnapshotTarget && pc.Result == baov1.PrecheckPassed && upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot) != "":
+		case pc.Name == upgrade.PrecheckSnapshotTarget && pc.Result == baov1.PrecheckPending:
 			s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
-			pc.Result = baov1.PrecheckPending
-			pc.Message = fmt.Sprintf("snapshots go to %s; the operator checks that the bucket is reachable with Secret %s when it plans",
-				upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot), s3.CredentialsSecretRef.Name)
+			pc.Message = fmt.Sprintf("snapshots go to %s; once the other prechecks pass, an executor Job in namespace %s checks that the bucket is reachable with Secret %s",
+				upgrade.SnapshotLocation(c.Spec.Upgrade.PreUpgradeSnapshot), c.Namespace, s3.CredentialsSecretRef.Name)
 		case pc.Name == upgrade.PrecheckAutopilotHealthy && !obs.AutopilotKnown:
 			pc.Message = "status.voters is empty: the operator could not read autopilot when it last looked"
 		}

@@ -27,18 +27,19 @@ import (
 // and create for an apply that creates), deletes only where the code deletes. get
 // is the check, before a cluster's first write, that no object of another
 // application has the name it would write (metadata only; app.observeExisting).
+// Leader election's Lease is not here: a Role in the operator's namespace grants it,
+// on the one Lease's name (config/rbac/common/leader_election.yaml, and the chart's).
 // +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters,verbs=list;watch
 // +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;serviceaccounts,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:urls=/.well-known/openid-configuration;/openid/v1/jwks,verbs=get
 
 // DefaultWorkers is how many clusters each controller reconciles at once.

@@ -67,7 +67,7 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("leading zero", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.04.0" },
 			"spec.version must be a semantic version"),
 		Entry("empty version", func(c *baov1.OpenBaoCluster) { c.Spec.Version = "" },
-			"spec.version"),
+			"should be at least 1 chars long"),
 		Entry("even replicas", func(c *baov1.OpenBaoCluster) { n := int32(4); c.Spec.Replicas = &n },
 			"spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority"),
 		Entry("too many replicas", func(c *baov1.OpenBaoCluster) { n := int32(11); c.Spec.Replicas = &n },
@@ -96,6 +96,10 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 			"spec.upgrade.preUpgradeSnapshot.s3.endpoint must be an http:// or https:// URL of a host"),
 		Entry("a bare host as S3 endpoint", withEndpoint("minio.storage.svc:9000"),
 			"must be an http:// or https:// URL of a host"),
+		Entry("an S3 CA bundle key that is not a Secret key", func(c *baov1.OpenBaoCluster) {
+			withEndpoint("https://s3.internal:9000")(c)
+			c.Spec.Upgrade.PreUpgradeSnapshot.S3.CABundle = &baov1.SecretKeyRef{Name: "s3-ca", Key: "../ca.crt"}
+		}, `spec.upgrade.preUpgradeSnapshot.s3.caBundle.key: Invalid value: "../ca.crt": spec.upgrade.preUpgradeSnapshot.s3.caBundle.key in body should match`),
 		Entry("an audit target that does not exist", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Audit.File = &baov1.FileAuditSpec{Target: "Syslog"}
 		}, `spec.audit.file.target: Unsupported value: "Syslog": supported values: "Stdout", "DataVolume"`),

@@ -246,6 +246,7 @@ var _ = Describe("Objects baokeeper did not create", func() {
 			got := getCluster(ctx, c)
 			cond := condition(got, baov1.ConditionDegraded)
 			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(cond.Reason).To(Equal(string(baov1.ReasonApplyFailed)))
 			g.Expect(cond.Message).To(ContainSubstring("The API server refused a write of the cluster's config objects"))
 			g.Expect(cond.Message).To(ContainSubstring("bao-config"))

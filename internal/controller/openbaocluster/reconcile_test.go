@@ -180,7 +180,9 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		}
 		role := &rbacv1.Role{}
 		expectOwned(ctx, c, role, n.ServiceRegistrationRole())
-		Expect(role.Rules).To(ConsistOf(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "update", "patch"}}))
+		Expect(role.Rules).To(ConsistOf(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"},
+			ResourceNames: workload.MemberPodNames(c), Verbs: []string{"get", "patch"}}))
+		Expect(role.Rules[0].ResourceNames).To(ContainElement(c.Name + "-0"))
 		binding := &rbacv1.RoleBinding{}
 		expectOwned(ctx, c, binding, n.ServiceRegistrationRole())
 		Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: n.ServiceAccount(), Namespace: ns}))

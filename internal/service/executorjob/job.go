@@ -250,6 +250,12 @@ type ExecutorJobSpec struct {
 	ActiveDeadlineSeconds int64
 	// MemoryLimit is the container's memory limit; empty means 128Mi.
 	MemoryLimit string
+	// Volumes and VolumeMounts are added to the pod and the container (a CA
+	// bundle of object storage).
+	Volumes      []corev1.Volume
+	VolumeMounts []corev1.VolumeMount
+	// TTLSecondsAfterFinished replaces JobTTLSecondsAfterFinished when set.
+	TTLSecondsAfterFinished *int32
 }
 
 // StepDownJob builds the executor Job that moves leadership off member. It is
@@ -376,10 +382,10 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Args:            spec.Args,
 		Env:             spec.Env,
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: "token", MountPath: TokenMountPath, ReadOnly: true},
 			{Name: "ca", MountPath: CAMountPath, ReadOnly: true},
-		},
+		}, spec.VolumeMounts...),
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{
 				corev1.ResourceCPU:    resource.MustParse("10m"),
@@ -406,6 +412,10 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 	if len(ex.Resources.Requests) > 0 || len(ex.Resources.Limits) > 0 {
 		container.Resources = *ex.Resources.DeepCopy()
 	}
+	ttl := JobTTLSecondsAfterFinished
+	if spec.TTLSecondsAfterFinished != nil {
+		ttl = *spec.TTLSecondsAfterFinished
+	}
 	job := &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -416,7 +426,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptrTo(int32(0)),
-			TTLSecondsAfterFinished: ptrTo(JobTTLSecondsAfterFinished),
+			TTLSecondsAfterFinished: ptrTo(ttl),
 			ActiveDeadlineSeconds:   ptrTo(spec.ActiveDeadlineSeconds),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
@@ -432,7 +442,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{container},
-					Volumes: []corev1.Volume{
+					Volumes: append([]corev1.Volume{
 						{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
 								Audience:          workload.JWTAudience(c),
@@ -444,7 +454,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 							SecretName: tlsSecretName(c),
 							Items:      []corev1.KeyToPath{{Key: workload.CACertKey, Path: workload.CACertKey}},
 						}}},
-					},
+					}, spec.Volumes...),
 				},
 			},
 		},

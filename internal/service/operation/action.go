@@ -85,6 +85,9 @@ const (
 	JobRemovePeer JobKind = "RemovePeer"
 	JobValidate   JobKind = "Validate"
 	JobSnapshot   JobKind = "Snapshot"
+	// JobCheckTarget checks that the snapshot target is reachable from the
+	// cluster's namespace (a precheck; it changes nothing).
+	JobCheckTarget JobKind = "CheckTarget"
 )
 
 // Action is one decision of a strategy for one pass.

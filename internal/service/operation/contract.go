@@ -47,9 +47,6 @@ type Snapshot struct {
 	ClientSelects string
 	// ExecutorImage is the image of executor Jobs.
 	ExecutorImage string
-	// SnapshotTarget is the outcome of reaching the pre-upgrade snapshot target with
-	// its credentials (nil when reachable, or when no precheck needs it this pass).
-	SnapshotTarget error
 }
 
 // ObservedJob is one executor Job as read.

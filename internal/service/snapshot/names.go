@@ -68,31 +68,69 @@ func Location(bucket, key string) string { return "s3://" + bucket + "/" + key }
 // must be set.
 func Job(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32, image string) *batchv1.Job {
 	s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
-	args := []string{
+	args := append([]string{
 		"executor", "snapshot",
 		"--members", strings.Join(executorjob.MemberAddresses(c), ","),
 		"--ca-file", executorjob.CAFile,
 		"--token-file", executorjob.TokenFile,
-		"--s3-endpoint", s3.Endpoint,
-		"--s3-bucket", s3.Bucket,
 		"--s3-key", ObjectKey(c, up, attempt),
-	}
+	}, targetArgs(s3)...)
+	vols, mounts := targetVolumes(s3)
+	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
+		Name: JobName(c, up, attempt), Step: StepSnapshot, Image: image, Args: args,
+		Env:                   targetEnv(s3),
+		Volumes:               vols,
+		VolumeMounts:          mounts,
+		ActiveDeadlineSeconds: ActiveDeadlineSeconds,
+		MemoryLimit:           MemoryLimit,
+	})
+}
+
+// S3CAMountPath holds the CA bundle of spec.upgrade.preUpgradeSnapshot.s3.caBundle
+// in the Jobs that reach the target.
+const S3CAMountPath = "/var/run/secrets/baokeeper-s3-ca"
+
+// S3CAFile is the CA bundle's file in those Jobs.
+const S3CAFile = S3CAMountPath + "/ca.crt"
+
+// targetArgs are the executor flags that say where the target is.
+func targetArgs(s3 *baov1.S3Target) []string {
+	args := []string{"--s3-endpoint", s3.Endpoint, "--s3-bucket", s3.Bucket}
 	if s3.Region != "" {
 		args = append(args, "--s3-region", s3.Region)
 	}
 	if s3.ForcePathStyle {
 		args = append(args, "--s3-path-style")
 	}
+	if s3.CABundle != nil {
+		args = append(args, "--s3-ca-file", S3CAFile)
+	}
+	return args
+}
+
+// targetEnv passes the credentials from their Secret: the operator never reads them.
+func targetEnv(s3 *baov1.S3Target) []corev1.EnvVar {
 	secret := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: s3.CredentialsSecretRef, Key: key}}
 	}
-	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
-		Name: JobName(c, up, attempt), Step: StepSnapshot, Image: image, Args: args,
-		Env: []corev1.EnvVar{
-			{Name: EnvAccessKeyID, ValueFrom: secret(EnvAccessKeyID)},
-			{Name: EnvSecretAccessKey, ValueFrom: secret(EnvSecretAccessKey)},
-		},
-		ActiveDeadlineSeconds: ActiveDeadlineSeconds,
-		MemoryLimit:           MemoryLimit,
-	})
+	return []corev1.EnvVar{
+		{Name: EnvAccessKeyID, ValueFrom: secret(EnvAccessKeyID)},
+		{Name: EnvSecretAccessKey, ValueFrom: secret(EnvSecretAccessKey)},
+	}
+}
+
+// targetVolumes mount the CA bundle, when there is one.
+func targetVolumes(s3 *baov1.S3Target) ([]corev1.Volume, []corev1.VolumeMount) {
+	if s3.CABundle == nil {
+		return nil, nil
+	}
+	key := s3.CABundle.Key
+	if key == "" {
+		key = "ca.crt"
+	}
+	return []corev1.Volume{{Name: "s3-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s3.CABundle.Name,
+			Items:      []corev1.KeyToPath{{Key: key, Path: "ca.crt"}},
+		}}}},
+		[]corev1.VolumeMount{{Name: "s3-ca", MountPath: S3CAMountPath, ReadOnly: true}}
 }

@@ -3,11 +3,15 @@ package snapshot
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -31,6 +35,9 @@ type S3Config struct {
 	PathStyle bool
 	// AccessKeyID and SecretAccessKey are static credentials.
 	AccessKeyID, SecretAccessKey string
+	// CAFile holds PEM certificates trusted besides the system's roots (a private CA
+	// of an https:// endpoint); empty trusts the system's roots only.
+	CAFile string
 }
 
 // Store writes and reads back snapshot objects.
@@ -64,21 +71,81 @@ func NewStore(cfg S3Config) (*Store, error) {
 	if cfg.PathStyle {
 		lookup = minio.BucketLookupPath
 	}
-	cl, err := minio.New(u.Host, &minio.Options{
+	opts := &minio.Options{
 		Creds:        credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, ""),
 		Secure:       u.Scheme == "https",
 		Region:       region,
 		BucketLookup: lookup,
-	})
+	}
+	tr, err := minio.DefaultTransport(opts.Secure)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the S3 transport: %w", err)
+	}
+	if cfg.CAFile != "" {
+		if tr, err = transportTrusting(cfg.CAFile, tr); err != nil {
+			return nil, err
+		}
+	}
+	opts.Transport = unknownAuthorityTransport{tr}
+	cl, err := minio.New(u.Host, opts)
 	if err != nil {
 		return nil, fmt.Errorf("failed to build an S3 client for %s: %w", cfg.Endpoint, err)
 	}
 	return &Store{cfg: cfg, client: cl}, nil
 }
 
+// unknownAuthorityTransport reports an endpoint certificate of an authority nobody
+// trusts as x509.UnknownAuthorityError itself, the one transport error minio's client
+// does not retry: since Go 1.20 it comes wrapped in a tls.CertificateVerificationError,
+// which the client retries until the deadline, so that the attempt ended with
+// "context deadline exceeded", naming nothing to fix, instead of the certificate.
+type unknownAuthorityTransport struct{ http.RoundTripper }
+
+func (t unknownAuthorityTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(r)
+	var ua x509.UnknownAuthorityError
+	if err != nil && errors.As(err, &ua) {
+		return nil, ua
+	}
+	return resp, err
+}
+
+// untrustedAuthority reports whether err is (or, through a client that keeps only
+// the text, says) x509.UnknownAuthorityError.
+func untrustedAuthority(err error) bool {
+	var ua x509.UnknownAuthorityError
+	return errors.As(err, &ua) || strings.Contains(err.Error(), "certificate signed by unknown authority")
+}
+
+// transportTrusting is tr trusting the PEM certificates in caFile besides the
+// system's roots.
+func transportTrusting(caFile string, tr *http.Transport) (*http.Transport, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the S3 CA bundle (spec.upgrade.preUpgradeSnapshot.s3.caBundle): %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("the S3 CA bundle (spec.upgrade.preUpgradeSnapshot.s3.caBundle) holds no PEM certificate: " +
+			"give the key of the Secret that holds the CA's certificate, -----BEGIN CERTIFICATE----- included")
+	}
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	tr.TLSClientConfig.RootCAs = pool
+	return tr, nil
+}
+
 // Reachable checks that the bucket exists and the credentials may see it.
 func (s *Store) Reachable(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.cfg.Bucket)
+	if err != nil && untrustedAuthority(err) {
+		return fmt.Errorf("failed to reach bucket %s at %s: its certificate is signed by an authority this executor does not trust; "+
+			"put that CA's certificate in a Secret and name it in spec.upgrade.preUpgradeSnapshot.s3.caBundle: %w", s.cfg.Bucket, s.cfg.Endpoint, err)
+	}
 	if err != nil {
 		return fmt.Errorf("failed to reach bucket %s at %s (check spec.upgrade.preUpgradeSnapshot.s3.endpoint and the credentials Secret): %w",
 			s.cfg.Bucket, s.cfg.Endpoint, err)

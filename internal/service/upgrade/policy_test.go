@@ -303,7 +303,7 @@ func TestEvaluateVersion(t *testing.T) {
 			name:   "truncated digest",
 			reason: "a digest must be complete; a short one would fail at pull time",
 			req:    upgrade.VersionRequest{Desired: "2.4.0", Image: "openbao/openbao@sha256:abc"},
-			want:   want{reason: upgrade.ReasonInvalidImage, message: []string{"spec.image", "digest"}},
+			want:   want{reason: upgrade.ReasonInvalidImage, message: []string{"spec.image", `digest "sha256:abc" is not valid: want sha256: followed by 64 lowercase hex digits`}},
 		},
 		{
 			name:   "empty repository",

@@ -37,9 +37,10 @@ type PrecheckInput struct {
 	Kind baov1.OperationKind
 	// From and To are the versions the upgrade runs side by side.
 	From, To string
-	// SnapshotTargetErr says why the snapshot target could not be reached with its
-	// credentials (nil: reached, or not needed).
-	SnapshotTargetErr error
+	// SnapshotTarget is the SnapshotTarget precheck as the check Job in the
+	// cluster's namespace says it (snapshot.CheckTarget); nil shows a target that is
+	// set as Pending: it is checked once every other precheck passes.
+	SnapshotTarget *baov1.Precheck
 }
 
 // Prechecks evaluates every precheck of a version change, in a fixed order, each with
@@ -130,13 +131,31 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 		case in.Snapshot.S3 == nil:
 			add(PrecheckSnapshotTarget, false, "",
 				"spec.upgrade.preUpgradeSnapshot.policy asks for a snapshot but no target is set: add spec.upgrade.preUpgradeSnapshot.s3, or set policy: Never")
-		case in.SnapshotTargetErr != nil:
-			add(PrecheckSnapshotTarget, false, "", fmt.Sprintf("the snapshot target %s is not usable: %v", SnapshotLocation(in.Snapshot), in.SnapshotTargetErr))
+		case in.SnapshotTarget != nil:
+			pc := *in.SnapshotTarget
+			pc.Name = PrecheckSnapshotTarget
+			out = append(out, pc)
 		default:
-			add(PrecheckSnapshotTarget, true, fmt.Sprintf("snapshots go to %s, which is reachable", SnapshotLocation(in.Snapshot)), "")
+			out = append(out, baov1.Precheck{Name: PrecheckSnapshotTarget, Result: baov1.PrecheckPending,
+				Message: fmt.Sprintf("snapshots go to %s; an executor Job checks that it is reachable from the cluster's namespace once every other precheck passes",
+					SnapshotLocation(in.Snapshot))})
 		}
 	}
 	return out
+}
+
+// FirstUnpassedPrecheck returns the first failed precheck, else the first pending
+// one, or nil when all passed: an upgrade starts only then.
+func FirstUnpassedPrecheck(pcs []baov1.Precheck) *baov1.Precheck {
+	if f := FirstFailedPrecheck(pcs); f != nil {
+		return f
+	}
+	for i := range pcs {
+		if pcs[i].Result != baov1.PrecheckPassed {
+			return &pcs[i]
+		}
+	}
+	return nil
 }
 
 // FirstFailedPrecheck returns the first failed precheck, or nil.
@@ -150,12 +169,7 @@ func FirstFailedPrecheck(pcs []baov1.Precheck) *baov1.Precheck {
 }
 
 // SnapshotLocation is where the pre-upgrade snapshot goes, as a URL-like string.
-func SnapshotLocation(s baov1.PreUpgradeSnapshotSpec) string {
-	if s.Policy == baov1.SnapshotNever || s.S3 == nil {
-		return ""
-	}
-	return fmt.Sprintf("s3://%s/%s (%s)", s.S3.Bucket, strings.TrimPrefix(s.S3.Prefix, "/"), s.S3.DisplayEndpoint())
-}
+func SnapshotLocation(s baov1.PreUpgradeSnapshotSpec) string { return s.Location() }
 
 func joinOr(xs []string, empty string) string {
 	if len(xs) == 0 {

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -26,7 +25,9 @@ func TestPrechecks(t *testing.T) {
 		reason   string
 		mutate   func(*PrecheckInput)
 		wantFail string
-		wantMsg  string
+		// wantUnpassed is a precheck that is Pending (none failed).
+		wantUnpassed string
+		wantMsg      string
 	}{
 		{name: "all pass", reason: "a healthy 3-member cluster may start", mutate: func(*PrecheckInput) {}},
 		{name: "member sealed", reason: "every member must be unsealed", mutate: func(in *PrecheckInput) { in.Cluster.Members[1].Sealed = true },
@@ -75,12 +76,17 @@ func TestPrechecks(t *testing.T) {
 			in.Cluster.Members[1].InRaft, in.Cluster.Members[1].Healthy = true, false
 			in.Cluster.Members[2].InRaft, in.Cluster.Members[2].Voter = true, false
 		}, wantFail: PrecheckAutopilotHealthy, wantMsg: "not healthy: bao-1; non-voters (promoted once healthy for 30s): bao-2"},
-		{name: "snapshot target set", reason: "a configured target that was reached passes", mutate: func(in *PrecheckInput) {
+		{name: "snapshot target set", reason: "a configured target that its check Job reached passes", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
+			in.SnapshotTarget = &baov1.Precheck{Result: baov1.PrecheckPassed, Message: "reachable"}
 		}},
+		{name: "snapshot target not checked yet", reason: "a target is Pending until its check Job says, and an upgrade does not start on a Pending precheck",
+			mutate: func(in *PrecheckInput) {
+				in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
+			}, wantUnpassed: PrecheckSnapshotTarget, wantMsg: "an executor Job checks that it is reachable from the cluster's namespace once every other precheck passes"},
 		{name: "snapshot target unreachable", reason: "a target that cannot be reached blocks the start, saying why", mutate: func(in *PrecheckInput) {
 			in.Snapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotIfOlderThan, S3: &baov1.S3Target{Endpoint: "https://s3", Bucket: "b"}}
-			in.SnapshotTargetErr = errors.New("bucket b does not exist at https://s3")
+			in.SnapshotTarget = &baov1.Precheck{Result: baov1.PrecheckFailed, Message: "the snapshot target s3://b/ (https://s3) is not usable: bucket b does not exist"}
 		}, wantFail: PrecheckSnapshotTarget, wantMsg: "s3://b/ (https://s3) is not usable: bucket b does not exist"},
 	}
 	for _, tc := range cases {
@@ -91,8 +97,18 @@ func TestPrechecks(t *testing.T) {
 			pcs := Prechecks(in)
 			g.Expect(pcs).To(HaveLen(8), "every precheck is always reported")
 			failed := FirstFailedPrecheck(pcs)
+			if tc.wantUnpassed != "" {
+				g.Expect(failed).To(BeNil(), tc.reason)
+				unpassed := FirstUnpassedPrecheck(pcs)
+				g.Expect(unpassed).NotTo(BeNil(), tc.reason)
+				g.Expect(unpassed.Name).To(Equal(tc.wantUnpassed), tc.reason)
+				g.Expect(unpassed.Result).To(Equal(baov1.PrecheckPending), tc.reason)
+				g.Expect(unpassed.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
+				return
+			}
 			if tc.wantFail == "" {
 				g.Expect(failed).To(BeNil(), tc.reason)
+				g.Expect(FirstUnpassedPrecheck(pcs)).To(BeNil(), tc.reason)
 				return
 			}
 			g.Expect(failed).NotTo(BeNil(), tc.reason)

@@ -1,6 +1,9 @@
 package workload
 
 import (
+	"fmt"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -48,17 +51,25 @@ func ServiceAccounts(c *baov1.OpenBaoCluster) []*corev1.ServiceAccount {
 	return []*corev1.ServiceAccount{mk(n.ServiceAccount(), "server"), mk(n.ExecutorServiceAccount(), "executor")}
 }
 
-// ServiceRegistrationRBAC lets members read and label their own pods, which is what
-// OpenBao's Kubernetes service registration does (openbao-active, openbao-sealed, ...).
+// MaxMembers is the largest spec.replicas the API admits.
+const MaxMembers = 9
+
+// ServiceRegistrationRBAC lets members read and label the cluster's own member pods,
+// which is what OpenBao's Kubernetes service registration does (openbao-active,
+// openbao-sealed, ...): get and patch (it sends a JSON patch of its labels, never an
+// update), and only on the pods the cluster's members have or may have
+// (MemberPodNames), never on another pod of the namespace, whose image a patch could
+// change.
 func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
 	n := NamesFor(c)
 	role := &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: objectMeta(c, n.ServiceRegistrationRole()),
 		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""},
-			Resources: []string{"pods"},
-			Verbs:     []string{"get", "update", "patch"},
+			APIGroups:     []string{""},
+			Resources:     []string{"pods"},
+			ResourceNames: MemberPodNames(c),
+			Verbs:         []string{"get", "patch"},
 		}},
 	}
 	binding := &rbacv1.RoleBinding{
@@ -68,6 +79,33 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: n.ServiceAccount(), Namespace: c.Namespace}},
 	}
 	return role, binding
+}
+
+// MemberPodNames are the names every member pod of the cluster has or may have: the
+// ordinals up to MaxMembers (a scaling needs no new rule) of the serving StatefulSet,
+// of blue and green during a blue-green upgrade, and of the green StatefulSet a
+// planned blue-green upgrade will create (named after its ID, persisted before green
+// exists, so the rule is there before green's members start; OpenBao retries a
+// refused label patch every 5 s meanwhile). Sorted.
+func MemberPodNames(c *baov1.OpenBaoCluster) []string {
+	sets := []string{c.ServingStatefulSet()}
+	if bg := c.Status.BlueGreen; bg != nil {
+		sets = append(sets, bg.Blue.StatefulSet, bg.Green.StatefulSet)
+	}
+	if up := c.Status.Upgrade; up != nil && up.Strategy == baov1.BlueGreenStrategy && up.ID != "" {
+		sets = append(sets, NamesFor(c).GreenStatefulSet(up.ID))
+	}
+	var out []string
+	for _, s := range sets {
+		if s == "" {
+			continue
+		}
+		for i := range MaxMembers {
+			out = append(out, fmt.Sprintf("%s-%d", s, i))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ConfigMap holds config.hcl and initialize.hcl.

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -92,13 +94,57 @@ func TestServiceRegistrationRBAC(t *testing.T) {
 	g.Expect(role.Rules).To(HaveLen(1))
 	g.Expect(role.Rules[0].APIGroups).To(Equal([]string{""}))
 	g.Expect(role.Rules[0].Resources).To(Equal([]string{"pods"}), "members may touch pods only")
-	g.Expect(role.Rules[0].Verbs).To(ConsistOf("get", "update", "patch"))
+	g.Expect(role.Rules[0].Verbs).To(ConsistOf("get", "patch"), "service registration reads its pod and sends a JSON patch of its labels")
+	g.Expect(role.Rules[0].ResourceNames).To(HaveLen(MaxMembers), "only the cluster's member pods, never another pod of the namespace")
+	g.Expect(role.Rules[0].ResourceNames).To(ContainElements("bao-0", "bao-8"))
 	g.Expect(role.Rules[0].Verbs).NotTo(ContainElement("delete"), "a member must not be able to delete its peers")
 	g.Expect(binding.RoleRef.Name).To(Equal(role.Name))
 	g.Expect(binding.RoleRef.Kind).To(Equal("Role"))
 	g.Expect(binding.Subjects).To(ConsistOf(HaveField("Name", "bao")))
 	g.Expect(binding.Subjects[0].Namespace).To(Equal("ns"))
 	g.Expect(binding.Subjects[0].Kind).To(Equal("ServiceAccount"))
+}
+
+func TestMemberPodNames(t *testing.T) {
+	ordinals := func(sts string) []string {
+		var out []string
+		for i := range MaxMembers {
+			out = append(out, fmt.Sprintf("%s-%d", sts, i))
+		}
+		return out
+	}
+	tests := []struct {
+		reason string
+		change func(c *baov1.OpenBaoCluster)
+		want   []string
+	}{
+		{reason: "at rest: the serving StatefulSet's ordinals, up to the API's largest cluster (a scaling needs no new rule)",
+			want: ordinals("bao")},
+		{reason: "a blue-green upgrade planned: green's pods are named before green exists (from the persisted ID)",
+			change: func(c *baov1.OpenBaoCluster) {
+				c.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.BlueGreenStrategy, ID: "1a2b3c4d"}
+			}, want: append(ordinals("bao"), ordinals("bao-1a2b3c4d")...)},
+		{reason: "a rolling upgrade creates no StatefulSet",
+			change: func(c *baov1.OpenBaoCluster) {
+				c.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, ID: "1a2b3c4d"}
+			}, want: ordinals("bao")},
+		{reason: "after the cut-over green serves and blue is still there until it is removed",
+			change: func(c *baov1.OpenBaoCluster) {
+				c.Status.StatefulSet = "bao-1a2b3c4d"
+				c.Status.BlueGreen = &baov1.BlueGreenStatus{Blue: baov1.MemberSet{StatefulSet: "bao"}, Green: baov1.MemberSet{StatefulSet: "bao-1a2b3c4d"}}
+			}, want: append(ordinals("bao"), ordinals("bao-1a2b3c4d")...)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.reason, func(t *testing.T) {
+			c := newCluster()
+			if tc.change != nil {
+				tc.change(c)
+			}
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			NewWithT(t).Expect(MemberPodNames(c)).To(Equal(want))
+		})
+	}
 }
 
 func TestConfigMap(t *testing.T) {

@@ -27,7 +27,9 @@ import (
 	baoapi "github.com/openbao/openbao/api/v2"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -250,6 +252,28 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 			g.Expect(pod.Labels).To(HaveKeyWithValue("openbao-version", "2.4.0"))
 		}, waitLong, 500*time.Millisecond).Should(Succeed())
 	}, SpecTimeout(2*time.Minute))
+
+	It("lets a member's service account patch the cluster's member pods only, not another pod of the namespace", func(ctx SpecContext) {
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "victim-0", Namespace: ns},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1.0"}}},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		member, err := kubernetes.NewForConfig(&rest.Config{Host: cfg.Host, BearerToken: tokenFor(ctx, ns, "bao", ""),
+			TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}})
+		Expect(err).NotTo(HaveOccurred())
+		patch := []byte(`{"metadata":{"labels":{"openbao-active":"true"}}}`)
+		_, err = member.CoreV1().Pods(ns).Patch(ctx, "bao-0", types.MergePatchType, patch, metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred(), "its own pod: what service registration needs")
+		_, err = member.CoreV1().Pods(ns).Patch(ctx, "victim-0", types.MergePatchType,
+			[]byte(`{"spec":{"containers":[{"name":"app","image":"evil.example/app:1.0"}]}}`), metav1.PatchOptions{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "another application's pod, whose image a patch could change: %v", err)
+		_, err = member.CoreV1().Pods(ns).Get(ctx, "victim-0", metav1.GetOptions{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "nor read it: %v", err)
+		_, err = member.CoreV1().Pods(ns).Update(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bao-0", Namespace: ns}}, metav1.UpdateOptions{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "no update, only the patch service registration sends: %v", err)
+		Expect(cs.CoreV1().Pods(ns).Delete(ctx, "victim-0", metav1.DeleteOptions{})).To(Succeed())
+	})
 
 	It("lets the controller's service account read Raft membership through baokeeper's client", func(ctx SpecContext) {
 		c := controllerClient()

@@ -163,10 +163,29 @@ func (s *Server) tryWrite(ctx context.Context, cl *minio.Client, buckets []strin
 	return err
 }
 
+// Freeze stops every process of the server (SIGSTOP): connections are still
+// accepted by the kernel, but no request is answered, as with a server that hangs
+// or a network that drops its replies. Thaw undoes it.
+func (s *Server) Freeze() error {
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("failed to freeze the S3 server: %w", err)
+	}
+	return nil
+}
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (s *Server) Thaw() error {
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("failed to thaw the S3 server: %w", err)
+	}
+	return nil
+}
+
 // Stop stops the server (SIGTERM, SIGKILL after 30 s) and removes the unix sockets
 // it leaves in /tmp.
 func (s *Server) Stop() {
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	_ = s.Thaw() // a frozen process acts on SIGTERM only once it runs
 	select {
 	case err := <-s.done:
 		s.done <- err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -98,8 +99,15 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 	if notStarted(st) {
 		// Not started yet: the prechecks are evaluated again until they all pass.
 		// Autopilot health has no watch: look again while the upgrade waits.
-		up.Plan.Prechecks = prechecks(s, st, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
-		if upgrade.FirstFailedPrecheck(up.Plan.Prechecks) != nil {
+		var check *batchv1.Job
+		up.Plan.Prechecks, check = prechecks(s, st, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
+		if check != nil {
+			// The snapshot target's check, the last precheck: it reads a bucket and
+			// changes nothing, so it needs no intent of its own.
+			return operation.Plan{Status: st, Job: check, Events: events,
+				Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobCheckTarget, RequeueAfter: openbaoPollInterval}}
+		}
+		if upgrade.FirstUnpassedPrecheck(up.Plan.Prechecks) != nil {
 			return wait()
 		}
 	}
@@ -216,24 +224,40 @@ func orNothing(s string) string {
 }
 
 // prechecks evaluates the prechecks of an upgrade or rollout over the snapshot.
-func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) []baov1.Precheck {
+// The snapshot target is checked last, by an executor Job in the cluster's
+// namespace, and only once every other precheck passed (a cluster that waits for
+// something else runs no Job); check is that Job when it has to be created.
+func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) (pcs []baov1.Precheck, check *batchv1.Job) {
 	c := s.Object
 	lock := upgrade.LockOfStrategy(strategy)
 	if k == baov1.OperationRollout {
 		lock = operation.OperationRollout
 	}
-	return upgrade.Prechecks(upgrade.PrecheckInput{
-		Cluster:           s.Cluster,
-		Strategy:          strategy,
-		Kind:              k,
-		From:              from,
-		To:                to,
-		Replicas:          c.GetReplicas(),
-		Policy:            upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: st.CurrentVersion}),
-		Snapshot:          c.Spec.Upgrade.PreUpgradeSnapshot,
-		LockHeldBy:        operation.HeldByOther(st, lock),
-		SnapshotTargetErr: s.SnapshotTarget,
+	pcs = upgrade.Prechecks(upgrade.PrecheckInput{
+		Cluster:    s.Cluster,
+		Strategy:   strategy,
+		Kind:       k,
+		From:       from,
+		To:         to,
+		Replicas:   c.GetReplicas(),
+		Policy:     upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: st.CurrentVersion}),
+		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
+		LockHeldBy: operation.HeldByOther(st, lock),
 	})
+	first := upgrade.FirstUnpassedPrecheck(pcs)
+	if first == nil || first.Name != upgrade.PrecheckSnapshotTarget || first.Result != baov1.PrecheckPending {
+		return pcs, nil
+	}
+	var prev *baov1.Precheck
+	if up := st.Upgrade; up != nil && up.Plan != nil {
+		if i := slices.IndexFunc(up.Plan.Prechecks, func(p baov1.Precheck) bool { return p.Name == upgrade.PrecheckSnapshotTarget }); i >= 0 {
+			prev = &up.Plan.Prechecks[i]
+		}
+	}
+	tc := snapshot.CheckTarget(c, s.Jobs, prev, s.ExecutorImage)
+	tc.Precheck.Name = first.Name
+	*first = tc.Precheck
+	return pcs, tc.Create
 }
 
 func strategyWord(s baov1.UpgradeStrategyType) string {

@@ -12,6 +12,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -118,6 +119,81 @@ func TestChoose(t *testing.T) {
 			g.Expect(p.Kind).To(Equal(tc.wantKind), tc.reason)
 			g.Expect(op.Decide(s)).To(Equal(p), "the same snapshot gives the same plan")
 			g.Expect(s.Object).To(Equal(before), "a decision never changes the snapshot")
+		})
+	}
+}
+
+// TestSnapshotTargetCheck: the snapshot target is checked by a Job in the cluster's
+// namespace, last, and only while it is the one precheck left: the upgrade starts on
+// its success alone.
+func TestSnapshotTargetCheck(t *testing.T) {
+	withTarget := func(s *operation.Snapshot) {
+		s.Object.Spec.Version = "2.4.1"
+		s.Object.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{
+			Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
+		s.ExecutorImage = "ghcr.io/baokeeper/baokeeper:0.2.0"
+	}
+	planned := func() *operation.Snapshot {
+		s := restingSnapshot()
+		withTarget(s)
+		p := choose(s).Decide(s)
+		s.Object.Status = *p.Status
+		return s
+	}
+	cases := []struct {
+		name       string
+		reason     string
+		change     func(s *operation.Snapshot)
+		wantKind   operation.Kind
+		wantResult baov1.PrecheckResult
+		wantMsg    string
+	}{
+		{name: "others pass, no Job yet", reason: "the check Job is created; the upgrade does not start on a Pending precheck",
+			wantKind: operation.KindCreateJob, wantResult: baov1.PrecheckPending, wantMsg: "checking from namespace ns"},
+		{name: "another precheck fails", reason: "a cluster that waits for something else runs no check Job",
+			change:   func(s *operation.Snapshot) { s.Members[1].PodReady = false },
+			wantKind: operation.KindWait, wantResult: baov1.PrecheckPending, wantMsg: "once every other precheck passes"},
+		{name: "the check runs", reason: "the upgrade waits for it, touching nothing",
+			change: func(s *operation.Snapshot) {
+				s.Jobs[snapshot.CheckJobName(s.Object)] = operation.ObservedJob{Job: operation.Job{Phase: operation.JobRunning}}
+			}, wantKind: operation.KindWait, wantResult: baov1.PrecheckPending},
+		{name: "the check failed", reason: "the upgrade is held with the Job's words",
+			change: func(s *operation.Snapshot) {
+				s.Jobs[snapshot.CheckJobName(s.Object)] = operation.ObservedJob{Job: operation.Job{Phase: operation.JobFailed}, Termination: "bucket snaps does not exist"}
+			}, wantKind: operation.KindWait, wantResult: baov1.PrecheckFailed, wantMsg: "is not usable: bucket snaps does not exist"},
+		{name: "the check passed", reason: "the upgrade starts: the lock and the snapshot's intent are persisted",
+			change: func(s *operation.Snapshot) {
+				s.Jobs[snapshot.CheckJobName(s.Object)] = operation.ObservedJob{Job: operation.Job{Phase: operation.JobSucceeded}}
+			}, wantKind: operation.KindPersist, wantResult: baov1.PrecheckPassed, wantMsg: "which is reachable from namespace ns"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := planned()
+			g.Expect(s.Object.Status.Upgrade).NotTo(BeNil())
+			if tc.change != nil {
+				tc.change(s)
+			}
+			g.Expect(choose(s)).To(Equal(upgradeOperation{}))
+			p := choose(s).Decide(s)
+			g.Expect(p.Kind).To(Equal(tc.wantKind), tc.reason)
+			var pc *baov1.Precheck
+			for i, x := range p.Status.Upgrade.Plan.Prechecks {
+				if x.Name == upgrade.PrecheckSnapshotTarget {
+					pc = &p.Status.Upgrade.Plan.Prechecks[i]
+				}
+			}
+			g.Expect(pc).NotTo(BeNil())
+			g.Expect(pc.Result).To(Equal(tc.wantResult), tc.reason)
+			g.Expect(pc.Message).To(ContainSubstring(tc.wantMsg), tc.reason)
+			if tc.wantKind == operation.KindCreateJob {
+				g.Expect(p.Job.Name).To(Equal(snapshot.CheckJobName(s.Object)))
+				g.Expect(p.Job.Namespace).To(Equal("ns"))
+				g.Expect(p.Action.Job).To(Equal(operation.JobCheckTarget))
+			}
+			if tc.wantKind == operation.KindPersist {
+				g.Expect(p.Status.OperationLock).NotTo(BeNil(), "started: the lock is taken in the same write as the first intent")
+			}
 		})
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
-	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -302,9 +301,6 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
 	}
-	if needsSnapshotTarget(s) {
-		s.SnapshotTarget = r.snapshotTargetErr(ctx, c)
-	}
 	return s, nil
 }
 
@@ -328,28 +324,4 @@ func observeJob(job *batchv1.Job, pods []*corev1.Pod, now time.Time) operation.O
 		}
 	}
 	return o
-}
-
-// snapshotTargetTimeout bounds the reachability precheck of the snapshot target.
-const snapshotTargetTimeout = 5 * time.Second
-
-// snapshotTargetErr checks, before an upgrade starts, that the snapshot target is
-// reachable with its credentials.
-func (r *Reconciler) snapshotTargetErr(ctx context.Context, c *baov1.OpenBaoCluster) error {
-	spec := c.Spec.Upgrade.PreUpgradeSnapshot
-	s := &corev1.Secret{}
-	ref := client.ObjectKey{Namespace: c.Namespace, Name: spec.S3.CredentialsSecretRef.Name}
-	if err := r.APIReader.Get(ctx, ref, s); err != nil {
-		return fmt.Errorf("failed to read the credentials Secret %s named by spec.upgrade.preUpgradeSnapshot.s3.credentialsSecretRef: %w", ref, err)
-	}
-	store, err := snapshot.NewStore(snapshot.S3Config{
-		Endpoint: spec.S3.Endpoint, Bucket: spec.S3.Bucket, Region: spec.S3.Region, PathStyle: spec.S3.ForcePathStyle,
-		AccessKeyID: string(s.Data[snapshot.EnvAccessKeyID]), SecretAccessKey: string(s.Data[snapshot.EnvSecretAccessKey]),
-	})
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotTargetTimeout)
-	defer cancel()
-	return store.Reachable(ctx)
 }

@@ -51,22 +51,6 @@ func startKind(s *operation.Snapshot) baov1.OperationKind {
 	return baov1.OperationVersion
 }
 
-// needsSnapshotTarget reports whether this pass evaluates the prechecks of an
-// upgrade that takes a snapshot, which reach the snapshot target: observe reads it
-// only then.
-func needsSnapshotTarget(s *operation.Snapshot) bool {
-	c := s.Object
-	spec := c.Spec.Upgrade.PreUpgradeSnapshot
-	if spec.Policy == baov1.SnapshotNever || spec.S3 == nil {
-		return false
-	}
-	if up := c.Status.Upgrade; up != nil {
-		return up.Kind != baov1.OperationRollout && notStarted(&c.Status)
-	}
-	k := startKind(s)
-	return k == baov1.OperationVersion || k == baov1.OperationImage
-}
-
 func (startOperation) Decide(s *operation.Snapshot) operation.Plan {
 	switch startKind(s) {
 	case baov1.OperationRollout:
@@ -115,7 +99,7 @@ func startUpgrade(s *operation.Snapshot, imageOnly bool) operation.Plan {
 	if imageOnly {
 		k = baov1.OperationImage
 	}
-	pcs := prechecks(s, st, strategy, k, cur, target)
+	pcs, _ := prechecks(s, st, strategy, k, cur, target)
 	id := operation.ID(c, "upgrade-to-"+target+"-"+targetImage, s.Now)
 	pods := rolling.Plan(s.Cluster)
 	undo := upgrade.UndoInput{Name: c.Name, Namespace: c.Namespace, Strategy: strategy, From: cur, ImageOnly: imageOnly,
@@ -162,7 +146,7 @@ func startRollout(s *operation.Snapshot) operation.Plan {
 	st := s.Status()
 	cur, image := st.CurrentVersion, upgrade.RunningImage(s.Cluster)
 	changes := s.TemplateChanges()
-	pcs := prechecks(s, st, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
+	pcs, _ := prechecks(s, st, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
 	id := operation.ID(c, "rollout-"+s.UpdateRevision(), s.Now)
 	pods := onlyOff(rolling.Plan(s.Cluster), s.OffTemplate())
 	st.Upgrade = &baov1.UpgradeStatus{

@@ -506,7 +506,7 @@ func TestDecideRollout(t *testing.T) {
 				m := &in.Cluster.Members[2]
 				m.Revision, m.PodReady = "bao-new", false
 			},
-			wantAction: ActionFail, wantPod: "bao-2", wantText: "the pod says: CrashLoopBackOff (container openbao): OOMKilled; upgraded: none; not started: bao-1, bao-0"},
+			wantAction: ActionFail, wantReason: ReasonStepTimeout, wantPod: "bao-2", wantText: "the pod says: CrashLoopBackOff (container openbao): OOMKilled; upgraded: none; not started: bao-1, bao-0"},
 		{name: "the leader last, shut down", reason: "followers on the new revision: the leader's graceful shutdown hands over to one of them",
 			mutate: func(in *Input) {
 				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
@@ -531,8 +531,10 @@ type decideCase struct {
 	name, reason string
 	mutate       func(*Input)
 	wantAction   Action
-	wantPod      string
-	wantText     string
+	// wantReason is the failure's reason, checked when set.
+	wantReason baov1.FailureReason
+	wantPod    string
+	wantText   string
 }
 
 func runDecideCases(t *testing.T, base func() Input, cases []decideCase) {
@@ -546,6 +548,9 @@ func runDecideCases(t *testing.T, base func() Input, cases []decideCase) {
 			g.Expect(d.Action).To(Equal(tc.wantAction), "%s: %+v", tc.reason, d)
 			if tc.wantPod != "" {
 				g.Expect(d.Pod).To(Equal(tc.wantPod), tc.reason)
+			}
+			if tc.wantReason != "" {
+				g.Expect(d.Reason).To(Equal(tc.wantReason), tc.reason)
 			}
 			if tc.wantText != "" {
 				g.Expect(d.WaitingFor+" "+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
