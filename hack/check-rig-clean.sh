@@ -9,6 +9,10 @@ bad=0
 if ip netns list 2>/dev/null | grep -qw "$ns"; then
   echo "leftover: network namespace $ns"; bad=1
 fi
+# Isolated pods' namespaces (test/rig/nodeagent/podnet.go).
+for pod_ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^bkpod-/ {print $1}'); do
+  echo "leftover: pod network namespace $pod_ns"; bad=1
+done
 # Everything the rig starts runs in its network namespace, except the `rig netns-run`
 # launcher itself. Processes from bin/ in the host's namespace (say, envtest's etcd of
 # a `go test` running at the same time) are not the rig's.

@@ -274,8 +274,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		tc.expectAllOn(ctx, "2.4.0")
 	}, SpecTimeout(8*time.Minute))
 
-	// A fault no step plans, in place of a network partition of a follower (the rig's
-	// pods share one network stack, so one cannot be cut off alone): the follower's
+	// A fault no step plans (partitions are in partition_test.go): the follower's
 	// process is frozen (SIGSTOP), so that neither the leader, nor the other member,
 	// nor a client reaches it, before a rollout is asked for. Expected: the rollout
 	// holds at its prechecks, naming the member, and takes nothing down while it is

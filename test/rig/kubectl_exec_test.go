@@ -24,6 +24,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/baokeeper/baokeeper/test/rig/nodeagent"
 	"github.com/baokeeper/baokeeper/test/testenv"
 )
@@ -36,6 +38,10 @@ const (
 	execPod       = "exec-target"
 	execContainer = "shell"
 	execImage     = "rig.test/shell:1"
+	// The isolated-network test's images: bash (for /dev/tcp) and the test binary as a
+	// TCP server (TestMain's listenArg).
+	bashImage     = "rig.test/bash:1"
+	listenerImage = "rig.test/listener:1"
 )
 
 // requireRigBins returns bin/k8s-1.37.2, or skips (fails under `make test`) when one of
@@ -207,6 +213,9 @@ spec:
 		g.Expect(r.code).To(BeZero(), "%s", r)
 		g.Expect(string(r.stdout)).To(Equal("to-stderr\n"), "--tail keeps the last line")
 	})
+	t.Run("an isolated pod has a network of its own, cut off while its veth is down", func(t *testing.T) {
+		testIsolatedPods(t, ns, kubectl)
+	})
 	t.Run("kubelet API requires a rig CA client certificate", func(t *testing.T) {
 		g := NewWithT(t)
 		pool, err := loadPool(filepath.Join(dir, "pki", "ca.crt"))
@@ -291,7 +300,7 @@ func runExecInner(t *testing.T, dir string) {
 		_, _ = fmt.Fprintf(logf, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
 	}, funcr.Options{Verbosity: 1})
 	cfg := (&ControlPlane{cp: cp}).NodeAgentConfig([]string{execNode}, filepath.Join(dir, "nodes"),
-		map[string]string{execImage: "/bin/sh"}, log.WithName("nodeagent"))
+		map[string]string{execImage: "/bin/sh", bashImage: bashPath(t), listenerImage: selfPath(t)}, log.WithName("nodeagent"))
 	agentCtx, stopAgent := context.WithCancel(context.Background())
 	agentDone := make(chan error, 1)
 	go func() { agentDone <- nodeagent.Run(agentCtx, cfg) }()
@@ -313,4 +322,123 @@ func runExecInner(t *testing.T, dir string) {
 	case <-time.After(10 * time.Minute):
 		t.Error("the inner rig was not stopped within 10 minutes")
 	}
+}
+
+// testIsolatedPods runs two pods with a network namespace of their own (the
+// rig.baokeeper.dev/pod-network annotation), one a TCP server with a TCP readiness
+// probe, and checks what a partition spec relies on: each has eth0 in a namespace that
+// is not the shared one; one reaches the other and the API server, and the rig (the
+// agent's probe, a client) reaches the server; with the server's veth down, neither
+// the other pod nor the probe reaches it, and everything comes back once it is up;
+// deleting the pods removes their namespaces and veths.
+func testIsolatedPods(t *testing.T, ns Netns, kubectl func([]byte, ...string) kubectlResult) {
+	g := NewWithT(t)
+	pod := func(name, image, command string, probe bool) string {
+		m := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: default
+  annotations:
+    %s: %s
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: %s
+`, name, nodeagent.PodNetworkAnnotation, nodeagent.PodNetworkIsolated, image, command)
+		if probe {
+			m += "    readinessProbe:\n      tcpSocket: {port: 8080}\n      periodSeconds: 1\n      timeoutSeconds: 1\n      failureThreshold: 1\n"
+		}
+		return m
+	}
+	manifest := pod("net-client", bashImage, `["bash", "-c", "exec sleep 3600"]`, false) + "---\n" +
+		pod("net-server", listenerImage, fmt.Sprintf(`["listener", "%s", "0.0.0.0:8080"]`, listenArg), true)
+	r := kubectl([]byte(manifest), "apply", "-f", "-")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	r = kubectl(nil, "wait", "--for=condition=Ready", "pod/net-client", "pod/net-server", "--timeout=60s")
+	g.Expect(r.code).To(BeZero(), "both pods Ready (the server through its TCP probe from the agent): %s", r)
+	r = kubectl(nil, "get", "pod", "net-server", "-o", "jsonpath={.status.podIP} {.metadata.uid}")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	var serverIP, serverUID string
+	_, err := fmt.Sscan(string(r.stdout), &serverIP, &serverUID)
+	g.Expect(err).NotTo(HaveOccurred(), "%s", r)
+	veth := nodeagent.PodVeth(types.UID(serverUID))
+
+	execOut := func(pod string, script string) kubectlResult {
+		return kubectl(nil, "exec", pod, "-c", "main", "--", "bash", "-c", script)
+	}
+	netnsOf := func(pod, ctr string) string {
+		r := kubectl(nil, "exec", pod, "-c", ctr, "--", "readlink", "/proc/self/ns/net")
+		g.Expect(r.code).To(BeZero(), "%s", r)
+		return strings.TrimSpace(string(r.stdout))
+	}
+	shared := netnsOf(execPod, execContainer)
+	client := netnsOf("net-client", "main")
+	g.Expect(client).NotTo(Equal(shared), "the isolated pod's processes, kubectl exec included, run in a namespace of their own")
+	r = execOut("net-client", "cat /proc/net/dev")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	g.Expect(string(r.stdout)).To(ContainSubstring("eth0:"))
+
+	connect := fmt.Sprintf("timeout 3 bash -c 'exec 3<>/dev/tcp/%s/8080; cat <&3'", serverIP)
+	reachAPI := fmt.Sprintf("timeout 3 bash -c 'exec 3<>/dev/tcp/%s/6443' && echo api-reached", APIServerIP)
+	r = execOut("net-client", connect)
+	g.Expect(r.code).To(BeZero(), "pod to pod through the rig: %s", r)
+	g.Expect(string(r.stdout)).To(Equal("hello from net-server\n"))
+	r = execOut("net-client", reachAPI)
+	g.Expect(string(r.stdout)).To(Equal("api-reached\n"), "the API server from an isolated pod: %s", r)
+	hello := func() (string, error) {
+		c, err := ns.Dial(net.JoinHostPort(serverIP, "8080"))
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = c.Close() }()
+		_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+		b, err := io.ReadAll(c)
+		return string(b), err
+	}
+	g.Expect(hello()).To(Equal("hello from net-server\n"), "the rig's namespace reaches the pod")
+
+	inRig := func(fn func() error) error {
+		// Partition and Heal run in the rig's namespace: the test re-runs itself there.
+		return ns.Run(fn)
+	}
+	g.Expect(inRig(func() error { return nodeagent.Partition(types.UID(serverUID)) })).To(Succeed())
+	r = execOut("net-client", connect)
+	g.Expect(r.code).NotTo(BeZero(), "the partitioned pod answers nobody: %s", r)
+	r = kubectl(nil, "wait", "--for=condition=Ready=false", "pod/net-server", "--timeout=30s")
+	g.Expect(r.code).To(BeZero(), "the agent's probe no longer reaches it: %s", r)
+	g.Expect(inRig(func() error { return nodeagent.Heal(types.UID(serverUID), serverIP) })).To(Succeed())
+	g.Eventually(func() string { return string(execOut("net-client", connect).stdout) }, 30*time.Second, time.Second).
+		Should(Equal("hello from net-server\n"), "healed")
+	r = kubectl(nil, "wait", "--for=condition=Ready", "pod/net-server", "--timeout=30s")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+
+	podNetns := filepath.Join("/run/netns", nodeagent.PodNetnsPrefix+strings.ReplaceAll(serverUID, "-", "")[:12])
+	g.Expect(podNetns).To(BeAnExistingFile(), "the pod's network namespace, named after its UID")
+	r = kubectl(nil, "delete", "pod", "net-client", "net-server", "--timeout=60s")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	g.Eventually(func() error { return ns.Command("ip", "link", "show", veth).Run() }, 30*time.Second, time.Second).
+		ShouldNot(Succeed(), "the pod's veth goes with it")
+	g.Expect(podNetns).NotTo(BeAnExistingFile(), "the pod's network namespace goes with it")
+}
+
+// bashPath is bash on this machine (the isolated-network test's client image).
+func bashPath(t *testing.T) string {
+	p, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash is needed for the isolated-network test: %v", err)
+	}
+	return p
+}
+
+// selfPath is the test binary (the isolated-network test's server image).
+func selfPath(t *testing.T) string {
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary's path: %v", err)
+	}
+	return p
 }

@@ -107,30 +107,42 @@ func (n Netns) Forward(ctx context.Context, listen, target string) error {
 // Dial opens a TCP connection from inside the namespace: the socket is created on an
 // OS thread that temporarily joins the namespace.
 func (n Netns) Dial(addr string) (net.Conn, error) {
+	var conn net.Conn
+	err := n.Run(func() error {
+		var err error
+		conn, err = net.DialTimeout("tcp", addr, 5*time.Second)
+		return err
+	})
+	return conn, err
+}
+
+// Run calls fn on an OS thread that temporarily joins the namespace: sockets it opens
+// and commands it starts are the namespace's.
+func (n Netns) Run(fn func() error) error {
 	runtime.LockOSThread()
 	orig, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, err
+		return err
 	}
 	defer func() { _ = orig.Close() }()
 	target, err := os.Open(n.Path())
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, err
+		return err
 	}
 	defer func() { _ = target.Close() }()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("failed to enter network namespace %s: %w", n.Name, err)
+		return fmt.Errorf("failed to enter network namespace %s: %w", n.Name, err)
 	}
-	conn, dialErr := net.DialTimeout("tcp", addr, 5*time.Second)
+	fnErr := fn()
 	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
 		// The thread is stuck in the namespace: keep it locked so the runtime retires it.
-		return conn, dialErr
+		return fnErr
 	}
 	runtime.UnlockOSThread()
-	return conn, dialErr
+	return fnErr
 }
 
 func run(argv ...string) error {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Pod addresses are PodIPPrefix+N with N in [firstPodHost, lastPodHost].
@@ -74,10 +76,13 @@ func (a *ipAllocator) Release(key string) string {
 	return a.prefix + strconv.Itoa(n)
 }
 
-// addrManager adds and removes pod addresses on the loopback device.
+// addrManager adds and removes pod addresses on the loopback device, and the network
+// namespaces of isolated pods (podnet.go).
 type addrManager interface {
 	Add(ip string) error
 	Del(ip string) error
+	Isolate(uid types.UID, ip string) (netnsPath string, err error)
+	Unisolate(uid types.UID) error
 }
 
 // ipCommand manages addresses with iproute2's ip command.

@@ -69,6 +69,7 @@ type podRuntime struct {
 	mu           sync.Mutex
 	pod          *corev1.Pod // latest pod given by VK
 	podIP        string
+	netns        string // an isolated pod's network namespace, "" for the shared one
 	hostIP       string
 	startTime    *metav1.Time
 	sandboxReady bool
@@ -161,6 +162,13 @@ func (pr *podRuntime) logPath(container string) string {
 
 func (pr *podRuntime) hostsPath() string { return filepath.Join(pr.dir, "hosts") }
 
+// netnsPath is the isolated pod's network namespace, or "" for the shared one.
+func (pr *podRuntime) netnsPath() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.netns
+}
+
 // changed schedules a status push to VK.
 func (pr *podRuntime) changed() {
 	select {
@@ -218,15 +226,21 @@ func (pr *podRuntime) run() {
 	<-pr.stopCtx.Done()
 }
 
-// setupSandbox allocates the pod address, puts it on lo and writes the hosts file.
+// setupSandbox allocates the pod address, puts it on lo (or, for an isolated pod, on
+// the eth0 of a network namespace of its own) and writes the hosts file.
 func (pr *podRuntime) setupSandbox() bool {
 	pod := pr.podSpecCopy()
-	ip := pr.a.cfg.NodeIP
+	ip, netns := pr.a.cfg.NodeIP, ""
 	for !pod.Spec.HostNetwork {
 		var err error
 		ip, err = pr.a.ips.Allocate(string(pr.uid), pod.Status.PodIP)
 		if err == nil {
-			if err = pr.a.addrs.Add(ip); err != nil {
+			if isolated(pod) {
+				netns, err = pr.a.addrs.Isolate(pr.uid, ip)
+			} else {
+				err = pr.a.addrs.Add(ip)
+			}
+			if err != nil {
 				pr.a.ips.Release(string(pr.uid))
 			}
 		}
@@ -246,10 +260,11 @@ func (pr *podRuntime) setupSandbox() bool {
 	}
 	pr.mu.Lock()
 	pr.podIP = ip
+	pr.netns = netns
 	pr.sandboxReady = true
 	pr.mu.Unlock()
 	pr.refreshHosts()
-	pr.log.Info("Pod sandbox ready", "podIP", ip)
+	pr.log.Info("Pod sandbox ready", "podIP", ip, "netns", netns)
 	pr.changed()
 	return true
 }

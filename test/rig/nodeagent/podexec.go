@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // PodExecArg is os.Args[1] of the helper process that sets up a container's mount
@@ -38,6 +41,9 @@ type execSpec struct {
 	HostsFile string `json:"hostsFile,omitempty"`
 	// RecordFile gets one line per mount point the helper had to create on the host.
 	RecordFile string `json:"recordFile,omitempty"`
+	// Netns, when set, is the network namespace (a path under /run/netns) the command
+	// runs in: an isolated pod's (podnet.go).
+	Netns string `json:"netns,omitempty"`
 }
 
 // bindMount is one bind mount of a host file or directory.
@@ -86,6 +92,14 @@ func PodExecMain(args []string) {
 	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
 		fail(exitSetupFailed, "failed to parse the exec spec: %v", err)
 	}
+	if spec.Netns != "" {
+		// setns changes the calling thread only: this goroutine stays on it through
+		// the exec, which keeps the thread's namespaces.
+		runtime.LockOSThread()
+		if err := joinNetns(spec.Netns); err != nil {
+			fail(exitSetupFailed, "%v", err)
+		}
+	}
 	if err := setupMounts(&spec); err != nil {
 		fail(exitSetupFailed, "%v", err)
 	}
@@ -108,6 +122,19 @@ func PodExecMain(args []string) {
 		code = exitCommandNotFound
 	}
 	fail(code, "failed to exec %s: %v", spec.Path, err)
+}
+
+// joinNetns moves the calling thread into the network namespace at path.
+func joinNetns(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("failed to open the pod's network namespace: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("failed to join the pod's network namespace %s: %w", path, err)
+	}
+	return nil
 }
 
 // setupMounts makes / private, creates missing mount points and bind-mounts.

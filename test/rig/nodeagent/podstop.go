@@ -19,6 +19,7 @@ func (pr *podRuntime) finish() {
 	pr.mu.Lock()
 	reason := pr.reason
 	hostNetwork := pr.pod.Spec.HostNetwork
+	netns := pr.netns
 	now := metav1.Now()
 	for _, list := range [][]corev1.ContainerStatus{pr.initStatuses, pr.statuses} {
 		for i := range list {
@@ -30,7 +31,12 @@ func (pr *podRuntime) finish() {
 
 	pr.a.unregister(pr)
 	if !hostNetwork {
-		if ip := pr.a.ips.Release(string(pr.uid)); ip != "" {
+		if netns != "" {
+			if err := pr.a.addrs.Unisolate(pr.uid); err != nil {
+				pr.log.Error(err, "Failed to remove the pod's network namespace")
+			}
+		}
+		if ip := pr.a.ips.Release(string(pr.uid)); ip != "" && netns == "" {
 			if err := pr.a.addrs.Del(ip); err != nil {
 				pr.log.Error(err, "Failed to remove the pod address")
 			}

@@ -212,6 +212,9 @@ func netnsRun(args []string) (int, error) {
 		return 0, err
 	}
 	defer func() {
+		if err := nodeagent.DeletePodNetns(); err != nil {
+			fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+		}
 		if err := ns.Delete(); err != nil {
 			fmt.Fprintf(os.Stderr, "rig: failed to delete network namespace %s: %v\n", ns.Name, err)
 		}

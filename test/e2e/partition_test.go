@@ -1,0 +1,165 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/test/rig/nodeagent"
+)
+
+const partitionNS = "e2e-partition"
+
+// partitionHold is how long a spec keeps a member cut off: long enough for the
+// operator to have taken its next step several times over (its passes run every few
+// seconds while an upgrade is in progress) and for a leader's followers to elect.
+const partitionHold = 20 * time.Second
+
+// Network partitions: the cluster's members run in network namespaces of their own
+// (the rig's isolated pod network, test/rig/nodeagent/podnet.go), so one member can
+// be cut off from the other members, every client, the operator and the API server
+// at once by taking down the rig's end of its veth pair, and healed by bringing it up.
+// The member's process keeps running and keeps its state, unlike a frozen or killed
+// one: a partitioned leader goes on believing it leads until its leader lease runs
+// out, and a partitioned follower keeps campaigning.
+var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(250), func() {
+	var tc *testCluster
+
+	BeforeAll(func(ctx SpecContext) {
+		tc = newTestClusterWith(ctx, partitionNS, 3, func(c *baov1.OpenBaoCluster) {
+			c.Spec.PodAnnotations = map[string]string{nodeagent.PodNetworkAnnotation: nodeagent.PodNetworkIsolated}
+		})
+	}, NodeTimeout(bringUp+time.Minute))
+	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, partitionNS) }, NodeTimeout(3*time.Minute))
+
+	// Expected: while the follower that was upgraded first is cut off, the upgrade
+	// takes no other member down (the leader and one follower are all that answer:
+	// one more down costs the majority); once healed, it completes with the one
+	// planned election and no acknowledged write lost. Each member is replaced once:
+	// the partitioned member is not replaced again for being unreachable.
+	It("holds an upgrade while an upgraded follower is partitioned, takes no other member down, and completes once healed: one election", func(ctx SpecContext) {
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+		victim := waitFirstUpgraded(ctx, tc)
+		Expect(victim).NotTo(Equal(tc.get(ctx, Default).Status.Leader), "the first member upgraded is a follower")
+		uids := tc.podUIDs(ctx)
+		heal := partitionMember(ctx, tc, victim)
+		cutAt := time.Now()
+		By(fmt.Sprintf("%s partitioned: nothing else may be taken down for %s", victim, partitionHold))
+		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, partitionHold, pollEvery).Should(Equal(uids),
+			"no member is taken down while an upgraded follower is cut off")
+		held := tc.get(ctx, Default).Status.Message
+		heal()
+		healedAt := time.Now()
+		tc.waitUpgraded(ctx, "2.4.1", 5*time.Minute)
+		obs.endWindow()
+		// A healed member answers again as soon as its link is up; the 15 s cover the
+		// requests that timed out meanwhile and the reconnects of every poller.
+		res := obs.finish(ctx).allowDown(victim, cutAt, healedAt.Add(15*time.Second), "partitioned by the spec")
+		res.report("rolling upgrade with an upgraded follower partitioned, 3 members",
+			fmt.Sprintf("%s cut off for %s; held with: %s", victim, healedAt.Sub(cutAt).Round(100*time.Millisecond), held))
+		res.expectClean(tc, 1, "2.4.1")
+		tc.expectAllOn(ctx, "2.4.1")
+	}, SpecTimeout(8*time.Minute))
+
+	// Expected: the two members that still reach each other elect a leader (the one
+	// unplanned election; the cut-off leader cannot hand off), writes go on through
+	// it, and the upgrade takes no member down while the old leader is cut off. Once
+	// healed, the old leader rejoins as a follower and the upgrade completes; the
+	// planned hand-off happens only if the members elected the one not on the target
+	// yet. So one or two elections, no acknowledged write lost, no break-glass.
+	It("holds an upgrade while the leader is partitioned, goes on writing through the leader the others elect, and completes once healed: no write lost", func(ctx SpecContext) {
+		oldLeader := tc.settledLeader(ctx)
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.5.0" })
+		first := waitFirstUpgraded(ctx, tc)
+		Expect(first).NotTo(Equal(oldLeader), "the leader is upgraded last")
+		uids := tc.podUIDs(ctx)
+		heal := partitionMember(ctx, tc, oldLeader)
+		cutAt := time.Now()
+		By(fmt.Sprintf("%s, the leader, partitioned: the others elect, and nothing is taken down for %s", oldLeader, partitionHold))
+		Eventually(func(g Gomega) {
+			log := obs.leaderLog()
+			g.Expect(log[len(log)-1]).NotTo(Equal(oldLeader))
+		}, partitionHold, 100*time.Millisecond).Should(Succeed(), "the members that reach each other elect a leader")
+		electedAfter := time.Since(cutAt)
+		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, partitionHold-electedAfter, pollEvery).Should(Equal(uids),
+			"no member is taken down while the old leader is cut off")
+		held := tc.get(ctx, Default).Status.Message
+		heal()
+		healedAt := time.Now()
+		tc.waitUpgraded(ctx, "2.5.0", 6*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx).
+			allowGap(15*time.Second, "a leader cut off is noticed only when its followers' election timeout runs out, and requests already sent to it wait for their timeout").
+			allowDown(oldLeader, cutAt, healedAt.Add(15*time.Second), "partitioned by the spec")
+		res.report("rolling upgrade with the leader partitioned, 3 members",
+			fmt.Sprintf("%s cut off for %s, a new leader after %s; held with: %s", oldLeader, healedAt.Sub(cutAt).Round(100*time.Millisecond),
+				electedAfter.Round(100*time.Millisecond), held))
+		res.expectNoLoss()
+		Expect(res.elections).To(BeNumerically(">=", 1), "the partition forces an election: %s", res.termsString())
+		Expect(res.elections).To(BeNumerically("<=", 2), "one unplanned election, and the planned hand-off only if the others elected a member not on the target: %s", res.termsString())
+		res.expectRaftMembership(tc.memberList())
+		for _, m := range tc.memberList() {
+			Expect(res.uids[m]).To(HaveLen(2), "%s is replaced exactly once: pod UIDs %v", m, res.uids[m])
+		}
+		c := tc.get(ctx, Default)
+		Expect(c.Status.BreakGlass == nil || !c.Status.BreakGlass.Active).To(BeTrue(), "no break-glass: %s", c.Status.Message)
+		tc.expectAllOn(ctx, "2.5.0")
+	}, SpecTimeout(9*time.Minute))
+})
+
+// waitFirstUpgraded waits until the upgrade in progress has replaced its first member
+// and that member is Ready again, and returns it.
+func waitFirstUpgraded(ctx context.Context, tc *testCluster) string {
+	GinkgoHelper()
+	var first string
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).NotTo(BeNil(), c.Status.Message)
+		g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty(), c.Status.Message)
+		first = c.Status.Upgrade.CompletedPods[0]
+		p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, first, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(isReady(p)).To(BeTrue(), "%s Ready on the target", first)
+	}, 4*time.Minute, 200*time.Millisecond).Should(Succeed())
+	return first
+}
+
+// partitionMember cuts member's pod off the network (nodeagent.Partition: the rig's
+// end of its veth pair down) and returns the function that heals it, which also runs
+// when the spec ends.
+func partitionMember(ctx context.Context, tc *testCluster, member string) (heal func()) {
+	GinkgoHelper()
+	p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, member, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(p.Annotations[nodeagent.PodNetworkAnnotation]).To(Equal(nodeagent.PodNetworkIsolated), "%s has a network of its own", member)
+	Expect(p.Status.PodIP).NotTo(BeEmpty())
+	By(fmt.Sprintf("partitioning %s (link %s down)", member, nodeagent.PodVeth(p.UID)))
+	Expect(nodeagent.Partition(p.UID)).To(Succeed())
+	var once sync.Once
+	heal = func() {
+		once.Do(func() {
+			By("healing " + member)
+			Expect(nodeagent.Heal(p.UID, p.Status.PodIP)).To(Succeed())
+		})
+	}
+	DeferCleanup(func() {
+		once.Do(func() {
+			// The pod may be gone already, and its veth with it.
+			if err := nodeagent.Heal(p.UID, p.Status.PodIP); err != nil {
+				GinkgoWriter.Printf("healing %s at cleanup: %v\n", member, err)
+			}
+		})
+	})
+	return heal
+}
