@@ -383,8 +383,31 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(getCluster(ctx, c).Status.Message).To(ContainSubstring("spec.image"))
 		Expect(workloadVersions(ctx, c)).To(Equal(before))
 
+		// docs/bad-inputs.md rows 7-10 and 86: refused images change nothing.
+		for _, bad := range []struct {
+			row, image, executor, reason, words string
+		}{
+			{"7", "openbao/openbao:latest", "", "FloatingImage", "is tagged latest"},
+			{"8", "registry:5000/openbao/openbao", "", "FloatingImage", "has no tag"},
+			{"9", "OpenBao/openbao:2.4.0", "", "InvalidImage", "must be lowercase"},
+			{"10", "openbao/openbao :2.4.0", "", "InvalidImage", "whitespace"},
+			{"86", "", "ghcr.io/baokeeper/baokeeper:latest", "FloatingImage", "is not pinned"},
+		} {
+			By(fmt.Sprintf("bad-inputs row %s: image %q, executor image %q", bad.row, bad.image, bad.executor))
+			updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) {
+				cur.Spec.Image, cur.Spec.Upgrade.Executor.Image = bad.image, bad.executor
+			})
+			Eventually(func(g Gomega) {
+				got := getCluster(ctx, c)
+				cond := condition(got, baov1.ConditionSpecValid)
+				g.Expect(cond.Reason).To(Equal(bad.reason), got.Status.Message)
+				g.Expect(got.Status.Message).To(ContainSubstring(bad.words))
+			}, timeout, interval).Should(Succeed())
+			Expect(workloadVersions(ctx, c)).To(Equal(before), "row %s: nothing changed", bad.row)
+		}
+
 		By("fixing the spec clears the refusal")
-		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Image = "" })
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Image, cur.Spec.Upgrade.Executor.Image = "", "" })
 		Eventually(func() string { return condition(getCluster(ctx, c), baov1.ConditionSpecValid).Reason }, timeout, interval).
 			Should(Equal(string(baov1.ReasonSpecAccepted)))
 		Expect(condition(getCluster(ctx, c), baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
