@@ -391,9 +391,15 @@ func hasServed(c *baov1.OpenBaoCluster) bool {
 
 func initializingMessage(c *baov1.OpenBaoCluster, notReady []string, ready, replicas int32) string {
 	if len(notReady) == 0 {
-		return fmt.Sprintf("%d of %d members Ready; waiting for the StatefulSet status to catch up", ready, replicas)
+		return stsBehindMessage(ready, replicas)
 	}
 	return fmt.Sprintf("Waiting for %s to become Ready (initialized and unsealed); %d of %d members Ready", notReady[0], ready, replicas)
+}
+
+// stsBehindMessage: every member is Ready but the StatefulSet's status has not caught
+// up with its spec yet (its controller has not observed the last change).
+func stsBehindMessage(ready, replicas int32) string {
+	return fmt.Sprintf("%d of %d members Ready; waiting for the StatefulSet status to catch up", ready, replicas)
 }
 
 func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notReady []string, pending string) string {
@@ -406,6 +412,8 @@ func statusMessage(c *baov1.OpenBaoCluster, p *pass, ready, replicas int32, notR
 		return "Creating the workload objects"
 	case c.Status.Phase == baov1.PhaseInitializing:
 		return initializingMessage(c, notReady, ready, replicas)
+	case c.Status.Phase == baov1.PhaseDegraded && len(notReady) == 0:
+		return stsBehindMessage(ready, replicas)
 	case c.Status.Phase == baov1.PhaseDegraded:
 		return fmt.Sprintf("%d of %d members Ready; waiting for %s", ready, replicas, strings.Join(notReady, ", "))
 	case pending != "":

@@ -148,6 +148,12 @@ func TestComputeStatusPhases(t *testing.T) {
 			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "waiting for bao-2",
 		},
 		{
+			name: "every member Ready, StatefulSet status behind", reason: "bug (found by envtest): the message read \"3 of 3 members Ready; waiting for \" and named nothing; it says what it waits for",
+			cluster: newCluster(withInitialized(), withPhase(baov1.PhaseRunning), withCurrent("2.4.0")), obs: newObs(withSTS(false), withMembers(3, 3, "2.4.0")), pass: pass{decision: allowed},
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionTrue, wantDegraded: baov1.ReasonAllMembersReady,
+			wantProgress: baov1.ReasonReconciled, wantInit: metav1.ConditionTrue, wantCurrent: "2.4.0", wantMsgContain: "3 of 3 members Ready; waiting for the StatefulSet status to catch up",
+		},
+		{
 			name: "quorum lost", reason: "without a majority the cluster is not Available",
 			cluster: newCluster(withInitialized(), withPhase(baov1.PhaseDegraded), withCurrent("2.4.0")), obs: newObs(withSTS(true), withMembers(3, 1, "2.4.0")), pass: pass{decision: allowed},
 			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantDegraded: baov1.ReasonMembersNotReady,

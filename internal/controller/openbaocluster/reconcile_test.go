@@ -413,6 +413,45 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(condition(getCluster(ctx, c), baov1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 	})
 
+	// docs/bad-inputs.md row 36: a 1-member cluster cannot restart its only voter for a
+	// version change. (Row 74, a rollout, needs the StatefulSet controller's revisions,
+	// which envtest does not run.)
+	It("holds a version change of a 1-member cluster at precheck Redundancy, changing nothing, until it is withdrawn", func() {
+		c := newCluster(ns, "single", withReplicas(1))
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
+		markPodsReady(ctx, c, 1)
+		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
+			g.Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled))
+			g.Expect(cm.Data[workload.ConfigKey]).To(ContainSubstring("retry_join_as_non_voter = true"))
+		}, timeout, interval).Should(Succeed())
+		// The StatefulSet controller (absent here) would catch its status up with
+		// those passes' changes.
+		markPodsReady(ctx, c, 1)
+		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
+		before := workloadVersions(ctx, c)
+		heldAt := func(words string, unchanged func() any, want any) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				got := getCluster(ctx, c)
+				g.Expect(got.Status.Upgrade).NotTo(BeNil(), got.Status.Message)
+				g.Expect(got.Status.Upgrade.Plan).NotTo(BeNil())
+				g.Expect(got.Status.Upgrade.Plan.Prechecks).To(ContainElement(And(
+					HaveField("Name", "Redundancy"), HaveField("Result", baov1.PrecheckFailed), HaveField("Message", ContainSubstring(words)))))
+			}, timeout, interval).Should(Succeed())
+			Consistently(unchanged, 2*time.Second, 200*time.Millisecond).Should(Equal(want), "nothing is touched while Redundancy fails")
+		}
+		By("row 36: a version change")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.1" })
+		heldAt("cannot change version without taking down its only voter", func() any { return workloadVersions(ctx, c) }, before)
+		By("back to 2.4.0: the upgrade is cancelled")
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.0" })
+		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil())
+	})
+
 	It("plans an upgrade, warns about a skipped minor version, and touches nothing while a precheck fails", func() {
 		c := newCluster(ns, "up")
 		Expect(k8s.Create(ctx, c)).To(Succeed())
@@ -456,7 +495,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 
 		By("setting spec.version back cancels the upgrade: nothing left to do")
 		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.0" })
-		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil())
+		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil(), func() string { g := getCluster(ctx, c); return fmt.Sprintf("%s %+v", g.Status.Message, g.Status.Upgrade) })
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
 		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
 		sts := &appsv1.StatefulSet{}
