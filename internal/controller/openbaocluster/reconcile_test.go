@@ -125,6 +125,24 @@ func workloadVersions(ctx context.Context, c *baov1.OpenBaoCluster) map[string]s
 	return workloadVersionsExcept(ctx, c, "")
 }
 
+// settleServing creates c, marks every member Ready and waits until the cluster has
+// served (status.currentVersion) and the passes that follow land: self-initialization
+// disabled and later joins made non-voters. Tests take their baseline after it.
+func settleServing(ctx context.Context, c *baov1.OpenBaoCluster) {
+	GinkgoHelper()
+	ns := c.Namespace
+	Expect(k8s.Create(ctx, c)).To(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
+	markPodsReady(ctx, c, c.GetReplicas())
+	Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
+	Eventually(func(g Gomega) {
+		cm := &corev1.ConfigMap{}
+		g.Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
+		g.Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled))
+		g.Expect(cm.Data[workload.ConfigKey]).To(ContainSubstring("retry_join_as_non_voter = true"))
+	}, timeout, interval).Should(Succeed())
+}
+
 // workloadVersionsExcept is workloadVersions without the object named skip
 // ("svc/<name>").
 func workloadVersionsExcept(ctx context.Context, c *baov1.OpenBaoCluster, skip string) map[string]string {
@@ -345,18 +363,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 
 	It("refuses a downgrade and an image mismatch with a condition and an event, changing nothing", func() {
 		c := newCluster(ns, "policy")
-		Expect(k8s.Create(ctx, c)).To(Succeed())
-		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
-		markPodsReady(ctx, c, 3)
-		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
-		// Let the passes that disable self-initialization, and make later joins
-		// non-voters (once currentVersion is seeded), land before taking the baseline.
-		Eventually(func(g Gomega) {
-			cm := &corev1.ConfigMap{}
-			g.Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
-			g.Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled))
-			g.Expect(cm.Data[workload.ConfigKey]).To(ContainSubstring("retry_join_as_non_voter = true"))
-		}, timeout, interval).Should(Succeed())
+		settleServing(ctx, c)
 		before := workloadVersions(ctx, c)
 
 		By("a downgrade below status.currentVersion")
@@ -418,16 +425,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 	// which envtest does not run.)
 	It("holds a version change of a 1-member cluster at precheck Redundancy, changing nothing, until it is withdrawn", func() {
 		c := newCluster(ns, "single", withReplicas(1))
-		Expect(k8s.Create(ctx, c)).To(Succeed())
-		Eventually(func() error { return k8s.Get(ctx, key(ns, c.Name), &appsv1.StatefulSet{}) }, timeout, interval).Should(Succeed())
-		markPodsReady(ctx, c, 1)
-		Eventually(func() string { return getCluster(ctx, c).Status.CurrentVersion }, timeout, interval).Should(Equal("2.4.0"))
-		Eventually(func(g Gomega) {
-			cm := &corev1.ConfigMap{}
-			g.Expect(k8s.Get(ctx, key(ns, workload.NamesFor(c).ConfigMap()), cm)).To(Succeed())
-			g.Expect(cm.Data[workload.InitializeKey]).To(Equal(workload.InitializeDisabled))
-			g.Expect(cm.Data[workload.ConfigKey]).To(ContainSubstring("retry_join_as_non_voter = true"))
-		}, timeout, interval).Should(Succeed())
+		settleServing(ctx, c)
 		// The StatefulSet controller (absent here) would catch its status up with
 		// those passes' changes.
 		markPodsReady(ctx, c, 1)
@@ -495,7 +493,10 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 
 		By("setting spec.version back cancels the upgrade: nothing left to do")
 		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.0" })
-		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil(), func() string { g := getCluster(ctx, c); return fmt.Sprintf("%s %+v", g.Status.Message, g.Status.Upgrade) })
+		Eventually(func() *baov1.UpgradeStatus { return getCluster(ctx, c).Status.Upgrade }, timeout, interval).Should(BeNil(), func() string {
+			g := getCluster(ctx, c)
+			return fmt.Sprintf("%s %+v", g.Status.Message, g.Status.Upgrade)
+		})
 		Eventually(func() baov1.ClusterPhase { return getCluster(ctx, c).Status.Phase }, timeout, interval).Should(Equal(baov1.PhaseRunning))
 		Expect(getCluster(ctx, c).Status.CurrentVersion).To(Equal("2.4.0"))
 		sts := &appsv1.StatefulSet{}
