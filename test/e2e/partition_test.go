@@ -60,9 +60,7 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 		Expect(victim).NotTo(Equal(tc.get(ctx, Default).Status.Leader), "the first member replaced is a follower")
 		uids := tc.podUIDs(ctx)
 		By(fmt.Sprintf("%s partitioned as it starts: nothing else may be taken down for %s", victim, partitionHold))
-		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, partitionHold, pollEvery).Should(Equal(uids),
-			"no member is taken down while the replaced follower is cut off")
-		held := tc.get(ctx, Default).Status.Message
+		held := tc.holdsWithoutTakingDown(ctx, uids, partitionHold, "while the replaced follower is cut off")
 		heal()
 		healedAt := time.Now()
 		tc.waitUpgraded(ctx, "2.4.1", 5*time.Minute)
@@ -100,9 +98,7 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 			g.Expect(log[len(log)-1]).NotTo(Equal(oldLeader))
 		}, partitionHold, 100*time.Millisecond).Should(Succeed(), "the members that reach each other elect a leader")
 		electedAfter := time.Since(cutAt)
-		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, partitionHold-electedAfter, pollEvery).Should(Equal(uids),
-			"no member is taken down while the old leader is cut off")
-		held := tc.get(ctx, Default).Status.Message
+		held := tc.holdsWithoutTakingDown(ctx, uids, partitionHold-electedAfter, "while the old leader is cut off")
 		heal()
 		healedAt := time.Now()
 		tc.waitUpgraded(ctx, "2.5.0", 6*time.Minute)

@@ -298,9 +298,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 			g.Expect(pc).NotTo(BeNil(), "every precheck passed with %s frozen", victim)
 			g.Expect(pc.Message).To(ContainSubstring(victim), c.Status.Message)
 		}, 2*time.Minute, pollEvery).Should(Succeed())
-		Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, 10*time.Second, pollEvery).Should(Equal(uids),
-			"nothing is taken down while a follower is frozen")
-		held := tc.get(ctx, Default).Status.Message
+		held := tc.holdsWithoutTakingDown(ctx, uids, 10*time.Second, "while a follower is frozen")
 		By("thawing " + victim)
 		thaw()
 		thawedAt := time.Now()
@@ -526,6 +524,15 @@ func servedCertSHA(ctx context.Context, tc *testCluster, m string) string {
 	}
 	sum := sha256.Sum256(certs[0].Raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// holdsWithoutTakingDown checks for d that no member's pod is replaced (every UID
+// stays as in uids) and returns the status message the operator holds with; while
+// says during what.
+func (tc *testCluster) holdsWithoutTakingDown(ctx context.Context, uids map[string]types.UID, d time.Duration, while string) string {
+	GinkgoHelper()
+	Consistently(func() map[string]types.UID { return tc.podUIDs(ctx) }, d, pollEvery).Should(Equal(uids), "no member is taken down "+while)
+	return tc.get(ctx, Default).Status.Message
 }
 
 // podUIDs is the UID of each member's pod now.
