@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-rig-clean.sh NETNS: after an e2e run, fail if anything the rig started is
 # still around: a process whose executable lives in bin/ (control plane, OpenBao,
-# baokeeper, the rig), or the network namespace.
+# baokeeper, the rig), the network namespace, or an isolated pod's namespace or
+# clock offset.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ns=${1:?usage: check-rig-clean.sh NETNS}
@@ -12,6 +13,10 @@ fi
 # Isolated pods' namespaces (test/rig/nodeagent/podnet.go).
 for pod_ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^bkpod-/ {print $1}'); do
   echo "leftover: pod network namespace $pod_ns"; bad=1
+done
+# Clock-adjustable pods' offset files (test/rig/nodeagent/clock.go).
+for f in /run/bkclock/*; do
+  [ -e "$f" ] && { echo "leftover: pod clock offset $f"; bad=1; }
 done
 # Everything the rig starts runs in its network namespace, except the `rig netns-run`
 # launcher itself. Processes from bin/ in the host's namespace (say, envtest's etcd of

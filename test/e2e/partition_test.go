@@ -31,12 +31,18 @@ const partitionHold = 20 * time.Second
 // The member's process keeps running and keeps its state, unlike a frozen or killed
 // one: a partitioned leader goes on believing it leads until its leader lease runs
 // out, and a partitioned follower keeps campaigning.
-var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(250), func() {
+//
+// The same members' clocks can be set off (the rig's adjustable clock,
+// test/rig/nodeagent/clock.go), as on nodes whose time sync failed.
+var _ = Describe("Network partitions and clock skew during upgrades", Ordered, SpecPriority(250), func() {
 	var tc *testCluster
 
 	BeforeAll(func(ctx SpecContext) {
 		tc = newTestClusterWith(ctx, partitionNS, 3, func(c *baov1.OpenBaoCluster) {
-			c.Spec.PodAnnotations = map[string]string{nodeagent.PodNetworkAnnotation: nodeagent.PodNetworkIsolated}
+			c.Spec.PodAnnotations = map[string]string{
+				nodeagent.PodNetworkAnnotation: nodeagent.PodNetworkIsolated,
+				nodeagent.PodClockAnnotation:   nodeagent.PodClockAdjustable,
+			}
 		})
 	}, NodeTimeout(bringUp+time.Minute))
 	AfterAll(func(ctx SpecContext) { deleteNamespace(ctx, partitionNS) }, NodeTimeout(3*time.Minute))
@@ -120,6 +126,64 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 		Expect(c.Status.BreakGlass == nil || !c.Status.BreakGlass.Active).To(BeTrue(), "no break-glass: %s", c.Status.Message)
 		tc.expectAllOn(ctx, "2.5.0")
 	}, SpecTimeout(9*time.Minute))
+
+	// A member's clock set minutes off, as on a node whose time sync failed. OpenBao's
+	// Raft timers run on the monotonic clock and do not notice; but autopilot stamps
+	// stable_since with the leader's wall clock, and baokeeper compares it with its own
+	// before it promotes a member that rejoined. Expected: a follower that lost its
+	// volume while the leader's clock runs 10 minutes ahead is a voter again within
+	// the bound that holds when the clocks agree (the Rollouts spec), no election, no
+	// write lost.
+	It("promotes a follower that lost its volume at rest while the leader's clock runs 10 minutes ahead, as when clocks agree: no election", func(ctx SpecContext) {
+		leader := tc.settledLeader(ctx)
+		victim := tc.follower(ctx)
+		version := tc.get(ctx, Default).Status.CurrentVersion
+		skewClock(ctx, tc, leader, memberClockSkew)
+		obs := tc.observe(ctx)
+		obs.beginWindow()
+		lost := tc.loseVolume(ctx, victim)
+		voterSince := tc.waitVoterAgain(ctx, victim, 3*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("a follower lost its volume at rest, the leader's clock 10 minutes ahead, 3 members",
+			fmt.Sprintf("%s (leader %s %s ahead) a voter again %s after its volume was deleted", victim, leader, memberClockSkew, voterSince.Sub(lost).Round(time.Second)))
+		res.expectNoLoss()
+		res.expectElections(0, version)
+	}, SpecTimeout(6*time.Minute))
+
+	// Both followers' clocks set off, one 10 minutes ahead and one 10 minutes behind:
+	// the hand-off goes to a member whose clock is off, the members disagree by 20
+	// minutes, and each replaced pod comes back to its member's clock. Expected: a
+	// restart rolls as when the clocks agree: one election, no write lost.
+	It("rolls a restart whose hand-off goes to a member whose clock is 10 minutes off: one election, no write lost", func(ctx SpecContext) {
+		leader := tc.settledLeader(ctx)
+		version := tc.get(ctx, Default).Status.CurrentVersion
+		skews := map[string]time.Duration{}
+		d := memberClockSkew
+		for _, m := range tc.memberList() {
+			if m != leader {
+				skewClock(ctx, tc, m, d)
+				skews[m] = d
+				d = -d
+			}
+		}
+		before := tc.templateRevision(ctx)
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRestart, "clock-"+randomHex(3)) })
+		tc.waitRolledOut(ctx, before, 5*time.Minute)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		newLeader := tc.settledLeader(ctx)
+		res.report("restart with the followers' clocks 10 minutes ahead and behind, 3 members",
+			fmt.Sprintf("clocks off: %v; the leader handed off from %s to %s", skews, leader, newLeader))
+		res.expectClean(tc, 1, version)
+		Expect(skews).To(HaveKey(newLeader), "the hand-off went to a member whose clock is off")
+		for m, d := range skews {
+			h, err := tc.client(m, "").Sys().HealthWithContext(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(time.Unix(h.ServerTimeUTC, 0).Sub(time.Now())).To(BeNumerically("~", d, 3*time.Second), "%s's new pod reads its member's clock", m)
+		}
+	}, SpecTimeout(7*time.Minute))
 })
 
 // waitReplacementStarted waits until the upgrade in progress has replaced a member's

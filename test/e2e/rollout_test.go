@@ -160,48 +160,8 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		victim := tc.follower(ctx)
 		obs := tc.observe(ctx)
 		obs.beginWindow()
-		By(fmt.Sprintf("deleting %s's volume claim and its pod: it comes back empty", victim))
-		claim := "data-" + victim
-		oldPVC, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		oldPod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(cs.CoreV1().PersistentVolumeClaims(tc.ns).Delete(ctx, claim, metav1.DeleteOptions{})).To(Succeed())
-		Expect(cs.CoreV1().Pods(tc.ns).Delete(ctx, victim, metav1.DeleteOptions{})).To(Succeed())
-		lost := time.Now()
-		By("waiting for its new pod, on a new volume claim, to be Ready")
-		Eventually(func(g Gomega) {
-			p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, victim, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(p.UID).NotTo(Equal(oldPod.UID))
-			g.Expect(isReady(p)).To(BeTrue())
-			pvc, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(pvc.UID).NotTo(Equal(oldPVC.UID), "a new, empty volume")
-		}, 2*time.Minute, pollEvery).Should(Succeed())
-		// It rejoins as a permanent non-voter (retry_join_as_non_voter): Raft keeps the
-		// old voter entry of its ID at first, and OpenBao's autopilot demotes it at its
-		// next round (every 10 s); baokeeper then promotes it. So a vote counts only
-		// once it held for two autopilot rounds.
-		By("waiting until it is a voter again and stays one for 25 s, and the status says every member votes")
-		var voterSince time.Time
-		Eventually(func(g Gomega) {
-			st, err := tc.autopilot(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			s, ok := st.Servers[victim]
-			g.Expect(ok).To(BeTrue(), "%s is in Raft", victim)
-			if s.Status != "voter" || !st.Healthy {
-				voterSince = time.Time{}
-			} else if voterSince.IsZero() {
-				voterSince = time.Now()
-			}
-			g.Expect(s.Status).To(Equal("voter"), "%s votes", victim)
-			g.Expect(st.Healthy).To(BeTrue())
-			c := tc.get(ctx, g)
-			g.Expect(c.Status.Voters).To(Equal("3/3"), c.Status.Message)
-			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
-			g.Expect(time.Since(voterSince)).To(BeNumerically(">=", 25*time.Second), "%s has voted since %s", victim, voterSince.Format(clock))
-		}, 3*time.Minute, pollEvery).Should(Succeed())
+		lost := tc.loseVolume(ctx, victim)
+		voterSince := tc.waitVoterAgain(ctx, victim, 3*time.Minute)
 		back := voterSince.Sub(lost)
 		obs.endWindow()
 		res := obs.finish(ctx)
@@ -524,6 +484,63 @@ func servedCertSHA(ctx context.Context, tc *testCluster, m string) string {
 	}
 	sum := sha256.Sum256(certs[0].Raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// loseVolume deletes member's volume claim and its pod, waits until its new pod, on
+// a new and empty volume, is Ready, and returns when the volume was deleted.
+func (tc *testCluster) loseVolume(ctx context.Context, member string) time.Time {
+	GinkgoHelper()
+	By(fmt.Sprintf("deleting %s's volume claim and its pod: it comes back empty", member))
+	claim := "data-" + member
+	oldPVC, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	oldPod, err := cs.CoreV1().Pods(tc.ns).Get(ctx, member, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cs.CoreV1().PersistentVolumeClaims(tc.ns).Delete(ctx, claim, metav1.DeleteOptions{})).To(Succeed())
+	Expect(cs.CoreV1().Pods(tc.ns).Delete(ctx, member, metav1.DeleteOptions{})).To(Succeed())
+	lost := time.Now()
+	By("waiting for its new pod, on a new volume claim, to be Ready")
+	Eventually(func(g Gomega) {
+		p, err := cs.CoreV1().Pods(tc.ns).Get(ctx, member, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(p.UID).NotTo(Equal(oldPod.UID))
+		g.Expect(isReady(p)).To(BeTrue())
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(tc.ns).Get(ctx, claim, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pvc.UID).NotTo(Equal(oldPVC.UID), "a new, empty volume")
+	}, 2*time.Minute, pollEvery).Should(Succeed())
+	return lost
+}
+
+// waitVoterAgain waits, within timeout, until member, which lost its volume, is a
+// voter again and has stayed one for 25 s, and the status says every member votes;
+// it returns since when it votes. It rejoins as a permanent non-voter
+// (retry_join_as_non_voter): Raft keeps the old voter entry of its ID at first, and
+// OpenBao's autopilot demotes it at its next round (every 10 s); baokeeper then
+// promotes it. So a vote counts only once it held for two autopilot rounds.
+func (tc *testCluster) waitVoterAgain(ctx context.Context, member string, timeout time.Duration) time.Time {
+	GinkgoHelper()
+	By("waiting until " + member + " is a voter again and stays one for 25 s, and the status says every member votes")
+	var voterSince time.Time
+	n := len(tc.memberList())
+	Eventually(func(g Gomega) {
+		st, err := tc.autopilot(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		s, ok := st.Servers[member]
+		g.Expect(ok).To(BeTrue(), "%s is in Raft", member)
+		if s.Status != "voter" || !st.Healthy {
+			voterSince = time.Time{}
+		} else if voterSince.IsZero() {
+			voterSince = time.Now()
+		}
+		g.Expect(s.Status).To(Equal("voter"), "%s votes", member)
+		g.Expect(st.Healthy).To(BeTrue())
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Voters).To(Equal(fmt.Sprintf("%d/%d", n, n)), c.Status.Message)
+		g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+		g.Expect(time.Since(voterSince)).To(BeNumerically(">=", 25*time.Second), "%s has voted since %s", member, voterSince.Format(clock))
+	}, timeout, pollEvery).Should(Succeed())
+	return voterSince
 }
 
 // holdsWithoutTakingDown checks for d that no member's pod is replaced (every UID

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,6 +216,9 @@ spec:
 	})
 	t.Run("an isolated pod has a network of its own, cut off while its veth is down", func(t *testing.T) {
 		testIsolatedPods(t, ns, kubectl)
+	})
+	t.Run("a clock-adjustable pod reads the clock it is set to", func(t *testing.T) {
+		testAdjustableClock(t, kubectl)
 	})
 	t.Run("kubelet API requires a rig CA client certificate", func(t *testing.T) {
 		g := NewWithT(t)
@@ -423,6 +427,59 @@ spec:
 	g.Eventually(func() error { return ns.Command("ip", "link", "show", veth).Run() }, 30*time.Second, time.Second).
 		ShouldNot(Succeed(), "the pod's veth goes with it")
 	g.Expect(podNetns).NotTo(BeAnExistingFile(), "the pod's network namespace goes with it")
+}
+
+// testAdjustableClock runs a pod whose clock the rig can set off: its processes read
+// the machine's time until an offset is set, then the offset time, and again the
+// machine's once the offset is removed.
+func testAdjustableClock(t *testing.T, kubectl func([]byte, ...string) kubectlResult) {
+	g := NewWithT(t)
+	const name = "clock-pod"
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: default
+  annotations:
+    %s: %s
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: ["bash", "-c", "while sleep 0.2; do printf '%%(%%s)T\\n' -1; done"]
+`, name, nodeagent.PodClockAnnotation, nodeagent.PodClockAdjustable, bashImage)
+	r := kubectl([]byte(manifest), "apply", "-f", "-")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	r = kubectl(nil, "wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
+	g.Expect(r.code).To(BeZero(), "%s", r)
+	t.Cleanup(func() {
+		_ = nodeagent.SkewClock("default", name, 0)
+		kubectl(nil, "delete", "pod", name, "--timeout=60s")
+	})
+	// offsets reads the time from an exec'd command and from the container's own
+	// command, which prints it to its log every 200 ms (bash's printf: a program the
+	// container forks and execs reads the machine's clock, see clock.go).
+	offsets := func() (exec, main time.Duration) {
+		read := func(r kubectlResult) time.Duration {
+			g.Expect(r.code).To(BeZero(), "%s", r)
+			sec, err := strconv.ParseInt(strings.TrimSpace(string(r.stdout)), 10, 64)
+			g.Expect(err).NotTo(HaveOccurred(), "%s", r)
+			return time.Unix(sec, 0).Sub(time.Now())
+		}
+		time.Sleep(time.Second) // the container's next lines
+		return read(kubectl(nil, "exec", name, "-c", "main", "--", "date", "+%s")), read(kubectl(nil, "logs", name, "-c", "main", "--tail=1"))
+	}
+	near := func(d time.Duration) OmegaMatcher { return BeNumerically("~", d, 3*time.Second) }
+	e, m := offsets()
+	g.Expect([]time.Duration{e, m}).To(HaveEach(near(0)), "no offset set")
+	g.Expect(nodeagent.SkewClock("default", name, -10*time.Minute)).To(Succeed())
+	e, m = offsets()
+	g.Expect([]time.Duration{e, m}).To(HaveEach(near(-10*time.Minute)), "10 minutes behind")
+	g.Expect(nodeagent.SkewClock("default", name, 0)).To(Succeed())
+	e, m = offsets()
+	g.Expect([]time.Duration{e, m}).To(HaveEach(near(0)), "set right again")
 }
 
 // bashPath is bash on this machine (the isolated-network test's client image).

@@ -11,5 +11,9 @@ func TestMain(m *testing.M) {
 		PodExecMain(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 2 && os.Args[1] == clockProbeArg {
+		clockProbeMain(os.Args[2:])
+		return
+	}
 	os.Exit(m.Run())
 }

@@ -169,6 +169,16 @@ func (pr *podRuntime) netnsPath() string {
 	return pr.netns
 }
 
+// clockFilePath is the clock-adjustable pod's offset file, or "" for the machine's clock.
+func (pr *podRuntime) clockFilePath() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if !adjustableClock(pr.pod) {
+		return ""
+	}
+	return clockFile(pr.pod.Namespace, pr.pod.Name)
+}
+
 // changed schedules a status push to VK.
 func (pr *podRuntime) changed() {
 	select {

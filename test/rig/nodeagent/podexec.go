@@ -44,6 +44,9 @@ type execSpec struct {
 	// Netns, when set, is the network namespace (a path under /run/netns) the command
 	// runs in: an isolated pod's (podnet.go).
 	Netns string `json:"netns,omitempty"`
+	// ClockFile, when set, is the offset file of a clock-adjustable pod: the command
+	// runs as the helper's child with its wall clock skewed by it (clock.go).
+	ClockFile string `json:"clockFile,omitempty"`
 }
 
 // bindMount is one bind mount of a host file or directory.
@@ -115,6 +118,14 @@ func PodExecMain(args []string) {
 		if err := os.Chdir(spec.Dir); err != nil {
 			fail(exitSetupFailed, "failed to change to working directory %s: %v", spec.Dir, err)
 		}
+	}
+	if spec.ClockFile != "" {
+		code, err := runSkewed(spec, func() {
+			if errPipe != nil {
+				_ = errPipe.Close()
+			}
+		})
+		fail(code, "%v", err)
 	}
 	err := syscall.Exec(spec.Path, spec.Argv, os.Environ())
 	code := exitCannotExec

@@ -269,6 +269,7 @@ func (pr *podRuntime) planContainer(pod *corev1.Pod, ctr *corev1.Container) (*ex
 	plan.spec = execSpec{
 		Path: cp.path, Argv: cp.argv, Dir: dir, Hostname: host, Mounts: mounts,
 		HostsFile: pr.hostsPath(), RecordFile: a.recordFile(), Netns: pr.netnsPath(),
+		ClockFile: pr.clockFilePath(),
 	}
 	return plan, nil
 }

@@ -215,6 +215,9 @@ func netnsRun(args []string) (int, error) {
 		if err := nodeagent.DeletePodNetns(); err != nil {
 			fmt.Fprintf(os.Stderr, "rig: %v\n", err)
 		}
+		if err := nodeagent.DeleteClockFiles(); err != nil {
+			fmt.Fprintf(os.Stderr, "rig: %v\n", err)
+		}
 		if err := ns.Delete(); err != nil {
 			fmt.Fprintf(os.Stderr, "rig: failed to delete network namespace %s: %v\n", ns.Name, err)
 		}
