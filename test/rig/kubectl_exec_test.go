@@ -448,7 +448,7 @@ spec:
   containers:
   - name: main
     image: %s
-    command: ["bash", "-c", "while sleep 0.2; do printf '%%(%%s)T\\n' -1; done"]
+    command: ["bash", "-c", "while sleep 0.2; do date +%%s; done"]
 `, name, nodeagent.PodClockAnnotation, nodeagent.PodClockAdjustable, bashImage)
 	r := kubectl([]byte(manifest), "apply", "-f", "-")
 	g.Expect(r.code).To(BeZero(), "%s", r)
@@ -459,8 +459,7 @@ spec:
 		kubectl(nil, "delete", "pod", name, "--timeout=60s")
 	})
 	// offsets reads the time from an exec'd command and from the container's own
-	// command, which prints it to its log every 200 ms (bash's printf: a program the
-	// container forks and execs reads the machine's clock, see clock.go).
+	// command, which starts date(1) every 200 ms.
 	offsets := func() (exec, main time.Duration) {
 		read := func(r kubectlResult) time.Duration {
 			g.Expect(r.code).To(BeZero(), "%s", r)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
@@ -23,13 +24,19 @@ type raftView struct {
 	active string
 	// leader is autopilot's leader, or the active member when autopilot is unknown.
 	leader string
+	// clocks are the members' clock offsets (operation.ClockOffset) beyond the
+	// tolerance, from their sys/health.
+	clocks map[string]time.Duration
 }
 
 func newRaftView(obs *observation) raftView {
-	v := raftView{ap: obs.autopilot, why: obs.autopilotErr}
+	v := raftView{ap: obs.autopilot, why: obs.autopilotErr, clocks: map[string]time.Duration{}}
 	names := make([]string, 0, len(obs.health))
-	for name := range obs.health {
+	for name, h := range obs.health {
 		names = append(names, name)
+		if d := operation.ClockOffset(h.ServerTime, h.AskedAt, h.AnsweredAt); d != 0 {
+			v.clocks[name] = d
+		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -152,10 +159,19 @@ func (v raftView) toleranceShortfall(members []string) string {
 		why = append(why, fmt.Sprintf("%s %s not in the Raft configuration", strings.Join(missing, ", "), isAre(len(missing))))
 	}
 	if len(unhealthy) > 0 {
-		why = append(why, fmt.Sprintf("%s %s not healthy", strings.Join(unhealthy, ", "), isAre(len(unhealthy))))
+		why = append(why, fmt.Sprintf("%s %s not healthy", v.names(unhealthy), isAre(len(unhealthy))))
 	}
 	return fmt.Sprintf("Raft tolerates the loss of %d voters, but a %d-member cluster promises %d: %s",
 		max(tolerance, 0), len(members), promised, strings.Join(why, "; "))
+}
+
+// names joins member names, each member whose clock is off followed by how far.
+func (v raftView) names(list []string) string {
+	out := make([]string, len(list))
+	for i, n := range list {
+		out[i] = n + operation.ClockSays(v.clocks[n])
+	}
+	return strings.Join(out, ", ")
 }
 
 func isAre(n int) string {
@@ -179,7 +195,7 @@ func (v raftView) availability(ready, replicas int32) (baov1.Reason, string) {
 	n, h, unhealthy := v.voterCounts()
 	if q := n/2 + 1; h < q {
 		return baov1.ReasonQuorumLost, fmt.Sprintf("only %d of %d Raft voters are healthy (not healthy: %s); a majority needs %d",
-			h, n, strings.Join(unhealthy, ", "), q)
+			h, n, v.names(unhealthy), q)
 	}
 	return baov1.ReasonQuorumReady, fmt.Sprintf("%s leads; %d of %d voters are healthy (a majority is %d)", v.leader, h, n, n/2+1)
 }

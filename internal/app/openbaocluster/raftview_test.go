@@ -2,6 +2,7 @@ package openbaocluster
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,15 @@ func withActive(name string) obsOpt {
 		for n, h := range o.health {
 			h.Standby = n != name
 		}
+	}
+}
+
+// withClock makes member's sys/health say its clock is off by d.
+func withClock(name string, d time.Duration) obsOpt {
+	return func(o *observation) {
+		asked := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+		h := o.health[name]
+		h.AskedAt, h.AnsweredAt, h.ServerTime = asked, asked.Add(20*time.Millisecond), asked.Add(d).Truncate(time.Second)
 	}
 }
 
@@ -80,6 +90,14 @@ func TestRaftTruth(t *testing.T) {
 				"bao-0": server("leader", true), "bao-1": server("voter", false), "bao-2": server("voter", false)})),
 			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantReason: baov1.ReasonQuorumLost,
 			wantMsg: "only 1 of 3 Raft voters are healthy (not healthy: bao-1, bao-2); a majority needs 2", wantVoters: "1/3",
+		},
+		{
+			name: "quorum lost, a clock off", reason: "a member whose clock is minutes off rejects its peers' certificates: the status names its clock and what to fix",
+			obs: newObs(withSTS(true), withMembers(3, 3, "2.4.0"), withActive("bao-0"), withClock("bao-2", -10*time.Minute), withAutopilot("bao-0", map[string]openbao.AutopilotServer{
+				"bao-0": server("leader", true), "bao-1": server("voter", false), "bao-2": server("voter", false)})),
+			wantPhase: baov1.PhaseDegraded, wantAvailable: metav1.ConditionFalse, wantReason: baov1.ReasonQuorumLost,
+			wantMsg:    "(not healthy: bao-1, bao-2 (its clock is 10m0s behind baokeeper's: OpenBao checks certificate and token lifetimes against it; fix the time synchronization of its node)); a majority needs 2",
+			wantVoters: "1/3",
 		},
 		{
 			name: "non-voter", reason: "a member that joined as a non-voter is shown as one",

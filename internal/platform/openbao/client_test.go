@@ -116,6 +116,10 @@ func TestHealthTargetsTheMemberAndReportsEveryState(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			served := got.Certificate
 			got.Certificate = nil
+			g.Expect(got.ServerTime).To(Equal(time.Unix(1764404473, 0).UTC()), "server_time_utc, the member's clock")
+			g.Expect(got.AskedAt).NotTo(BeZero(), "the client's clock as it asked")
+			g.Expect(got.AnsweredAt).NotTo(BeTemporally("<", got.AskedAt), "and as the answer came")
+			got.ServerTime, got.AskedAt, got.AnsweredAt = time.Time{}, time.Time{}, time.Time{}
 			g.Expect(*got).To(Equal(tt.want))
 			g.Expect(served).NotTo(BeNil(), "the certificate the member presented is reported")
 			leaf := member.srv.Certificate()

@@ -19,11 +19,19 @@ func (c *client) Health(ctx context.Context, addr string) (*Health, error) {
 	ctx, served := withCertSink(ctx)
 	h, err := read(ctx, c, fmt.Sprintf("failed to read health from %s", addr), addr, pathHealth, false,
 		func(ctx context.Context, cl *baoapi.Client) (*Health, error) {
+			asked := c.now()
 			resp, err := cl.Sys().HealthWithContext(ctx)
 			if err != nil {
 				return nil, err
 			}
+			var server time.Time
+			if resp.ServerTimeUTC > 0 {
+				server = time.Unix(resp.ServerTimeUTC, 0).UTC()
+			}
 			return &Health{
+				ServerTime:  server,
+				AskedAt:     asked,
+				AnsweredAt:  c.now(),
 				Initialized: resp.Initialized,
 				Sealed:      resp.Sealed,
 				Standby:     resp.Standby,

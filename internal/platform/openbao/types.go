@@ -20,6 +20,12 @@ type Health struct {
 	// Certificate is the certificate the member presented on the connection that
 	// answered; nil when the answer came over a connection without one.
 	Certificate *ServedCertificate
+	// ServerTime is the member's clock when it answered, in whole seconds
+	// (server_time_utc); zero when it did not say. AskedAt and AnsweredAt are the
+	// client's clock around the request: together they tell how far the member's
+	// clock is off.
+	ServerTime          time.Time
+	AskedAt, AnsweredAt time.Time
 }
 
 // ServedCertificate is what a member's listener presents: the certificate a client

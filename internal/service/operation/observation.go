@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +62,76 @@ type Member struct {
 	// StableSince is when autopilot last saw the member become healthy; zero when
 	// unknown.
 	StableSince time.Time
+	// ClockOffset is how far the member's clock is ahead of baokeeper's (negative:
+	// behind), from its sys/health answer; zero when unknown or within
+	// ClockTolerance.
+	ClockOffset time.Duration
+}
+
+// ClockTolerance is how far a member's clock may be off baokeeper's before status
+// messages say so: the estimate's own error (sys/health gives whole seconds, and a
+// request takes up to its timeout) is far below it, and a clock that time sync keeps
+// is within a second.
+const ClockTolerance = 30 * time.Second
+
+// ClockOffset estimates how far a member's clock is ahead of baokeeper's from one
+// sys/health answer: serverTime is the member's clock in whole seconds, sent and
+// received are baokeeper's clock around the request. It returns zero within
+// ClockTolerance, and the estimate rounded to the second beyond it.
+func ClockOffset(serverTime, sent, received time.Time) time.Duration {
+	if serverTime.IsZero() || received.Before(sent) {
+		return 0
+	}
+	mid := sent.Add(received.Sub(sent) / 2)
+	// The member truncated its clock to the second: on average it read half a second more.
+	d := serverTime.Add(500 * time.Millisecond).Sub(mid)
+	if d.Abs() <= ClockTolerance {
+		return 0
+	}
+	return d.Round(time.Second)
+}
+
+// ClockSays is how far the member's clock is off, with what to do, in parentheses
+// after its name in a status message; "" when it is not off.
+func (m Member) ClockSays() string { return ClockSays(m.ClockOffset) }
+
+// ClockSays is ClockOffset offset in words, in parentheses after a member's name in
+// a status message; "" for zero.
+func ClockSays(offset time.Duration) string {
+	if offset == 0 {
+		return ""
+	}
+	dir := "ahead of"
+	if offset < 0 {
+		dir = "behind"
+	}
+	return fmt.Sprintf(" (its clock is %s %s baokeeper's: OpenBao checks certificate and token lifetimes against it; fix the time synchronization of its node)",
+		offset.Abs(), dir)
+}
+
+// ClockSkewed names the members whose clocks are off by more than ClockTolerance, a
+// reason to take no member down (see the MemberClocks precheck).
+func (c *Cluster) ClockSkewed() []string {
+	var out []string
+	for _, m := range c.AllServers() {
+		if m.ClockOffset != 0 {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Names joins member names for a status message, each member whose clock is off
+// followed by ClockSays.
+func (c *Cluster) Names(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if m := c.Member(n); m != nil {
+			out[i] += m.ClockSays()
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // PodSays is "; the pod says: <problem>" when the pod reports why it does not run,

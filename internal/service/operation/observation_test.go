@@ -2,6 +2,7 @@ package operation
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -131,6 +132,30 @@ func TestStaleNeverStarted(t *testing.T) {
 				got = append(got, m.Name)
 			}
 			NewWithT(t).Expect(got).To(Equal(tc.want), tc.reason)
+		})
+	}
+}
+
+func TestClockOffset(t *testing.T) {
+	asked := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, reason string
+		server       time.Time
+		took         time.Duration
+		want         time.Duration
+	}{
+		{name: "in sync", reason: "a clock within the truncation to seconds is not off", server: asked, took: 40 * time.Millisecond},
+		{name: "a few seconds", reason: "within the tolerance nothing is said", server: asked.Add(20 * time.Second), took: time.Second},
+		{name: "10 minutes behind", reason: "the member's whole seconds, half a second added, against the request's midpoint",
+			server: asked.Add(-10 * time.Minute), took: 40 * time.Millisecond, want: -10 * time.Minute},
+		{name: "3 minutes ahead, slow answer", reason: "the member answered 2 s in, at 3 minutes ahead: the estimate is within the second its truncation loses",
+			server: asked.Add(3*time.Minute + 2*time.Second), took: 4 * time.Second, want: 3*time.Minute + time.Second},
+		{name: "unknown", reason: "no server_time_utc says nothing", took: 40 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(ClockOffset(tc.server, asked, asked.Add(tc.took))).To(Equal(tc.want), tc.reason)
 		})
 	}
 }

@@ -30,6 +30,8 @@ type Projection struct {
 	Tolerance int
 	// Unhealthy names the voters that are not healthy now, sorted.
 	Unhealthy []string
+	// UnhealthyWords is Unhealthy for a status message (Cluster.Names).
+	UnhealthyWords string
 }
 
 // Project computes the failure tolerance after a change, over every voter of the
@@ -59,6 +61,7 @@ func Project(c *Cluster, ch Change) Projection {
 		}
 	}
 	slices.Sort(p.Unhealthy)
+	p.UnhealthyWords = c.Names(p.Unhealthy)
 	p.VotersAfter += p.Voters + ch.AddVoters
 	p.HealthyAfter += p.Healthy + min(ch.AddHealthy, ch.AddVoters)
 	p.Tolerance = p.HealthyAfter - (p.VotersAfter/2 + 1)
@@ -74,7 +77,7 @@ func (p Projection) Allows() (bool, string) {
 	if p.Tolerance < 0 {
 		why := fmt.Sprintf("it would leave %d healthy of %d voters, below a majority of %d", p.HealthyAfter, p.VotersAfter, p.VotersAfter/2+1)
 		if len(p.Unhealthy) > 0 {
-			why += " (not healthy now: " + strings.Join(p.Unhealthy, ", ") + ")"
+			why += " (not healthy now: " + p.UnhealthyWords + ")"
 		}
 		return false, why
 	}

@@ -380,7 +380,7 @@ func decideRemove(in Input, st *baov1.UpgradeStep) Decision {
 			return jobStep(in, st, ActionStepDown, fmt.Sprintf("asking %s to step down as leader before it leaves", st.Pod), func() (bool, string) {
 				p := operation.Project(c, operation.Change{Remove: st.Pod})
 				if len(p.Unhealthy) > 0 {
-					return false, "voters not healthy: " + strings.Join(p.Unhealthy, ", ")
+					return false, "voters not healthy: " + p.UnhealthyWords
 				}
 				return p.Allows()
 			})

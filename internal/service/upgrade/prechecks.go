@@ -13,6 +13,7 @@ const (
 	PrecheckMembersReady     = "MembersReady"
 	PrecheckAutopilotHealthy = "AutopilotHealthy"
 	PrecheckOneLeader        = "OneLeader"
+	PrecheckMemberClocks     = "MemberClocks"
 	PrecheckPolicy           = "VersionPolicy"
 	PrecheckOperationLock    = "OperationLock"
 	PrecheckSnapshotTarget   = "SnapshotTarget"
@@ -86,7 +87,7 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 			}
 		}
 		if len(unhealthy) > 0 {
-			apFail += "; not healthy: " + strings.Join(unhealthy, ", ")
+			apFail += "; not healthy: " + c.Names(unhealthy)
 		}
 		if len(nonVoters) > 0 {
 			apFail += "; non-voters (promoted once healthy for " + operation.NonVoterPromoteAfter.String() + "): " + strings.Join(nonVoters, ", ")
@@ -96,6 +97,11 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 
 	add(PrecheckOneLeader, c.AutopilotKnown && c.Leader != "" && c.Member(c.Leader) != nil,
 		fmt.Sprintf("%s is the only leader", c.Leader), "no leader is known; wait for an election to settle")
+
+	skewed := c.ClockSkewed()
+	add(PrecheckMemberClocks, len(skewed) == 0,
+		fmt.Sprintf("every member's clock is within %s of baokeeper's", operation.ClockTolerance),
+		"members' clocks are off: "+c.Names(skewed))
 
 	// A member's replacement takes it down; with a single voter that is the whole
 	// cluster, and the quorum budget would hold the upgrade forever after the

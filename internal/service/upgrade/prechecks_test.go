@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -36,6 +37,11 @@ func TestPrechecks(t *testing.T) {
 			wantFail: PrecheckMembersReady, wantMsg: "missing"},
 		{name: "no failure tolerance", reason: "3+ members need tolerance 1 before a member goes down", mutate: func(in *PrecheckInput) { in.Cluster.FailureTolerance = 0 },
 			wantFail: PrecheckAutopilotHealthy, wantMsg: "at least 1 is needed"},
+		{name: "a member's clock ahead", reason: "a leader whose clock runs minutes ahead issues certificates its peers take as not valid yet (seen on the rig: the hand-off was undone by a second election): hold before anything goes down, naming the clock",
+			mutate: func(in *PrecheckInput) { in.Cluster.Members[2].ClockOffset = 10 * time.Minute }, wantFail: PrecheckMemberClocks,
+			wantMsg: "bao-2 (its clock is 10m0s ahead of baokeeper's: OpenBao checks certificate and token lifetimes against it; fix the time synchronization of its node)"},
+		{name: "a member's clock behind", reason: "a member whose clock runs minutes behind refuses the cluster's young certificates once restarted (seen on the rig: it never rejoined)",
+			mutate: func(in *PrecheckInput) { in.Cluster.Members[1].ClockOffset = -10 * time.Minute }, wantFail: PrecheckMemberClocks, wantMsg: "bao-1 (its clock is 10m0s behind"},
 		{name: "autopilot unknown", reason: "no decision without a trustworthy autopilot read", mutate: func(in *PrecheckInput) { in.Cluster.AutopilotKnown = false },
 			wantFail: PrecheckAutopilotHealthy, wantMsg: "could not be read"},
 		{name: "single member", reason: "bug: a 1-member upgrade changed the template, then waited forever on the quorum budget holding the lock; refuse before anything changes",
@@ -95,7 +101,7 @@ func TestPrechecks(t *testing.T) {
 			in := PrecheckInput{Cluster: healthy(3), Replicas: 3, Policy: Decision{Allowed: true}, Snapshot: never, From: "2.4.0", To: "2.4.1"}
 			tc.mutate(&in)
 			pcs := Prechecks(in)
-			g.Expect(pcs).To(HaveLen(8), "every precheck is always reported")
+			g.Expect(pcs).To(HaveLen(9), "every precheck is always reported")
 			failed := FirstFailedPrecheck(pcs)
 			if tc.wantUnpassed != "" {
 				g.Expect(failed).To(BeNil(), tc.reason)

@@ -77,10 +77,10 @@ func wallClockFilter() []unix.SockFilter {
 // once the command runs (its exec succeeded). An error is returned only before the
 // command runs; the exit code says which kind (exitCommandNotFound and so on).
 //
-// The command stays traced (ptrace) for its exec events only: a shell that execs the
-// real program (an OpenBao container's start script does) gets a new auxiliary
-// vector, whose vDSO entry is hidden again. Processes the command forks are not
-// traced: a program they exec reads the machine's clock.
+// The command and every process it forks stay traced (ptrace) for their forks and
+// execs: each program started in the pod (an OpenBao container's start script starts
+// bao in the background) gets its vDSO entry hidden as its exec completes. Threads
+// are not traced, so only signals to a process's main thread stop it for a moment.
 func runSkewed(spec execSpec, started func()) (int, error) {
 	// The filter is installed on this thread only and the child is forked from it, so
 	// the child inherits the filter and this helper's other threads do not; ptrace
@@ -132,8 +132,9 @@ func runSkewed(spec execSpec, started func()) (int, error) {
 }
 
 // traceExecs takes the child pid, traced since its fork (PTRACE_TRACEME) and stopped
-// right after its exec, hides the vDSO from it and traces it on (PTRACE_SEIZE) for its
-// later execs: it leaves it stopped, seizes it and lets it go on.
+// right after its exec, hides the vDSO from it and traces it on (PTRACE_SEIZE, which,
+// unlike PTRACE_TRACEME, keeps SIGSTOP working) for its forks and execs: it leaves it
+// stopped, seizes it and lets it go on.
 func traceExecs(pid int) error {
 	var ws syscall.WaitStatus
 	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
@@ -148,7 +149,7 @@ func traceExecs(pid int) error {
 	if err := ptrace(unix.PTRACE_DETACH, pid, 0, uintptr(syscall.SIGSTOP)); err != nil {
 		return fmt.Errorf("failed to detach from the command: %w", err)
 	}
-	if err := ptrace(unix.PTRACE_SEIZE, pid, 0, unix.PTRACE_O_TRACEEXEC|unix.PTRACE_O_EXITKILL); err != nil {
+	if err := ptrace(unix.PTRACE_SEIZE, pid, 0, unix.PTRACE_O_TRACEEXEC|unix.PTRACE_O_TRACEFORK|unix.PTRACE_O_TRACEVFORK|unix.PTRACE_O_EXITKILL); err != nil {
 		return fmt.Errorf("failed to trace the command's execs: %w", err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
@@ -157,19 +158,24 @@ func traceExecs(pid int) error {
 	return nil
 }
 
-// followExecs waits for the seized command to exit, hiding the vDSO after each of its
-// execs and passing every signal and stop on unchanged, and returns its exit status.
-func followExecs(pid int) syscall.WaitStatus {
+// followExecs waits for the seized command to exit, hiding the vDSO after each exec
+// in its tree of processes (a forked process is seized with its parent's options) and
+// passing every signal and stop on unchanged, and returns the command's exit status.
+func followExecs(main int) syscall.WaitStatus {
 	for {
 		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(pid, &ws, unix.WALL, nil); err != nil {
+		pid, err := syscall.Wait4(-1, &ws, unix.WALL, nil)
+		if err != nil {
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
 			os.Exit(exitSetupFailed)
 		}
 		if ws.Exited() || ws.Signaled() {
-			return ws
+			if pid == main {
+				return ws
+			}
+			continue
 		}
 		if !ws.Stopped() {
 			continue

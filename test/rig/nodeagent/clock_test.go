@@ -28,7 +28,7 @@ func clockProbeMain(args []string) {
 }
 
 // TestHelperSkewsWallClock runs commands of a clock-adjustable pod through the real
-// helper: a Go program, date(1) and a program a shell execs into read the offset
+// helper: a Go program, date(1) and programs a shell starts read the offset
 // clock, the offset changes while a command runs, and exit codes and a missing
 // command are reported as without it.
 func TestHelperSkewsWallClock(t *testing.T) {
@@ -78,7 +78,9 @@ func TestHelperSkewsWallClock(t *testing.T) {
 	g.Expect(lines(spec(clockProbeArg, "1"), nil)).To(HaveEach(near(-10*time.Minute)), "a Go program")
 	g.Expect(lines(spec("/bin/date", "+%s"), nil)).To(HaveEach(near(-10*time.Minute)), "date(1) through libc")
 	g.Expect(lines(spec("/bin/sh", "-c", "exec "+self+" "+clockProbeArg+" 1"), nil)).To(HaveEach(near(-10*time.Minute)),
-		"a Go program a shell execs into (an OpenBao container's start script does)")
+		"a Go program a shell execs into")
+	g.Expect(lines(spec("/bin/sh", "-c", self+" "+clockProbeArg+" 1 & wait"), nil)).To(HaveEach(near(-10*time.Minute)),
+		"a Go program a shell starts in the background (an OpenBao container's start script does)")
 
 	// The offset changes while the command runs: the last reads see the new one.
 	ds := lines(spec(clockProbeArg, "30"), func() {

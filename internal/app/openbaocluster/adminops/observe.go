@@ -131,6 +131,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 				return
 			}
 			m.Initialized, m.Sealed, m.Version = st.Initialized, st.Sealed, st.Version
+			m.ClockOffset = operation.ClockOffset(st.ServerTime, st.AskedAt, st.AnsweredAt)
 		}(&out[idx])
 	}
 	wg.Wait()

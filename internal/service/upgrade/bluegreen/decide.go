@@ -657,7 +657,7 @@ func quorumGate(c *operation.Cluster, ch operation.Change) string {
 	}
 	p := operation.Project(c, ch)
 	if len(p.Unhealthy) > 0 {
-		return "waiting for every voter to be healthy (not healthy: " + strings.Join(p.Unhealthy, ", ") + ")"
+		return "waiting for every voter to be healthy (not healthy: " + p.UnhealthyWords + ")"
 	}
 	if ok, why := p.Allows(); !ok {
 		return "holding the next step: " + why

@@ -446,7 +446,16 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		return false, "autopilot state is unknown or was read right after an election"
 	}
 	if !c.AutopilotHealthy {
-		return false, "autopilot reports the cluster unhealthy"
+		var unhealthy []string
+		for _, m := range c.AllServers() {
+			if m.InRaft && !m.Healthy {
+				unhealthy = append(unhealthy, m.Name)
+			}
+		}
+		if len(unhealthy) == 0 {
+			return false, "autopilot reports the cluster unhealthy"
+		}
+		return false, "autopilot reports the cluster unhealthy; not healthy: " + c.Names(unhealthy)
 	}
 	voters, healthy := 0, 0
 	var unhealthy []string
@@ -466,7 +475,10 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		}
 	}
 	if len(unhealthy) > 0 {
-		return false, fmt.Sprintf("voters not healthy: %s", strings.Join(unhealthy, ", "))
+		return false, fmt.Sprintf("voters not healthy: %s", c.Names(unhealthy))
+	}
+	if skewed := c.ClockSkewed(); len(skewed) > 0 {
+		return false, "members' clocks are off: " + c.Names(skewed)
 	}
 	after := healthy
 	if memberHealthyVoter {

@@ -36,6 +36,9 @@ func TestQuorumBudget(t *testing.T) {
 		target    int
 		want      bool
 		wantWhy   string
+		// apUnhealthy is autopilot's cluster verdict false; skews are members' clock offsets.
+		apUnhealthy bool
+		skews       map[int]time.Duration
 	}{
 		{name: "3 healthy", reason: "3 voters tolerate one down", peers: 3, known: true, target: 1, want: true},
 		{name: "3 with one unhealthy", reason: "a second member down would lose quorum", peers: 3, unhealthy: []int{2}, known: true, target: 1, wantWhy: "voters not healthy: bao-2"},
@@ -45,6 +48,16 @@ func TestQuorumBudget(t *testing.T) {
 		{name: "1 member", reason: "a single voter cannot go down without losing quorum", peers: 1, known: true, target: 0, wantWhy: "below a majority of 1"},
 		{name: "autopilot unknown", reason: "right after an election autopilot is not trusted", peers: 3, known: false, target: 1, wantWhy: "autopilot state is unknown"},
 		{name: "target is a non-voter", reason: "taking down a non-voter costs no quorum", peers: 3, nonVoters: []int{1}, known: true, target: 1, want: true},
+		{name: "autopilot unhealthy names the member", reason: "a hold must say which member keeps autopilot unhealthy",
+			peers: 3, unhealthy: []int{2}, apUnhealthy: true, known: true, target: 1, wantWhy: "autopilot reports the cluster unhealthy; not healthy: bao-2"},
+		{name: "an unhealthy member's clock is off", reason: "a member whose clock is minutes off rejects its peers' certificates: the hold says so, and what to fix",
+			peers: 3, unhealthy: []int{2}, apUnhealthy: true, skews: map[int]time.Duration{2: -10 * time.Minute}, known: true, target: 1,
+			wantWhy: "not healthy: bao-2 (its clock is 10m0s behind baokeeper's: OpenBao checks certificate and token lifetimes against it; fix the time synchronization of its node)"},
+		{name: "a healthy member's clock is off", reason: "a restart or a hand-off with a member minutes off its peers' clocks cost a second election or a member that never rejoined on the rig: no member goes down until it is set right",
+			peers: 3, skews: map[int]time.Duration{2: -10 * time.Minute}, known: true, target: 1,
+			wantWhy: "members' clocks are off: bao-2 (its clock is 10m0s behind baokeeper's"},
+		{name: "a voter's clock is off", reason: "the voters list says the same", peers: 3, unhealthy: []int{0}, skews: map[int]time.Duration{0: 3 * time.Minute}, known: true, target: 1,
+			wantWhy: "voters not healthy: bao-0 (its clock is 3m0s ahead of baokeeper's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +69,10 @@ func TestQuorumBudget(t *testing.T) {
 			}
 			for _, i := range tc.nonVoters {
 				c.Members[i].Voter = false
+			}
+			c.AutopilotHealthy = !tc.apUnhealthy
+			for i, d := range tc.skews {
+				c.Members[i].ClockOffset = d
 			}
 			ok, why := QuorumBudget(c, fmt.Sprintf("bao-%d", tc.target))
 			g.Expect(ok).To(Equal(tc.want), tc.reason)
