@@ -81,7 +81,11 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 	// upgrade takes no member down while the old leader is cut off. Once
 	// healed, the old leader rejoins as a follower and the upgrade completes; the
 	// planned hand-off happens only if the members elected the one not on the target
-	// yet. So one or two elections, no acknowledged write lost, no break-glass.
+	// yet. The healed old leader may force one more: while cut off it campaigned with
+	// ever higher terms, and the members it reaches again step down when they see its
+	// term; it can win when the restarted follower is as far behind as it is (seen in
+	// 2 of 5 runs, with and without load; nothing an operator does changes it). So one
+	// to three elections, no acknowledged write lost, no break-glass.
 	It("holds an upgrade while the leader is partitioned, goes on writing through the leader the others elect, and completes once healed: no write lost", func(ctx SpecContext) {
 		oldLeader := tc.settledLeader(ctx)
 		before := tc.podUIDs(ctx)
@@ -111,7 +115,7 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 				electedAfter.Round(100*time.Millisecond), held))
 		res.expectNoLoss()
 		Expect(res.elections).To(BeNumerically(">=", 1), "the partition forces an election: %s", res.termsString())
-		Expect(res.elections).To(BeNumerically("<=", 2), "one unplanned election, and the planned hand-off only if the others elected a member not on the target: %s", res.termsString())
+		Expect(res.elections).To(BeNumerically("<=", 3), "one election for the partition, one the healed old leader may force, and the planned hand-off only if the leader then is not on the target: %s", res.termsString())
 		res.expectRaftMembership(tc.memberList())
 		for _, m := range tc.memberList() {
 			Expect(res.uids[m]).To(HaveLen(2), "%s is replaced exactly once: pod UIDs %v", m, res.uids[m])
