@@ -198,6 +198,15 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, o
 		ctrl.LoggerFrom(ctx).V(4).Info("Reading autopilot state failed", "reason", err.Error())
 		return
 	}
+	applyAutopilot(obs, st)
+}
+
+// applyAutopilot fills obs's Raft view from autopilot state st. Autopilot stamps
+// stable_since with the leader's wall clock; it is moved onto baokeeper's by the
+// leader's clock offset (read from its sys/health), so that a leader whose clock runs
+// minutes ahead does not keep a rejoined member from being promoted for those
+// minutes, nor one whose clock runs behind promote it early.
+func applyAutopilot(obs *operation.Cluster, st *openbao.AutopilotState) {
 	obs.AutopilotKnown, obs.AutopilotHealthy, obs.FailureTolerance, obs.Leader = true, st.Healthy, st.FailureTolerance, st.Leader
 	if openbao.JustAfterElection(st) {
 		obs.AutopilotKnown = false
@@ -205,12 +214,19 @@ func (r *Reconciler) observeAutopilot(ctx context.Context, bao openbao.Reader, o
 	if l, ok := st.Servers[st.Leader]; ok {
 		obs.LeaderIndex = l.LastIndex
 	}
+	var leaderClock time.Duration
+	if l := obs.Member(st.Leader); l != nil {
+		leaderClock = l.ClockOffset
+	}
 	fill := func(m *operation.Member, s openbao.AutopilotServer) {
 		m.InRaft = true
 		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
 		m.Healthy = s.Healthy
 		m.LastIndex = s.LastIndex
 		m.StableSince = s.StableSince
+		if !s.StableSince.IsZero() {
+			m.StableSince = s.StableSince.Add(-leaderClock)
+		}
 	}
 	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
 		for i := range set {
