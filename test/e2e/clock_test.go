@@ -115,22 +115,7 @@ var _ = Describe("Clock skew on members", Ordered, SpecPriority(240), func() {
 		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRestart, "clock-behind-"+randomHex(3)) })
-		var first string
-		Eventually(func(g Gomega) {
-			c := tc.get(ctx, g)
-			g.Expect(c.Status.Upgrade).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty(), c.Status.Message)
-			first = c.Status.Upgrade.CompletedPods[0]
-		}, 3*time.Minute, 100*time.Millisecond).Should(Succeed())
-		st, err := tc.autopilot(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		var victim string
-		for _, m := range tc.memberList() {
-			if m != first && m != st.Leader {
-				victim = m
-			}
-		}
-		Expect(victim).NotTo(BeEmpty(), "a follower not replaced yet (first %s, leader %s)", first, st.Leader)
+		first, victim := tc.followerNotReplacedYet(ctx)
 		skewedAt := time.Now()
 		skewClock(ctx, tc, victim, -memberClockSkew)
 		By("waiting for the rollout to hold with a message that names " + victim + "'s clock")

@@ -203,22 +203,7 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 		before := tc.templateRevision(ctx)
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRestart, "volume-"+randomHex(3)) })
-		var first string
-		Eventually(func(g Gomega) {
-			c := tc.get(ctx, g)
-			g.Expect(c.Status.Upgrade).NotTo(BeNil(), c.Status.Message)
-			g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty(), c.Status.Message)
-			first = c.Status.Upgrade.CompletedPods[0]
-		}, 3*time.Minute, 100*time.Millisecond).Should(Succeed())
-		st, err := tc.autopilot(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		var victim string
-		for _, m := range tc.memberList() {
-			if m != first && m != st.Leader {
-				victim = m
-			}
-		}
-		Expect(victim).NotTo(BeEmpty(), "a follower not replaced yet (first %s, leader %s)", first, st.Leader)
+		first, victim := tc.followerNotReplacedYet(ctx)
 		By(fmt.Sprintf("deleting %s's volume claim and its pod, after %s's step", victim, first))
 		claim := "data-" + victim
 		Expect(cs.CoreV1().PersistentVolumeClaims(tc.ns).Delete(ctx, claim, metav1.DeleteOptions{})).To(Succeed())
@@ -484,6 +469,27 @@ func servedCertSHA(ctx context.Context, tc *testCluster, m string) string {
 	}
 	sum := sha256.Sum256(certs[0].Raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// followerNotReplacedYet waits until the operation in progress has completed its
+// first member and returns that member and a follower it has not replaced yet.
+func (tc *testCluster) followerNotReplacedYet(ctx context.Context) (first, follower string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).NotTo(BeNil(), c.Status.Message)
+		g.Expect(c.Status.Upgrade.CompletedPods).NotTo(BeEmpty(), c.Status.Message)
+		first = c.Status.Upgrade.CompletedPods[0]
+	}, 3*time.Minute, 100*time.Millisecond).Should(Succeed())
+	st, err := tc.autopilot(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	for _, m := range tc.memberList() {
+		if m != first && m != st.Leader {
+			follower = m
+		}
+	}
+	Expect(follower).NotTo(BeEmpty(), "a follower not replaced yet (first %s, leader %s)", first, st.Leader)
+	return first, follower
 }
 
 // loseVolume deletes member's volume claim and its pod, waits until its new pod, on
