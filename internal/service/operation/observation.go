@@ -62,6 +62,9 @@ type Member struct {
 	// StableSince is when autopilot last saw the member become healthy; zero when
 	// unknown.
 	StableSince time.Time
+	// ReadySince is when its pod last turned Ready (the Ready condition's last
+	// transition); zero when the pod is not Ready or does not say.
+	ReadySince time.Time
 	// ClockOffset is how far the member's clock is ahead of baokeeper's (negative:
 	// behind), from its sys/health answer; zero when unknown or within
 	// ClockTolerance.

@@ -98,6 +98,9 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 			m.PodExists = true
 			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
 			m.PodReady = podReady(pod)
+			if m.PodReady {
+				m.ReadySince = readySince(pod)
+			}
 			m.Image = workload.ContainerImage(&pod.Spec)
 			m.Revision = pod.Labels[appsv1.ControllerRevisionHashLabelKey]
 			m.Template = templateAnnotations(pod.Annotations)
@@ -262,6 +265,16 @@ func (r *Reconciler) healthTimeout() time.Duration {
 		return r.HealthTimeout
 	}
 	return 5 * time.Second
+}
+
+// readySince is when the pod's Ready condition last changed; zero when it does not say.
+func readySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -200,7 +200,7 @@ func decideNext(in Input) Decision {
 		return Decision{Action: ActionHold, Pod: next,
 			WaitingFor: fmt.Sprintf("paused by spec.upgrade.paused before %s; %s", next, remaining(up))}
 	}
-	if ok, why := QuorumBudget(c, next); !ok {
+	if ok, why := budget(in, next); !ok {
 		return Decision{Action: ActionWait, Pod: next, WaitingFor: fmt.Sprintf("waiting to replace %s: %s", next, why)}
 	}
 	return Decision{Action: ActionBeginStep, Pod: next, WaitingFor: fmt.Sprintf("starting %s", next)}
@@ -263,7 +263,7 @@ func decideShutdownLeader(in Input, step *baov1.UpgradeStep) Decision {
 			return Decision{Action: ActionWait, Pod: step.Pod,
 				WaitingFor: fmt.Sprintf("waiting for every member but %s to be a healthy voter on %s before shutting %s down", step.Pod, in.TargetVersion, step.Pod)}
 		}
-		if ok, why := QuorumBudget(c, step.Pod); !ok {
+		if ok, why := budget(in, step.Pod); !ok {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to shut %s down: %s", step.Pod, why)}
 		}
 		if d, wait := templateNotSeen(c, step.Pod); wait {
@@ -333,7 +333,7 @@ func decideStepDown(in Input, step *baov1.UpgradeStep) Decision {
 		}
 		// The leader's pod is deleted right after its step-down: its quorum budget
 		// must hold now, not only when the step began.
-		if ok, why := QuorumBudget(c, step.Pod); !ok {
+		if ok, why := budget(in, step.Pod); !ok {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to step %s down: %s", step.Pod, why)}
 		}
 		return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("asking %s to step down as leader", step.Pod)}
@@ -358,7 +358,7 @@ func retryStepDown(in Input, step *baov1.UpgradeStep, why string) Decision {
 		return Decision{Action: ActionWait, Pod: step.Pod, RequeueAfter: wait,
 			WaitingFor: fmt.Sprintf("%s; retrying the step-down of %s after OpenBao's 10 s cooldown", why, step.Pod)}
 	}
-	if ok, hz := QuorumBudget(in.Cluster, step.Pod); !ok {
+	if ok, hz := budget(in, step.Pod); !ok {
 		return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s; waiting to step %s down again: %s", why, step.Pod, hz)}
 	}
 	return Decision{Action: ActionStepDown, Pod: step.Pod, WaitingFor: fmt.Sprintf("%s; asking %s to step down again", why, step.Pod)}
@@ -376,7 +376,7 @@ func decideReplace(in Input, step *baov1.UpgradeStep) Decision {
 		// The budget was checked when the step began, but the deletion comes in a later
 		// pass (after a step-down, or after a restart): another member may have failed
 		// meanwhile. Check again, on this pass's observation, right before acting.
-		if ok, why := QuorumBudget(c, step.Pod); !ok {
+		if ok, why := budget(in, step.Pod); !ok {
 			return Decision{Action: ActionWait, Pod: step.Pod, WaitingFor: fmt.Sprintf("waiting to delete %s: %s", step.Pod, why)}
 		}
 		if d, wait := templateNotSeen(c, step.Pod); wait {
@@ -436,6 +436,38 @@ func waitingSummary(step *baov1.UpgradeStep) string {
 		return "no progress was observed"
 	}
 	return "last " + step.WaitingFor
+}
+
+// RejoinSettle is how long a member whose pod turned Ready outside the operation (its
+// pod deleted by hand, its volume lost) must have been Ready before it counts as a
+// healthy voter in the quorum budget: autopilot's reconcile interval (10 s) and a
+// margin. A member that lost its data rejoins under its old voter entry, which
+// autopilot shows as a healthy voter until its next round demotes it; a budget
+// judged in between let a leader's step-down go on while one of three members was
+// about to stop voting (seen once on the rig: 4.8 s without writes).
+const RejoinSettle = 12 * time.Second
+
+// budget is QuorumBudget for member, holding also while another member restarted
+// outside the operation has been Ready for less than RejoinSettle.
+func budget(in Input, member string) (bool, string) {
+	c := in.Cluster
+	if ok, why := QuorumBudget(c, member); !ok {
+		return false, why
+	}
+	up := in.Upgrade
+	for _, m := range c.Members {
+		if m.Name == member || m.ReadySince.IsZero() || !m.Voter {
+			continue
+		}
+		if up != nil && (slices.Contains(up.CompletedPods, m.Name) || (up.CurrentStep != nil && up.CurrentStep.Pod == m.Name)) {
+			continue
+		}
+		if since := c.Now.Sub(m.ReadySince); since < RejoinSettle {
+			return false, fmt.Sprintf("%s restarted outside this operation and has been Ready for %s: waiting until %s, one autopilot round, so that Raft shows whether it still votes (a member that lost its data stops voting then)",
+				m.Name, since.Round(time.Second), RejoinSettle)
+		}
+	}
+	return true, ""
 }
 
 // QuorumBudget reports whether taking member down keeps quorum even if it comes back

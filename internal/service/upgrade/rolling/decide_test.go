@@ -575,3 +575,41 @@ func runDecideCases(t *testing.T, base func() Input, cases []decideCase) {
 		})
 	}
 }
+
+// TestBudgetWaitsForAMemberRestartedOutsideThePlan: a member that lost its data
+// rejoins under its old voter entry, which autopilot shows as a healthy voter until
+// its next round demotes it; no disruptive step is taken on that word.
+func TestBudgetWaitsForAMemberRestartedOutsideThePlan(t *testing.T) {
+	plan := &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}
+	cases := []struct {
+		name, reason string
+		readyFor     time.Duration
+		// member is the one whose pod turned Ready readyFor ago; completed says it
+		// was replaced by this operation.
+		member    string
+		completed bool
+		want      bool
+		wantWhy   string
+	}{
+		{name: "restarted outside the plan just now", reason: "autopilot may still demote it: wait one round",
+			member: "bao-1", readyFor: 4 * time.Second, wantWhy: "bao-1 restarted outside this operation and has been Ready for 4s: waiting until 12s"},
+		{name: "restarted outside the plan a round ago", reason: "autopilot had its round: its role is true now",
+			member: "bao-1", readyFor: 13 * time.Second, want: true},
+		{name: "replaced by this operation", reason: "the operation's own step gated it already: no extra wait",
+			member: "bao-2", completed: true, readyFor: 2 * time.Second, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := Input{Upgrade: &baov1.UpgradeStatus{Plan: plan.DeepCopy()}, Cluster: healthyCluster(3, 0), TargetImage: newImage,
+				TargetVersion: "2.4.1", TemplateImage: newImage, StepTimeout: 10 * time.Minute, SettleTime: 10 * time.Second, MaxLag: 100}
+			if tc.completed {
+				in.Upgrade.CompletedPods = []string{tc.member}
+			}
+			in.Cluster.Member(tc.member).ReadySince = t0.Add(-tc.readyFor)
+			ok, why := budget(in, "bao-0")
+			g.Expect(ok).To(Equal(tc.want), tc.reason)
+			g.Expect(why).To(ContainSubstring(tc.wantWhy), tc.reason)
+		})
+	}
+}
