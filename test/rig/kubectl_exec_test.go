@@ -338,21 +338,7 @@ func runExecInner(t *testing.T, dir string) {
 func testIsolatedPods(t *testing.T, ns Netns, kubectl func([]byte, ...string) kubectlResult) {
 	g := NewWithT(t)
 	pod := func(name, image, command string, probe bool) string {
-		m := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-  namespace: default
-  annotations:
-    %s: %s
-spec:
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: %s
-    command: %s
-`, name, nodeagent.PodNetworkAnnotation, nodeagent.PodNetworkIsolated, image, command)
+		m := annotatedPod(name, nodeagent.PodNetworkAnnotation, nodeagent.PodNetworkIsolated, image, command)
 		if probe {
 			m += "    readinessProbe:\n      tcpSocket: {port: 8080}\n      periodSeconds: 1\n      timeoutSeconds: 1\n      failureThreshold: 1\n"
 		}
@@ -435,21 +421,8 @@ spec:
 func testAdjustableClock(t *testing.T, kubectl func([]byte, ...string) kubectlResult) {
 	g := NewWithT(t)
 	const name = "clock-pod"
-	manifest := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-  namespace: default
-  annotations:
-    %s: %s
-spec:
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: %s
-    command: ["bash", "-c", "while sleep 0.2; do date +%%s; done"]
-`, name, nodeagent.PodClockAnnotation, nodeagent.PodClockAdjustable, bashImage)
+	manifest := annotatedPod(name, nodeagent.PodClockAnnotation, nodeagent.PodClockAdjustable, bashImage,
+		`["bash", "-c", "while sleep 0.2; do date +%s; done"]`)
 	r := kubectl([]byte(manifest), "apply", "-f", "-")
 	g.Expect(r.code).To(BeZero(), "%s", r)
 	r = kubectl(nil, "wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
@@ -479,6 +452,26 @@ spec:
 	g.Expect(nodeagent.SkewClock("default", name, 0)).To(Succeed())
 	e, m = offsets()
 	g.Expect([]time.Duration{e, m}).To(HaveEach(near(0)), "set right again")
+}
+
+// annotatedPod is the manifest of a one-container pod (container "main") in the
+// default namespace with one annotation; command is a YAML flow sequence.
+func annotatedPod(name, annotation, value, image, command string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: default
+  annotations:
+    %s: %s
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: %s
+`, name, annotation, value, image, command)
 }
 
 // bashPath is bash on this machine (the isolated-network test's client image).
