@@ -75,6 +75,30 @@ func windowGaps(acks []ack, start, end time.Time) []time.Duration {
 	return gaps
 }
 
+// longestGapSpan returns where the longest gap windowGaps measures lies: from the
+// acknowledgement before it (or the window's start) to the one that ends it (or the
+// window's end), so that a report can say which step of the change it fell on.
+func longestGapSpan(acks []ack, start, end time.Time) (from, to time.Time) {
+	prev := start
+	for _, a := range acks {
+		if !a.at.After(start) {
+			prev = a.at
+			continue
+		}
+		if a.at.Sub(prev) > to.Sub(from) {
+			from, to = prev, a.at
+		}
+		prev = a.at
+		if a.at.After(end) {
+			return from, to
+		}
+	}
+	if end.Sub(prev) > to.Sub(from) {
+		from, to = prev, end
+	}
+	return from, to
+}
+
 // livenessFloor is the fewest acknowledged writes a window must hold: floorShare of
 // the rate before it, over the window less the elections longest gaps (each
 // election explains one gap), never fewer than windowFloorMin.

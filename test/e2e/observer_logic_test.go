@@ -44,6 +44,9 @@ func TestObserverWindowStats(t *testing.T) {
 			if in != tc.in || longest != tc.longest {
 				t.Errorf("windowStats = %d in window, longest gap %s; want %d, %s", in, longest, tc.in, tc.longest)
 			}
+			if from, to := longestGapSpan(tc.acks, at(tc.start), at(tc.end)); to.Sub(from) != tc.longest {
+				t.Errorf("longestGapSpan = %s to %s (%s); want a span of %s", from.Format(clock), to.Format(clock), to.Sub(from), tc.longest)
+			}
 		})
 	}
 }

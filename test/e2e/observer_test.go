@@ -617,6 +617,7 @@ type upgradeResult struct {
 	floor    int
 	rate     float64
 	longest  time.Duration
+	gapSpan  [2]time.Time
 	gapBound time.Duration
 	// pollFailures counts the failed sys/leader reads; obs is the record the strict
 	// checks judge (strictProblems).
@@ -676,6 +677,7 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 
 	r := upgradeResult{window: end.Sub(start), acked: len(acks), failed: o.w.failed.Load(), sampled: map[string]int{}, gapBound: defaultGapBound}
 	r.inWindow, r.longest = windowStats(acks, start, end)
+	r.gapSpan[0], r.gapSpan[1] = longestGapSpan(acks, start, end)
 	o.readBack(ctx, acks, &r)
 
 	o.mu.Lock()
@@ -851,11 +853,11 @@ func (r upgradeResult) report(title string, extra ...string) {
 	for _, m := range slices.Sorted(maps.Keys(r.sampled)) {
 		sampled = append(sampled, fmt.Sprintf("%s %d", m, r.sampled[m]))
 	}
-	s := fmt.Sprintf("window %s, acked in window %d (floor %d at half of %.1f/s before it, outside election gaps; %d in all), longest gap in window %s (bound %s), failed attempts %d, "+
+	s := fmt.Sprintf("window %s, acked in window %d (floor %d at half of %.1f/s before it, outside election gaps; %d in all), longest gap in window %s (%s to %s, bound %s), failed attempts %d, "+
 		"lost %d and unreadable %d of %d read back through %s, sample through each member (%s) bad %d, "+
 		"elections %d (terms: %s), leaders %v on %v, sys/leader answers per member %v, failed sys/leader reads %d, replacements %v, "+
 		"Raft membership %s (failed reads %d)",
-		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapBound, r.failed,
+		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapSpan[0].Format(clock), r.gapSpan[1].Format(clock), r.gapBound, r.failed,
 		r.lost, r.unreadable, r.acked, r.readVia, strings.Join(sampled, ", "), r.sampleBad,
 		r.elections, r.termsString(), r.leaders, r.versions, r.polls, r.pollFailures, replaced, r.membershipString(), r.raftErrors)
 	if len(extra) > 0 {
