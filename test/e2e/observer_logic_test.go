@@ -156,9 +156,9 @@ func TestObserverStrictChecks(t *testing.T) {
 		{name: "the term before the change never seen",
 			break_: func(o *observation) { o.firstTermSeen = time.Time{} }, want: "term before the change was not observed"},
 		{name: "a gap longer than the bound",
-			break_: func(o *observation) { o.acks = steady(4000, 8000) }, want: "the longest time without an acknowledged write was 4s, more than the 3s"},
+			break_: func(o *observation) { o.acks = steady(4000, 9000) }, want: "the longest time without an acknowledged write was 5s, more than the 4s"},
 		{name: "a spec's own bound admits it",
-			break_: func(o *observation) { o.acks, o.gapBound = steady(4000, 8000), 5*time.Second }},
+			break_: func(o *observation) { o.acks, o.gapBound = steady(4000, 9000), 6*time.Second }},
 		{name: "a writer at a third of its rate, with no long gap",
 			break_: func(o *observation) {
 				var thin []ack

@@ -51,9 +51,9 @@ import (
 //
 //   - no acknowledged write lost, read back by value through the leader and sampled
 //     through every member;
-//   - the longest time without an acknowledged write at most 3 s (one election and
-//     one write attempt's timeout), unless the spec states a bound and why
-//     (allowGap);
+//   - the longest time without an acknowledged write at most 4 s (one election and
+//     the standbys' next look for the new active node, every 2.5 s), unless the
+//     spec states a bound and why (allowGap);
 //   - at least half the writer's rate before the change, over the window less the
 //     gaps its counted elections explain (each election explains one gap; the count
 //     itself is checked by expectElections);
