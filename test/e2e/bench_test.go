@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,6 +169,10 @@ type benchRow struct {
 	// after the finish line (baokeeper rows; zero for the baselines).
 	statusDone time.Duration
 	detail     string
+	// steps are the operator's steps of the run by kind, from the persisted intent
+	// to the verified result (opTrace); phases the blue-green phases' durations.
+	steps  map[baov1.StepAction][]time.Duration
+	phases string
 	// blueGreen rows have no per-member replacement: their members are new pods.
 	blueGreen bool
 }
@@ -194,6 +199,9 @@ var _ = Describe("Upgrade benchmark", Label("bench"), Ordered, ContinueOnFailure
 		// however Ginkgo is asked to report.
 		fmt.Fprintf(os.Stdout, "\n==== upgrade benchmark, one patch version per run from %s (%d CPUs, load average at the start %s, at the end %s) ====\n%s\n",
 			benchVersion(0), runtime.NumCPU(), loadStart, loadAverage(), t)
+		steps := stepTable(rows)
+		AddReportEntry("upgrade benchmark steps", steps)
+		fmt.Fprintf(os.Stdout, "\n==== the operator's steps, from the persisted intent to the verified result (status read every %s) ====\n%s\n", opTraceEvery, steps)
 	})
 	record := func(r *benchRow) { rows = append(rows, r) }
 
@@ -284,6 +292,7 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 	if s.requests != nil {
 		before = s.requests(ctx)
 	}
+	trace := tc.traceOperation(ctx)
 	start := time.Now()
 	// The change window is the same for every algorithm: from the trigger to the
 	// finish line (a driver's trigger carries the whole upgrade out).
@@ -301,10 +310,14 @@ func (s *benchSeries) run(ctx context.Context, pos benchPosition, row *benchRow)
 		}
 		extra = append(extra, fmt.Sprintf("status.currentVersion %s at +%s (polled every %s), operator's OpenBao requests %.1f/s",
 			row.to, secs(statusAt), pollEvery, row.requestRate))
+		trace.finish(time.Now())
+		row.steps = trace.stepLatencies()
+		extra = append(extra, "steps (persisted intent to verified result): "+trace.stepList())
 		stepDowns = tc.stepDownJobsSince(ctx, start)
 		row.controller = tc.controllerOverhead(ctx, start, row.to)
 		extra = append(extra, "controller overhead (a member done → the next member's first action, from the operator's event times): "+row.controller.String())
 	}
+	trace.finish(time.Now())
 	res := obs.finish(ctx)
 	Expect(res.watchErr).NotTo(HaveOccurred())
 	Expect(res.unreadable).To(BeZero(), "every acknowledged write is read back: %v", res.problems)
@@ -357,12 +370,15 @@ func runBlueGreenSeries(ctx context.Context, n int32, record func(*benchRow)) {
 		obs := tc.observe(ctx)
 		load := loadAverage()
 		before := s.requests(ctx)
+		trace := tc.traceOperation(ctx)
 		start := time.Now()
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = row.to })
 		green := tc.waitGreenNamed(ctx, int(n))
 		tc.setMembers(append(blue, green...)...)
 		tc.waitUpgraded(ctx, row.to, benchUpgradeTimeout)
 		doneAt := time.Now()
+		trace.finish(doneAt)
+		row.steps, row.phases = trace.stepLatencies(), trace.phaseDurations()
 		row.requestRate = (s.requests(ctx) - before) / doneAt.Sub(start).Seconds()
 		tc.setMembers(green...)
 		obs.endWindowAt(doneAt)
@@ -374,9 +390,9 @@ func runBlueGreenSeries(ctx context.Context, n int32, record func(*benchRow)) {
 		row.done = true
 		row.detail = fmt.Sprintf("baokeeper blue-green, %d members, %s -> %s: load average at the trigger %s, leader placed on %s (%s) after %d forced election(s) and %d step-down(s), "+
 			"window %s, acked in window %d (floor %d), longest gap in window %s, failed attempts %d, lost %d (sample through each member bad %d), elections %d (terms: %s), leaders %v on %v; "+
-			"status.currentVersion %s at +%s (polled every %s), operator's OpenBao requests %.1f/s",
+			"status.currentVersion %s at +%s (polled every %s), operator's OpenBao requests %.1f/s; phases %s; steps (persisted intent to verified result) %s",
 			n, row.from, row.to, load, target, pos.name, kills, placeJobs, secs(res.window), res.inWindow, res.floor, secs2(res.longest), res.failed, res.lost, res.sampleBad,
-			res.elections, res.termsString(), res.leaders, res.versions, row.to, secs(row.total), pollEvery, row.requestRate)
+			res.elections, res.termsString(), res.leaders, res.versions, row.to, secs(row.total), pollEvery, row.requestRate, row.phases, trace.stepList())
 		AddReportEntry(fmt.Sprintf("bench bluegreen %d %s", n, pos.name), row.detail)
 		fmt.Fprintf(GinkgoWriter, "%s\n", row.detail)
 		res.expectNoLoss()
@@ -519,6 +535,35 @@ func benchTable(rows []*benchRow) string {
 			secs(done[0].settle),
 			medianRange(d(func(r *benchRow) time.Duration { return r.total - r.intrinsic - r.settle }), secs),
 			controller.cell(), rate)
+	}
+	return b.String()
+}
+
+// stepTable is the latency of each kind of step per way and cluster size, over every
+// run: from the read of the status that first showed the step's intent to the read
+// that showed the next (opTrace).
+func stepTable(rows []*benchRow) string {
+	type key struct {
+		algorithm string
+		members   int32
+		action    baov1.StepAction
+	}
+	var order []key
+	lat := map[key][]time.Duration{}
+	for _, r := range rows {
+		for _, a := range slices.Sorted(maps.Keys(r.steps)) {
+			k := key{r.algorithm, r.members, a}
+			if _, seen := lat[k]; !seen {
+				order = append(order, k)
+			}
+			lat[k] = append(lat[k], r.steps[a]...)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| way | members | step | count | median | max |\n| --- | ---: | --- | ---: | ---: | ---: |\n")
+	for _, k := range order {
+		xs := slices.Sorted(slices.Values(lat[k]))
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s |\n", k.algorithm, k.members, k.action, len(xs), secs(median(xs)), secs(xs[len(xs)-1]))
 	}
 	return b.String()
 }

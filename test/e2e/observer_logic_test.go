@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
 
 // The observer's counting, without a rig: `go test -tags e2e -run TestObserver
@@ -213,5 +216,43 @@ func TestObserverDownIntervals(t *testing.T) {
 	want = [][2]time.Time{{s(0), s(8).Add(downGrace)}}
 	if !slices.Equal(got, want) {
 		t.Errorf("a member that joins: downIntervals = %v, want %v", got, want)
+	}
+}
+
+func TestObserverOperationTrace(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	bg := func(phase baov1.BlueGreenPhase, action baov1.StepAction, pod string, attempts int32) *baov1.OpenBaoCluster {
+		c := &baov1.OpenBaoCluster{}
+		c.Status.BlueGreen = &baov1.BlueGreenStatus{Phase: phase}
+		if action != "" {
+			c.Status.BlueGreen.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: pod, Attempts: attempts}
+		}
+		return c
+	}
+	tr := &opTrace{stop: func() {}, done: make(chan struct{})}
+	close(tr.done)
+	tr.observe(bg(baov1.BlueGreenDeployGreen, "", "", 0), nil, at(0))
+	tr.observe(bg(baov1.BlueGreenPromoteGreen, baov1.StepPromoteMember, "g-0", 1), nil, at(1000))
+	tr.observe(bg(baov1.BlueGreenPromoteGreen, baov1.StepPromoteMember, "g-0", 2), nil, at(1100)) // a retry: the same step
+	tr.observe(nil, errors.New("timeout"), at(1200))
+	tr.observe(bg(baov1.BlueGreenPromoteGreen, baov1.StepPromoteMember, "g-1", 1), nil, at(3000))
+	tr.observe(bg(baov1.BlueGreenDemoteBlue, "", "", 0), nil, at(4500))
+	tr.observe(bg(baov1.BlueGreenDemoteBlue, baov1.StepDemoteMember, "b-1", 1), nil, at(5000))
+	tr.finish(at(6000))
+	tr.finish(at(9000)) // only the first call counts
+
+	if got, want := tr.stepList(), "PromoteMember g-0 2.0s, PromoteMember g-1 1.5s, DemoteMember b-1 1.0s"; got != want {
+		t.Errorf("stepList = %q, want %q", got, want)
+	}
+	if got, want := tr.phaseDurations(), "DeployGreen 1.0s, PromoteGreen 3.5s, DemoteBlue 1.5s"; got != want {
+		t.Errorf("phaseDurations = %q, want %q", got, want)
+	}
+	lat := tr.stepLatencies()
+	if got := lat[baov1.StepPromoteMember]; len(got) != 2 || got[0] != 1500*time.Millisecond || got[1] != 2*time.Second {
+		t.Errorf("promotion latencies = %v, want [1.5s 2s], sorted", got)
+	}
+	if tr.errs != 1 {
+		t.Errorf("failed reads = %d, want 1", tr.errs)
 	}
 }
