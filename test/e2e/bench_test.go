@@ -5,11 +5,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"

@@ -5,7 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-		"slices"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +29,8 @@ type opTrace struct {
 	mu       sync.Mutex
 	finished bool
 	phases   []tracedPhase
-	steps  []tracedStep
-	errs   int
+	steps    []tracedStep
+	errs     int
 }
 
 // opTraceEvery is how often the tracer reads the status.
