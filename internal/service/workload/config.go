@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"strings"
+	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -183,6 +184,19 @@ func TemplateAnnotations(c *baov1.OpenBaoCluster) (map[string]string, error) {
 	return a, nil
 }
 
+// AutopilotReconcileInterval is how often autopilot on the leader applies voter
+// changes (autopilot_reconcile_interval; OpenBao's default is 10 s). OpenBao's
+// promote and demote only edit autopilot's non-voter list, and the voter flag
+// follows on autopilot's next reconcile: with the default, every promotion and
+// demotion of a blue-green upgrade or a scaling waited up to 10 s (9-10 s measured
+// for a demotion). 2 s is the least OpenBao accepts with its default update interval
+// (2 s, autopilot_update_interval, which the reconcile interval may not undercut).
+// OpenBao's promoter only demotes servers on the non-voter list and only promotes
+// non-voters stable for server_stabilization_time, so reconciling more often
+// changes when those happen, never what happens; each round is a read of the Raft
+// configuration and autopilot's state on the leader.
+const AutopilotReconcileInterval = 2 * time.Second
+
 // RenderConfigFor renders config.hcl with the given options.
 func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error) {
 	n := NamesFor(c)
@@ -201,6 +215,7 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 	fmt.Fprintf(&b, "storage \"raft\" {\n")
 	fmt.Fprintf(&b, "  path                   = \"%s\"\n", dataMountPath)
 	fmt.Fprintf(&b, "  performance_multiplier = %d\n", c.GetPerformanceMultiplier())
+	fmt.Fprintf(&b, "  autopilot_reconcile_interval = %q\n", AutopilotReconcileInterval.String())
 	for i := range c.GetReplicas() {
 		if opts.omitJoin {
 			break

@@ -49,6 +49,21 @@ func TestRenderConfigDefaultReplicas(t *testing.T) {
 		"an unset spec.replicas must render the default member count")
 }
 
+func TestRenderConfigAutopilotReconcileInterval(t *testing.T) {
+	g := NewWithT(t)
+	out, err := RenderConfig(newCluster())
+	g.Expect(err).NotTo(HaveOccurred())
+	storage := out[strings.Index(out, `storage "raft" {`):]
+	storage = storage[:strings.Index(storage, "\n}\n")]
+	g.Expect(storage).To(ContainSubstring(`autopilot_reconcile_interval = "2s"`),
+		"promotions and demotions apply on autopilot's next reconcile: 2 s, not OpenBao's 10 s")
+	sha, err := ConfigSHA256(newCluster())
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg, err := RenderConfigFor(newCluster(), ConfigOptions{omitJoin: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg).To(ContainSubstring("autopilot_reconcile_interval"), "a running member reads it only at start: it is part of %s", sha)
+}
+
 func TestRenderConfigPerformanceMultiplier(t *testing.T) {
 	cases := []struct {
 		name   string
