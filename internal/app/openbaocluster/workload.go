@@ -62,10 +62,13 @@ func (r *Reconciler) applyIdentities(ctx context.Context, p *pass) error {
 		}
 	}
 	role, binding := workload.ServiceRegistrationRBAC(p.cluster)
-	if err := applyObject(ctx, r.Client, role); err != nil {
-		return err
+	execRole, execBinding := workload.ExecutorRBAC(p.cluster)
+	for _, obj := range []client.Object{role, binding, execRole, execBinding, workload.ExecutorMailbox(p.cluster)} {
+		if err := applyObject(ctx, r.Client, obj); err != nil {
+			return err
+		}
 	}
-	return applyObject(ctx, r.Client, binding)
+	return nil
 }
 
 // ensureSealKey creates the static-seal key once. It is never updated: a second key

@@ -117,6 +117,12 @@ func (n Names) ServiceAccount() string { return n.cluster }
 // ExecutorServiceAccount is the identity of executor Jobs.
 func (n Names) ExecutorServiceAccount() string { return n.cluster + "-executor" }
 
+// ExecutorMailbox is the ConfigMap through which the operator asks an operation's
+// executor for each membership step and the executor answers (package
+// executorjob). It is also the name of the Role and RoleBinding that let the
+// executor read and answer it, and nothing else.
+func (n Names) ExecutorMailbox() string { return n.cluster + "-executor" }
+
 // ServiceRegistrationRole lets members label their own pods.
 func (n Names) ServiceRegistrationRole() string { return n.cluster + "-service-registration" }
 

@@ -81,6 +81,42 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 	return role, binding
 }
 
+// ExecutorRBAC lets the executor's service account read its cluster's executor
+// mailbox (get, list and watch, only that ConfigMap: a list or watch must pin its name
+// with a field selector) and answer in it (patch), and nothing else of the Kubernetes
+// API: what it asks of OpenBao it does with its own projected token.
+func ExecutorRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	n := NamesFor(c)
+	role := &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: objectMeta(c, n.ExecutorMailbox()),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups:     []string{""},
+			Resources:     []string{"configmaps"},
+			ResourceNames: []string{n.ExecutorMailbox()},
+			Verbs:         []string{"get", "list", "watch", "patch"},
+		}},
+	}
+	binding := &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: objectMeta(c, n.ExecutorMailbox()),
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: n.ExecutorServiceAccount(), Namespace: c.Namespace}},
+	}
+	return role, binding
+}
+
+// ExecutorMailbox is the executor mailbox ConfigMap as the workload reconciler
+// creates it: empty. The upgrade manager adds requests to it and the executor its
+// answers, each under keys of their own (merge patches), which the workload
+// reconciler's apply leaves alone.
+func ExecutorMailbox(c *baov1.OpenBaoCluster) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(c, NamesFor(c).ExecutorMailbox()),
+	}
+}
+
 // MemberPodNames are the names every member pod of the cluster has or may have: the
 // ordinals up to MaxMembers (a scaling needs no new rule) of the serving StatefulSet,
 // of blue and green during a blue-green upgrade, and of the green StatefulSet a

@@ -105,6 +105,19 @@ func TestServiceRegistrationRBAC(t *testing.T) {
 	g.Expect(binding.Subjects[0].Kind).To(Equal("ServiceAccount"))
 }
 
+func TestExecutorRBAC(t *testing.T) {
+	g := NewWithT(t)
+	role, binding := ExecutorRBAC(newCluster())
+	g.Expect(role.Rules).To(HaveLen(1))
+	g.Expect(role.Rules[0].APIGroups).To(Equal([]string{""}))
+	g.Expect(role.Rules[0].Resources).To(Equal([]string{"configmaps"}), "the executor reads and answers its mailbox, nothing else")
+	g.Expect(role.Rules[0].ResourceNames).To(Equal([]string{"bao-executor"}), "only the cluster's mailbox, never another ConfigMap of the namespace")
+	g.Expect(role.Rules[0].Verbs).To(ConsistOf("get", "list", "watch", "patch"), "no create, update or delete")
+	g.Expect(binding.RoleRef).To(HaveField("Name", role.Name))
+	g.Expect(binding.Subjects).To(ConsistOf(HaveField("Name", "bao-executor")))
+	g.Expect(ExecutorMailbox(newCluster()).Data).To(BeEmpty(), "the workload reconciler owns no key of the mailbox")
+}
+
 func TestMemberPodNames(t *testing.T) {
 	ordinals := func(sts string) []string {
 		var out []string
