@@ -41,7 +41,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, serve"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -94,6 +94,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runSnapshot(ctx, rest, env)
 	case snapshot.ActionCheckTarget:
 		return runCheckTarget(ctx, rest, env)
+	case executorjob.ActionServe:
+		return runServe(ctx, rest, env)
 	default:
 		fmt.Fprintf(env.stderr, "baokeeper executor: unknown action %q; known actions: %s\n", action, knownExecutorActions)
 		return exitRetryable

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+)
+
+// serveFlags are the flags of "executor serve".
+type serveFlags struct {
+	namespace, mailbox, operation string
+	idleExit                      time.Duration
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet("baokeeper executor "+executorjob.ActionServe, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.namespace, "namespace", "", "Namespace of the cluster and its mailbox.")
+	fs.StringVar(&f.mailbox, "mailbox", "", "Name of the cluster's executor mailbox ConfigMap.")
+	fs.StringVar(&f.operation, "operation", "", "ID of the operation whose requests this executor answers; it answers no other.")
+	fs.DurationVar(&f.idleExit, "idle-exit", executorjob.ServeIdleExit, "Exit after this long without a request to answer.")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	missing := missingFlags(map[string]bool{"--namespace": f.namespace == "", "--mailbox": f.mailbox == "", "--operation": f.operation == ""})
+	switch {
+	case len(missing) > 0:
+		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	case f.idleExit <= 0:
+		return f, fmt.Errorf("--idle-exit %s must be positive", f.idleExit)
+	}
+	return f, nil
+}
+
+// mailboxAPI is what the serving executor needs of the Kubernetes API: its mailbox,
+// read, watched and patched (workload.ExecutorRBAC grants exactly that).
+type mailboxAPI interface {
+	get(ctx context.Context) (*corev1.ConfigMap, error)
+	watch(ctx context.Context, resourceVersion string) (watch.Interface, error)
+	patch(ctx context.Context, patch []byte) error
+}
+
+// kubeMailbox is mailboxAPI over client-go.
+type kubeMailbox struct {
+	cs              kubernetes.Interface
+	namespace, name string
+}
+
+func (k kubeMailbox) get(ctx context.Context) (*corev1.ConfigMap, error) {
+	return k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+}
+
+func (k kubeMailbox) watch(ctx context.Context, rv string) (watch.Interface, error) {
+	// The field selector pins the name, which is what lets a Role with resourceNames
+	// authorize the watch.
+	return k.cs.CoreV1().ConfigMaps(k.namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", k.name).String(), ResourceVersion: rv})
+}
+
+func (k kubeMailbox) patch(ctx context.Context, patch []byte) error {
+	_, err := k.cs.CoreV1().ConfigMaps(k.namespace).Patch(ctx, k.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// servedActions are the actions a request may ask for: the membership steps. A
+// request for anything else (serve, snapshot) is answered with a fatal failure.
+var servedActions = []string{executorjob.ActionStepDown, executorjob.ActionPromote, executorjob.ActionDemote, executorjob.ActionRemovePeer}
+
+// serveRetry is the pause before the mailbox is read again after a failed read,
+// watch or answer.
+const serveRetry = time.Second
+
+// runServe serves the cluster's executor mailbox: "baokeeper executor serve".
+func runServe(ctx context.Context, args []string, env executorEnv) int {
+	f, err := parseServeFlags(args, env.stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "baokeeper executor serve: invalid flags: %v\n", err)
+		return exitFatal
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "baokeeper executor serve: fatal: %v\n", err)
+		return exitFatal
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "baokeeper executor serve: fatal: %v\n", err)
+		return exitFatal
+	}
+	self, _ := os.Hostname()
+	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, env)
+}
+
+// serve answers, one at a time and in name order, every request of its operation
+// that has no answer, until it has answered none for f.idleExit (exit 0) or ctx
+// ends. Each request runs the action it names as "baokeeper executor <action>" in
+// this process would (runExecutor), and the answer carries its exit code and its
+// JSON line or the end of its log. A request is answered at most once by this
+// process; one answered before it started (an earlier executor's) is not run again.
+func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, env executorEnv) int {
+	log := logr.FromContextOrDiscard(ctx).WithValues("operation", f.operation, "ConfigMap", f.namespace+"/"+f.mailbox)
+	log.Info("Serving the executor mailbox")
+	answered := map[string]bool{}
+	idleSince := env.clock.Now()
+	for ctx.Err() == nil {
+		cm, err := api.get(ctx)
+		if err != nil {
+			log.Error(err, "Failed to read the mailbox; retrying")
+			if !sleepCtx(ctx, env, serveRetry) {
+				break
+			}
+			continue
+		}
+		m := executorjob.ReadMailbox(cm)
+		pending := slices.DeleteFunc(m.Pending(f.operation), func(name string) bool { return answered[name] })
+		if len(pending) > 0 {
+			name := pending[0]
+			res := answer(ctx, m.Requests[name], self, env)
+			patch, err := executorjob.ResultPatch(name, res)
+			if err == nil {
+				err = api.patch(ctx, patch)
+			}
+			if err != nil {
+				// Not marked answered: the next round runs it again (idempotent).
+				log.Error(err, "Failed to write the answer; retrying", "request", name)
+				if !sleepCtx(ctx, env, serveRetry) {
+					break
+				}
+				continue
+			}
+			answered[name] = true
+			log.Info("Answered", "request", name, "exitCode", res.ExitCode, "took", res.FinishedAt.Sub(res.StartedAt).String())
+			idleSince = env.clock.Now()
+			continue
+		}
+		idle := env.clock.Since(idleSince)
+		if idle >= f.idleExit {
+			log.Info("Idle; exiting", "idle", idle.String())
+			return exitOK
+		}
+		if err := waitForChange(ctx, api, cm.ResourceVersion, min(f.idleExit-idle, time.Minute), env); err != nil {
+			log.Error(err, "Failed to watch the mailbox; reading it again")
+			if !sleepCtx(ctx, env, serveRetry) {
+				break
+			}
+		}
+	}
+	log.Info("Stopped")
+	return exitOK
+}
+
+// answer runs one request and says how it went.
+func answer(ctx context.Context, req executorjob.Request, self string, env executorEnv) executorjob.Result {
+	res := executorjob.Result{Executor: self, StartedAt: env.clock.Now().UTC()}
+	var stdout, stderr bytes.Buffer
+	switch {
+	case len(req.Args) == 0 || !slices.Contains(servedActions, req.Args[0]):
+		res.ExitCode = exitFatal
+		res.Message = fmt.Sprintf("this executor runs only %s, not %q", strings.Join(servedActions, ", "), req.Args)
+	default:
+		run := env
+		run.stdout, run.stderr = &stdout, io.MultiWriter(env.stderr, &stderr)
+		res.ExitCode = runExecutor(ctx, req.Args, run)
+		res.Output = strings.TrimSpace(stdout.String())
+		if res.ExitCode != exitOK {
+			res.Message = tail(stderr.String(), maxAnswerMessage)
+		}
+	}
+	res.FinishedAt = env.clock.Now().UTC()
+	return res
+}
+
+// maxAnswerMessage bounds the log an answer carries: the status message it ends up
+// in is for a person, and the mailbox holds every answer of the operation.
+const maxAnswerMessage = 1024
+
+// tail is the end of s, at most n bytes, trimmed.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// waitForChange returns once the mailbox changes after resourceVersion, or after
+// timeout.
+func waitForChange(ctx context.Context, api mailboxAPI, resourceVersion string, timeout time.Duration, env executorEnv) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := api.watch(ctx, resourceVersion)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	t := env.clock.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok && ev.Type == watch.Error {
+			return fmt.Errorf("the watch ended: %v", ev.Object)
+		}
+	case <-t.C():
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// sleepCtx waits d on the executor's clock; false when ctx ended first.
+func sleepCtx(ctx context.Context, env executorEnv, d time.Duration) bool {
+	t := env.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
