@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -113,7 +115,50 @@ func runServe(ctx context.Context, args []string, env executorEnv) int {
 		return exitFatal
 	}
 	self, _ := os.Hostname()
-	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, env)
+	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, runSubprocess(os.Args[0]), env)
+}
+
+// actionRunner runs "baokeeper executor <args...>" and returns its exit code,
+// stdout and stderr.
+type actionRunner func(ctx context.Context, args []string) (code int, stdout, stderr string)
+
+// runSubprocess runs each action in a process of its own, as the image's entrypoint
+// (argv0, the path this process was started as) with "executor" and the request's
+// arguments: what the step's Job would have run, with a crash, a kill or a leak
+// confined to the one step, and its exit code its outcome as a Job's would be.
+func runSubprocess(argv0 string) actionRunner {
+	return func(ctx context.Context, args []string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, argv0, append([]string{"executor"}, args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, io.MultiWriter(os.Stderr, &stderr)
+		cmd.WaitDelay = actionGrace
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		switch {
+		case err == nil:
+			return exitOK, stdout.String(), stderr.String()
+		case errors.As(err, &exitErr):
+			code := exitErr.ExitCode()
+			if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+				fmt.Fprintf(&stderr, "\nbaokeeper executor serve: the action was killed by %s", ws.Signal())
+			}
+			return code, stdout.String(), stderr.String()
+		default:
+			return exitFatal, stdout.String(), fmt.Sprintf("%s\nbaokeeper executor serve: failed to run the action: %v", stderr.String(), err)
+		}
+	}
+}
+
+// runInProcess runs each action in this process (tests).
+func runInProcess(env executorEnv) actionRunner {
+	return func(ctx context.Context, args []string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		run := env
+		run.stdout, run.stderr = &stdout, io.MultiWriter(env.stderr, &stderr)
+		code := runExecutor(ctx, args, run)
+		return code, stdout.String(), stderr.String()
+	}
 }
 
 // serve answers, one at a time and in name order, every request of its operation
@@ -122,7 +167,7 @@ func runServe(ctx context.Context, args []string, env executorEnv) int {
 // this process would (runExecutor), and the answer carries its exit code and its
 // JSON line or the end of its log. A request is answered at most once by this
 // process; one answered before it started (an earlier executor's) is not run again.
-func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, env executorEnv) int {
+func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run actionRunner, env executorEnv) int {
 	log := logr.FromContextOrDiscard(ctx).WithValues("operation", f.operation, "ConfigMap", f.namespace+"/"+f.mailbox)
 	log.Info("Serving the executor mailbox")
 	answered := map[string]bool{}
@@ -140,7 +185,7 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, env e
 		pending := slices.DeleteFunc(m.Pending(f.operation), func(name string) bool { return answered[name] })
 		if len(pending) > 0 {
 			name := pending[0]
-			res := answer(ctx, m.Requests[name], self, env)
+			res := answer(ctx, m.Requests[name], self, run, env)
 			patch, err := executorjob.ResultPatch(name, res)
 			if err == nil {
 				err = api.patch(ctx, patch)
@@ -175,20 +220,16 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, env e
 }
 
 // answer runs one request and says how it went.
-func answer(ctx context.Context, req executorjob.Request, self string, env executorEnv) executorjob.Result {
+func answer(ctx context.Context, req executorjob.Request, self string, run actionRunner, env executorEnv) executorjob.Result {
 	res := executorjob.Result{Executor: self, StartedAt: env.clock.Now().UTC()}
-	var stdout, stderr bytes.Buffer
-	switch {
-	case len(req.Args) == 0 || !slices.Contains(servedActions, req.Args[0]):
+	if len(req.Args) == 0 || !slices.Contains(servedActions, req.Args[0]) {
 		res.ExitCode = exitFatal
 		res.Message = fmt.Sprintf("this executor runs only %s, not %q", strings.Join(servedActions, ", "), req.Args)
-	default:
-		run := env
-		run.stdout, run.stderr = &stdout, io.MultiWriter(env.stderr, &stderr)
-		res.ExitCode = runExecutor(ctx, req.Args, run)
-		res.Output = strings.TrimSpace(stdout.String())
-		if res.ExitCode != exitOK {
-			res.Message = tail(stderr.String(), maxAnswerMessage)
+	} else {
+		code, stdout, stderr := run(ctx, req.Args)
+		res.ExitCode, res.Output = code, strings.TrimSpace(stdout)
+		if code != exitOK {
+			res.Message = tail(stderr, maxAnswerMessage)
 		}
 	}
 	res.FinishedAt = env.clock.Now().UTC()

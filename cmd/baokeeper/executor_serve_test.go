@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +47,7 @@ func TestServeAnswersItsOperationsRequestsOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	code := serve(ctx, serveFlags{namespace: "apps", mailbox: "bao-executor", operation: "op1", idleExit: 500 * time.Millisecond},
-		kubeMailbox{cs: cs, namespace: "apps", name: "bao-executor"}, "bao-executor-op1-abcde", env)
+		kubeMailbox{cs: cs, namespace: "apps", name: "bao-executor"}, "bao-executor-op1-abcde", runInProcess(env), env)
 	g.Expect(code).To(Equal(exitOK), "an idle executor exits 0; stderr: %s", stderr.String())
 	g.Expect(ctx.Err()).NotTo(HaveOccurred(), "it exits on its own once idle")
 
@@ -62,4 +64,36 @@ func TestServeAnswersItsOperationsRequestsOnce(t *testing.T) {
 	g.Expect(m.Results).NotTo(HaveKey("bao-demote-op2-2-1"), "another operation's request is not this executor's")
 	g.Expect(m.Results["bao-demote-op1-1-1"].Executor).To(Equal("an earlier executor"), "an answered request is not run again")
 	g.Expect(bao.membership).To(Equal([]string{"promote bao-3 via bao-0"}), "one Raft change: the one request of its operation that had no answer")
+}
+
+func TestRunSubprocessReportsHowTheActionEnded(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name       string
+		argv0      string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"success: its JSON line", script("ok", `echo "{\"args\":\"$*\"}"`), exitOK, `{"args":"executor promote --member bao-3"}` + "\n", ""},
+		{"a retryable failure: its exit code and log", script("retry", `echo "gave up" >&2; exit 2`), exitRetryable, "", "gave up"},
+		{"killed right after acting: 128+9, and it says so", script("killed", `kill -9 $$`), 137, "", "the action was killed by killed"},
+		{"an entrypoint that cannot run: fatal", filepath.Join(dir, "missing"), exitFatal, "", "failed to run the action"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			code, stdout, stderr := runSubprocess(tc.argv0)(context.Background(), []string{"promote", "--member", "bao-3"})
+			g.Expect(code).To(Equal(tc.wantCode), stderr)
+			g.Expect(stdout).To(Equal(tc.wantStdout))
+			g.Expect(stderr).To(ContainSubstring(tc.wantStderr))
+		})
+	}
 }

@@ -869,15 +869,13 @@ func (tc *testCluster) waitPodsReady(ctx context.Context) {
 	}, 2*time.Minute, benchPoll).Should(Succeed())
 }
 
-// stepDownJobsSince counts the step-down Jobs of the namespace created since t
-// (the test's own are deleted once done).
+// stepDownJobsSince counts the operator's step-downs in the namespace asked since t
+// (the test's own Jobs are deleted once done).
 func (tc *testCluster) stepDownJobsSince(ctx context.Context, t time.Time) int {
 	GinkgoHelper()
-	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: executorjob.StepStepDown})).To(Succeed())
 	n := 0
-	for _, j := range jobs.Items {
-		if !j.CreationTimestamp.Time.Before(t.Truncate(time.Second)) {
+	for _, s := range tc.executorSteps(ctx, executorjob.StepStepDown) {
+		if !s.at.Before(t.Truncate(time.Second)) {
 			n++
 		}
 	}

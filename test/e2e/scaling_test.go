@@ -10,13 +10,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
@@ -131,8 +129,8 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		// The previous spec's upgrade left its step-down Job (succeeded, kept for its
 		// TTL of 600 s): the bug took it for this upgrade's step-down and waited 9
 		// minutes for the TTL.
-		earlier := tc.jobNames(ctx, executorjob.StepStepDown)
-		Expect(earlier).NotTo(BeEmpty(), "the earlier upgrade's step-down Job is still there")
+		earlier := stepNames(tc.executorSteps(ctx, executorjob.StepStepDown))
+		Expect(earlier).NotTo(BeEmpty(), "the earlier upgrade's step-down is still recorded")
 		leader := tc.settledLeader(ctx)
 		obs := tc.observe(ctx)
 		start := time.Now()
@@ -161,21 +159,16 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 		Expect(res.elections).To(BeNumerically("<=", 2), "the unplanned election and at most one planned one, terms: %s", res.termsString())
 		Expect(took).To(BeNumerically("<", 4*time.Minute), "no wait on a stale Job")
 		Expect(res.uids[leader]).To(HaveLen(2), "the old leader, re-created on the target by the StatefulSet, is not replaced again: %v", res.uids[leader])
-		now := tc.jobNames(ctx, executorjob.StepStepDown)
-		var fresh []string
-		for _, j := range now {
-			if !slices.Contains(earlier, j) {
-				fresh = append(fresh, j)
+		var fresh []executorStep
+		for _, st := range tc.executorSteps(ctx, executorjob.StepStepDown) {
+			if !slices.Contains(earlier, st.name) {
+				fresh = append(fresh, st)
 			}
 		}
-		Expect(len(fresh)).To(BeNumerically("<=", 1), "at most one step-down Job of this upgrade: %v", fresh)
-		id := ""
-		for _, j := range fresh {
-			job := &batchv1.Job{}
-			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: j}, job)).To(Succeed())
-			id = job.Labels[executorjob.LabelOperation]
-			Expect(id).NotTo(BeEmpty())
-			Expect(j).To(ContainSubstring(id), "the Job's name carries its upgrade")
+		Expect(len(fresh)).To(BeNumerically("<=", 1), "at most one step-down of this upgrade: %v", stepNames(fresh))
+		for _, st := range fresh {
+			Expect(st.operation).NotTo(BeEmpty())
+			Expect(st.name).To(ContainSubstring(st.operation), "the step's name carries its upgrade")
 		}
 	})
 })
@@ -223,32 +216,16 @@ func (tc *testCluster) expectRaftMembers(ctx context.Context, members []string) 
 	}, time.Minute, pollEvery).Should(Succeed())
 }
 
-// jobNames lists the executor Jobs of one kind (label baokeeper.dev/step) in the
-// cluster's namespace.
-func (tc *testCluster) jobNames(ctx context.Context, step string) []string {
-	GinkgoHelper()
-	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: step})).To(Succeed())
-	var out []string
-	for _, j := range jobs.Items {
-		out = append(out, j.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// expectJobsOf checks that executor Jobs of kind step exist for the members, and for
-// no other member.
+// expectJobsOf checks that executor steps of kind step (mailbox requests or Jobs)
+// were asked for the members.
 func (tc *testCluster) expectJobsOf(ctx context.Context, step string, members ...string) {
 	GinkgoHelper()
-	jobs := &batchv1.JobList{}
-	Expect(k8s.List(ctx, jobs, client.InNamespace(tc.ns), client.MatchingLabels{executorjob.LabelStep: step})).To(Succeed())
 	seen := map[string]bool{}
-	for _, j := range jobs.Items {
-		seen[j.Labels[executorjob.LabelMember]] = true
+	for _, s := range tc.executorSteps(ctx, step) {
+		seen[s.member] = true
 	}
 	for _, m := range members {
-		Expect(seen).To(HaveKey(m), "a %s Job for %s", step, m)
+		Expect(seen).To(HaveKey(m), "a %s step for %s", step, m)
 	}
 }
 

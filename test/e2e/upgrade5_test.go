@@ -138,14 +138,13 @@ var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, 
 		tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
 		obs.endWindow()
 		res := obs.finish(ctx)
-		jobs := &batchv1.JobList{}
-		Expect(k8s.List(ctx, jobs, client.InNamespace(killNS), client.MatchingLabels{executorjob.LabelStep: executorjob.StepStepDown})).To(Succeed())
+		stepDowns := stepNames(tc.executorSteps(ctx, executorjob.StepStepDown))
 		res.report("rolling upgrade, operator killed twice",
-			fmt.Sprintf("takeovers %s and %s, step-down Jobs %d", killA.Round(100*time.Millisecond), killB.Round(100*time.Millisecond), len(jobs.Items)))
+			fmt.Sprintf("takeovers %s and %s, step-downs %d", killA.Round(100*time.Millisecond), killB.Round(100*time.Millisecond), len(stepDowns)))
 
 		res.expectClean(tc, 1, "2.4.1")
 		Expect(res.leaders[0]).To(Equal(oldLeader))
-		Expect(jobs.Items).To(BeEmpty(), "the Shutdown hand-off runs no step-down Job")
+		Expect(stepDowns).To(BeEmpty(), "the Shutdown hand-off asks the executor for no step-down")
 		tc.expectAllOn(ctx, "2.4.1")
 	}, SpecTimeout(10*time.Minute))
 

@@ -194,9 +194,18 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 			}
 			return nil
 		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			err := c.Patch(ctx, obj, patch, opts...)
+			if err == nil {
+				for _, job := range w.mailbox.asked(ctx, c, w.cluster, obj) {
+					w.jobCreated(job)
+				}
+			}
+			return err
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
-			if job, ok := obj.(*batchv1.Job); ok {
+			if job, ok := obj.(*batchv1.Job); ok && !isServingExecutor(obj) {
 				switch {
 				case err == nil:
 					w.jobCreated(job)
@@ -327,26 +336,7 @@ func (w *scalingWorld) runExecJobs(ctx context.Context) {
 			continue
 		}
 		j.finished = true
-		failure := w.execute(j)
-		job := &batchv1.Job{}
-		Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: j.name}, job)).To(Succeed())
-		now := metav1.NewTime(w.clock.Now())
-		job.Status.StartTime = &now
-		if failure == "" {
-			job.Status.CompletionTime = &now
-			job.Status.Succeeded = 1
-			job.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-			}
-		} else {
-			job.Status.Failed = 1
-			job.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: failure, LastProbeTime: now, LastTransitionTime: now},
-				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: failure, LastProbeTime: now, LastTransitionTime: now},
-			}
-		}
-		Expect(w.k.Status().Update(ctx, job)).To(Succeed())
+		finishStep(ctx, w.k, w.cluster, j.name, w.clock.Now(), w.execute(j))
 	}
 }
 

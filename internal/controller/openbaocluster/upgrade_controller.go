@@ -4,8 +4,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -13,6 +15,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
@@ -56,8 +59,22 @@ func SetupUpgradeWithManager(mgr ctrl.Manager, r *adminops.Reconciler, workers i
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, raftViewChanged()))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&batchv1.Job{}).
+		// The executor's answers in the mailbox wake the pass that reads them, as a
+		// step Job's completion does.
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(isExecutorMailbox))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Complete(r)
+}
+
+// isExecutorMailbox reports whether obj is a cluster's executor mailbox (its name,
+// on a ConfigMap the cluster owns).
+func isExecutorMailbox(obj client.Object) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == "OpenBaoCluster" && obj.GetName() == workload.NamesFor(&baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: ref.Name}}).ExecutorMailbox() {
+			return true
+		}
+	}
+	return false
 }
 
 func tlsHash(c *baov1.OpenBaoCluster) string {

@@ -87,6 +87,9 @@ type leaderChange struct {
 // deterministic sequence: pass, world step, pass, world step, and so on.
 type upgradeWorld struct {
 	k             client.Client
+	// mailbox turns the operator's requests to its executor into the step Jobs
+	// they stand for.
+	mailbox       stepMailbox
 	cluster       *baov1.OpenBaoCluster
 	names         []string
 	addrs         []string
@@ -182,14 +185,21 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
-			if job, ok := obj.(*batchv1.Job); ok {
+			if job, ok := obj.(*batchv1.Job); ok && !isServingExecutor(obj) {
 				switch {
 				case err == nil:
-					w.note("created Job " + withoutOperation(job))
-					w.actions = append(w.actions, worldAction{pass: w.pass, kind: "create Job", name: job.Name,
-						member: job.Labels[executorjob.LabelMember], leader: w.leader})
+					w.stepAsked(job, "created Job ")
 				case apierrors.IsAlreadyExists(err):
 					w.note("found Job " + withoutOperation(job))
+				}
+			}
+			return err
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			err := c.Patch(ctx, obj, patch, opts...)
+			if err == nil {
+				for _, job := range w.mailbox.asked(ctx, c, w.cluster, obj) {
+					w.stepAsked(job, "asked the executor for ")
 				}
 			}
 			return err
@@ -205,6 +215,13 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 }
 
 func (w *upgradeWorld) note(s string) { w.writes[w.pass] = append(w.writes[w.pass], s) }
+
+// stepAsked records a step Job created, or asked of the executor (how says which).
+func (w *upgradeWorld) stepAsked(job *batchv1.Job, how string) {
+	w.note(how + withoutOperation(job))
+	w.actions = append(w.actions, worldAction{pass: w.pass, kind: "create Job", name: job.Name,
+		member: job.Labels[executorjob.LabelMember], leader: w.leader})
+}
 
 // describePass says what pass i wrote.
 func (w *upgradeWorld) describePass(i int) string {
@@ -329,17 +346,7 @@ func (w *upgradeWorld) runJobs(ctx context.Context) {
 		if w.jobSteps[a.name]++; w.jobSteps[a.name] != 2 {
 			continue
 		}
-		job := &batchv1.Job{}
-		Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: a.name}, job)).To(Succeed())
-		now := metav1.NewTime(w.clock.Now())
-		job.Status.StartTime = &now
-		job.Status.CompletionTime = &now
-		job.Status.Succeeded = 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-		}
-		Expect(w.k.Status().Update(ctx, job)).To(Succeed())
+		finishStep(ctx, w.k, w.cluster, a.name, w.clock.Now(), "")
 		if a.member == w.leader {
 			w.elect()
 		}

@@ -96,12 +96,15 @@ type Result struct {
 // the mailbox: a step-down, promotion, demotion or peer removal of an operation. A
 // snapshot or a target check keeps its Job (it needs credentials of its own).
 func Mailed(job *batchv1.Job) bool {
-	if job == nil || job.Labels[LabelOperation] == "" {
-		return false
-	}
-	switch job.Labels[LabelStep] {
+	return job != nil && job.Labels[LabelOperation] != "" && MailedStep(job.Labels[LabelStep]) && len(job.Spec.Template.Spec.Containers) == 1
+}
+
+// MailedStep reports whether steps of kind step (a LabelStep value) go through the
+// mailbox.
+func MailedStep(step string) bool {
+	switch step {
 	case StepStepDown, StepPromote, StepDemote, StepRemovePeer:
-		return len(job.Spec.Template.Spec.Containers) == 1
+		return true
 	}
 	return false
 }

@@ -15,6 +15,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -45,6 +46,10 @@ func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Clu
 		in.Green = bg.Green.StatefulSet
 		if s := bg.CurrentStep; s != nil && s.Attempts > 0 && c.Status.Upgrade != nil {
 			in.Job = bluegreen.StepJobName(c, c.Status.Upgrade.ID, s)
+			if !r.StepJobs && executorjob.MailedStep(executorjob.StepLabelOf(s.Action)) {
+				// The step ran in the operation's serving executor, which logs it.
+				in.Job = executorjob.ServeJobName(c, c.Status.Upgrade.ID)
+			}
 		}
 	}
 	t := metav1.NewTime(obs.Now)

@@ -93,13 +93,23 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 		if p.Job == nil {
 			return ctrl.Result{}, fmt.Errorf("the %s step of %s/%s names no Job: this is a bug, please report it", p.Action.Job, c.Namespace, c.Name)
 		}
-		created, err := r.createJob(ctx, p.Job)
+		var created bool
+		var err error
+		if r.executors != nil && executorjob.Mailed(p.Job) {
+			created, err = r.askExecutor(ctx, c, r.executors, p.Job, metav1.NewTime(s.Now))
+		} else {
+			created, err = r.createJob(ctx, p.Job)
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if created && p.JobEvent != nil {
 			ev := *p.JobEvent
-			ev.Message = fmt.Sprintf("%s (Job %s)", ev.Message, p.Job.Name)
+			if r.executors != nil && executorjob.Mailed(p.Job) {
+				ev.Message = fmt.Sprintf("%s (asked executor %s for %s)", ev.Message, executorjob.ServeJobName(c, p.Job.Labels[executorjob.LabelOperation]), p.Job.Name)
+			} else {
+				ev.Message = fmt.Sprintf("%s (Job %s)", ev.Message, p.Job.Name)
+			}
 			r.emitNow(c, ev)
 		}
 		if p.RequeueAfter > 0 {

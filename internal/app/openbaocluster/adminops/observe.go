@@ -313,6 +313,13 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 			s.Jobs[jobs.Items[i].Name] = observeJob(&jobs.Items[i], byJob[jobs.Items[i].Name], obs.Now)
 		}
 	}
+	if !r.StepJobs {
+		v, err := r.observeExecutors(ctx, c, jobs.Items, s)
+		if err != nil {
+			return nil, err
+		}
+		r.executors = v
+	}
 	pvcs := &corev1.PersistentVolumeClaimList{}
 	if err := r.Client.List(ctx, pvcs, client.InNamespace(c.Namespace), own); err != nil {
 		return nil, fmt.Errorf("failed to list the volume claims of %s/%s: %w", c.Namespace, c.Name, err)

@@ -53,10 +53,17 @@ type Reconciler struct {
 	Metrics metrics.Recorder
 	// Rand is the source of break-glass nonces; nil means crypto/rand.
 	Rand io.Reader
+	// StepJobs runs each membership step (step-down, promote, demote, remove-peer)
+	// as an executor Job of its own, as baokeeper did before the executor mailbox;
+	// false asks each operation's serving executor through the mailbox (mailbox.go).
+	StepJobs bool
 
 	// events holds one pass's events until its status write lands; set on the
 	// pass's own copy of the Reconciler.
 	events *eventBuffer
+	// executors is what the pass observed of its executors (nil with StepJobs);
+	// set on the pass's own copy.
+	executors *executorView
 }
 
 // eventBuffer holds the events of one pass until its status write landed. A pass
@@ -134,6 +141,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if stuck != nil {
 			reterr = errors.Join(reterr, r.deleteStuckJobs(ctx, c, stuck))
 		}
+		reterr = errors.Join(reterr, r.tendExecutors(ctx, c, r.executors))
 	}()
 
 	r.handleRequests(c, obs)

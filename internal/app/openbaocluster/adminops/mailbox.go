@@ -1,0 +1,155 @@
+package adminops
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// The executor of an operation and its mailbox (executorjob): a membership step's
+// Job is not created; its request goes into the cluster's mailbox, and the
+// operation's serving executor answers it.
+
+// executorView is what a pass observed of its cluster's executors: the mailbox and
+// each operation's serving executor Job.
+type executorView struct {
+	mailbox executorjob.Mailbox
+	// found is false when the mailbox ConfigMap does not exist.
+	found bool
+	// serving are the serving executor Jobs by operation.
+	serving map[string]servingExecutor
+}
+
+// servingExecutor is one operation's serving executor Job as read.
+type servingExecutor struct {
+	name     string
+	uid      types.UID
+	phase    operation.JobPhase
+	deleting bool
+	stuck    string
+}
+
+// observeExecutors reads the mailbox and finds the serving executors among the
+// cluster's executor Jobs (observed: as observeJob read them), and adds each request
+// to s.Jobs as the Job it stands for.
+func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoCluster, jobs []batchv1.Job, s *operation.Snapshot) (*executorView, error) {
+	v := &executorView{serving: map[string]servingExecutor{}}
+	stuck := map[string]string{}
+	for i := range jobs {
+		j := &jobs[i]
+		op := j.Labels[executorjob.LabelOperation]
+		if j.Labels[executorjob.LabelStep] != executorjob.StepServe || op == "" {
+			continue
+		}
+		o := s.Jobs[j.Name]
+		v.serving[op] = servingExecutor{name: j.Name, uid: j.UID, phase: o.Phase, deleting: j.DeletionTimestamp != nil, stuck: o.Stuck}
+		stuck[op] = o.Stuck
+	}
+	cm := &corev1.ConfigMap{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorMailbox()}, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		v.mailbox = executorjob.ReadMailbox(nil)
+		return v, nil
+	case err != nil:
+		return nil, fmt.Errorf("failed to get the executor mailbox of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	v.found = true
+	v.mailbox = executorjob.ReadMailbox(cm)
+	if len(v.mailbox.Unreadable) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Ignoring mailbox entries that do not decode", "entries", v.mailbox.Unreadable)
+	}
+	for name, o := range executorjob.MailboxJobs(v.mailbox, stuck, s.Now) {
+		if _, isJob := s.Jobs[name]; !isJob {
+			s.Jobs[name] = o
+		}
+	}
+	return v, nil
+}
+
+// askExecutor asks the operation's executor for what job would do: it writes the
+// request into the mailbox (once: a request already there is the same request) and
+// makes sure the operation has a serving executor. created says whether the request
+// is new, for the step's event.
+func (r *Reconciler) askExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, job *batchv1.Job, now metav1.Time) (created bool, err error) {
+	if _, asked := v.mailbox.Requests[job.Name]; !asked {
+		req, err := executorjob.RequestFor(job, now.Time)
+		if err != nil {
+			return false, err
+		}
+		if !v.found {
+			// The workload reconciler creates it; a pass may come first.
+			if err := objectapply.Apply(ctx, r.Client, workload.ExecutorMailbox(c)); err != nil {
+				return false, fmt.Errorf("failed to create the executor mailbox: %w", err)
+			}
+			v.found = true
+		}
+		patch, err := executorjob.RequestPatch(job.Name, req, v.mailbox.KeysNotOf(req.Operation))
+		if err != nil {
+			return false, err
+		}
+		mailbox := workload.ExecutorMailbox(c)
+		if err := r.Client.Patch(ctx, mailbox, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return false, fmt.Errorf("failed to ask the executor for %s in the mailbox %s/%s: %w", job.Name, c.Namespace, mailbox.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("Asked the executor", "request", job.Name, "step", job.Labels[executorjob.LabelStep])
+		v.mailbox.Requests[job.Name] = req
+		created = true
+	}
+	return created, r.tendExecutor(ctx, c, v, job.Labels[executorjob.LabelOperation], r.executorImage(c))
+}
+
+// tendExecutors keeps a serving executor for every operation with a request that
+// has no answer yet.
+func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
+	if v == nil {
+		return nil
+	}
+	for _, op := range v.mailbox.Operations() {
+		if err := r.tendExecutor(ctx, c, v, op, r.executorImage(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tendExecutor makes sure operation op has a serving executor: it creates its Job
+// when there is none, and deletes one that finished (idle, or out of restarts) so
+// that the next pass creates it again. A stuck one is deleted with the other stuck
+// executor Jobs (deleteStuckJobs).
+func (r *Reconciler) tendExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, op, image string) error {
+	cur, ok := v.serving[op]
+	switch {
+	case !ok:
+		job := executorjob.ServeJob(c, op, image)
+		_, err := r.createJob(ctx, job)
+		if err == nil {
+			v.serving[op] = servingExecutor{name: job.Name, phase: operation.JobRunning}
+		}
+		return err
+	case cur.deleting || cur.phase == operation.JobRunning:
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting a finished executor: the next pass starts it again", "Job", cur.name, "phase", string(cur.phase))
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: cur.name}}
+	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &cur.uid})
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete the finished executor Job %s/%s: %w", c.Namespace, cur.name, err)
+	}
+	cur.deleting = true
+	v.serving[op] = cur
+	return nil
+}
