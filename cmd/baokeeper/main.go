@@ -78,6 +78,7 @@ func runManager(args []string) error {
 	workers := fs.Int("workers", controller.DefaultWorkers, "Clusters each controller reconciles at once; one cluster is never reconciled twice at the same time.")
 	openbaoTimeout := fs.Duration("openbao-timeout", 5*time.Second, "Upper bound of one OpenBao API call.")
 	executorImage := fs.String("executor-image", os.Getenv("BAOKEEPER_IMAGE"), "Image of executor Jobs (defaults to $BAOKEEPER_IMAGE, the operator's own image); spec.upgrade.executor.image overrides it per cluster.")
+	stepJobs := fs.Bool("executor-step-jobs", false, "Run each membership step (step-down, promote, demote, remove-peer) as an executor Job of its own, as baokeeper did before the executor mailbox; by default one executor per operation answers every step (docs/design/persistent-executor.md).")
 	excludeNamespaces := fs.String("exclude-namespaces", "", "Comma-separated namespaces this operator leaves alone while it watches every other one (for namespaces another installation manages); not with --watch-namespaces.")
 	watchNamespaces := fs.String("watch-namespaces", "", "Comma-separated namespaces whose OpenBaoClusters this operator manages; empty: every namespace. With a list, the operator reads and writes only there (Roles suffice; see docs/install.md).")
 	opts := zap.Options{}
@@ -183,6 +184,7 @@ func runManager(args []string) error {
 		OpenBao:       r.OpenBao,
 		HealthTimeout: *openbaoTimeout,
 		ExecutorImage: *executorImage,
+		StepJobs:      *stepJobs,
 		Rand:          rand.Reader,
 	}
 	if ops.ExecutorImage == "" {
