@@ -86,7 +86,7 @@ type leaderChange struct {
 // It is driven by the test between two passes of the reconciler, so that a run is a
 // deterministic sequence: pass, world step, pass, world step, and so on.
 type upgradeWorld struct {
-	k             client.Client
+	k client.Client
 	// mailbox turns the operator's requests to its executor into the step Jobs
 	// they stand for.
 	mailbox       stepMailbox
