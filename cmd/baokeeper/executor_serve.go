@@ -115,7 +115,20 @@ func runServe(ctx context.Context, args []string, env executorEnv) int {
 		return exitFatal
 	}
 	self, _ := os.Hostname()
-	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, runSubprocess(os.Args[0]), env)
+	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, runSubprocess(entrypoint()), env)
+}
+
+// entrypoint is the path this process was started as (argv[0]), so that a step runs
+// through the same entrypoint the serving executor did; this binary's own path when
+// argv[0] is not a path.
+func entrypoint() string {
+	if strings.Contains(os.Args[0], "/") {
+		return os.Args[0]
+	}
+	if exe, err := os.Executable(); err == nil {
+		return exe
+	}
+	return os.Args[0]
 }
 
 // actionRunner runs "baokeeper executor <args...>" and returns its exit code,
