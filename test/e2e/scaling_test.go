@@ -98,7 +98,8 @@ var _ = Describe("Scaling a cluster through Raft, and faults around upgrades", O
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-" + m}, pvc)).To(Succeed())
 			Expect(pvc.UID).NotTo(Equal(uid), "%s got a fresh volume, not the data of the member removed from Raft", m)
 		}
-		Expect(eventReasonsIn(ctx, ns)).To(ContainElement("VolumeDeleted"))
+		// Events are sent after the status write lands, and asynchronously.
+		Eventually(func() []string { return eventReasonsIn(ctx, ns) }, 30*time.Second, pollEvery).Should(ContainElement("VolumeDeleted"))
 	})
 
 	It("refuses a scale request during an upgrade with nothing changed, and upgrades with one election", func() {
