@@ -19,10 +19,16 @@ import (
 // path the supervisor must take away.
 const clockProbeArg = "rig-test-clock"
 
+// clockProbeMain prints the time n times, 50 ms apart; with a second argument it
+// creates that file once it printed the first, so a test can change the clock after
+// the first read, however slowly the probe started.
 func clockProbeMain(args []string) {
 	n, _ := strconv.Atoi(args[0])
 	for i := 0; i < n; i++ {
 		fmt.Println(time.Now().Unix())
+		if i == 0 && len(args) > 1 {
+			_ = os.WriteFile(args[1], nil, 0o644)
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -82,9 +88,15 @@ func TestHelperSkewsWallClock(t *testing.T) {
 	g.Expect(lines(spec("/bin/sh", "-c", self+" "+clockProbeArg+" 1 & wait"), nil)).To(HaveEach(near(-10*time.Minute)),
 		"a Go program a shell starts in the background (an OpenBao container's start script does)")
 
-	// The offset changes while the command runs: the last reads see the new one.
-	ds := lines(spec(clockProbeArg, "30"), func() {
-		time.Sleep(500 * time.Millisecond)
+	// The offset changes while the command runs, after its first read: the last reads
+	// see the new one.
+	firstRead := filepath.Join(root, "first-read")
+	ds := lines(spec(clockProbeArg, "30", firstRead), func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(firstRead); err == nil {
+				break
+			}
+		}
 		_ = os.WriteFile(offset, []byte("1h"), 0o644)
 	})
 	g.Expect(ds[0]).To(near(-10 * time.Minute))

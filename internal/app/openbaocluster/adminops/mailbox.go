@@ -113,9 +113,10 @@ func (r *Reconciler) askExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v
 }
 
 // tendExecutors keeps a serving executor for every operation with a request that
-// has no answer yet.
+// has no answer yet; none while break-glass is active, when nothing may act on the
+// cluster.
 func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
-	if v == nil {
+	if v == nil || (c.Status.BreakGlass != nil && c.Status.BreakGlass.Active) {
 		return nil
 	}
 	for _, op := range v.mailbox.Operations() {
