@@ -295,15 +295,7 @@ func (w *blueGreenWorld) bgClient(base client.WithWatch) client.Client {
 			}
 			return err
 		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			err := c.Patch(ctx, obj, patch, opts...)
-			if err == nil {
-				for _, job := range w.mailbox.asked(ctx, c, w.cluster, obj) {
-					w.bgJobCreated(job)
-				}
-			}
-			return err
-		},
+		Patch: w.mailbox.patches(w.cluster, func(job *batchv1.Job) { w.bgJobCreated(job) }),
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
 			if isServingExecutor(obj) {

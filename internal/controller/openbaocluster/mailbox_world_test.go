@@ -53,6 +53,20 @@ func (m *stepMailbox) asked(ctx context.Context, c client.Client, cluster *baov1
 	return out
 }
 
+// patches is a world's Patch interceptor: the patch goes through, and each request
+// it added to the mailbox is passed to asked as the step Job it stands for.
+func (m *stepMailbox) patches(cluster *baov1.OpenBaoCluster, asked func(*batchv1.Job)) func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+	return func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		err := c.Patch(ctx, obj, patch, opts...)
+		if err == nil {
+			for _, job := range m.asked(ctx, c, cluster, obj) {
+				asked(job)
+			}
+		}
+		return err
+	}
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -194,15 +194,7 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 			}
 			return nil
 		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			err := c.Patch(ctx, obj, patch, opts...)
-			if err == nil {
-				for _, job := range w.mailbox.asked(ctx, c, w.cluster, obj) {
-					w.jobCreated(job)
-				}
-			}
-			return err
-		},
+		Patch: w.mailbox.patches(w.cluster, func(job *batchv1.Job) { w.jobCreated(job) }),
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
 			if job, ok := obj.(*batchv1.Job); ok && !isServingExecutor(obj) {

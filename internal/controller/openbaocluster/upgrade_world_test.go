@@ -195,15 +195,7 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			}
 			return err
 		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			err := c.Patch(ctx, obj, patch, opts...)
-			if err == nil {
-				for _, job := range w.mailbox.asked(ctx, c, w.cluster, obj) {
-					w.stepAsked(job, "asked the executor for ")
-				}
-			}
-			return err
-		},
+		Patch: w.mailbox.patches(w.cluster, func(job *batchv1.Job) { w.stepAsked(job, "asked the executor for ") }),
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			err := c.Apply(ctx, obj, opts...)
 			if err == nil {
