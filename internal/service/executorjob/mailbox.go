@@ -113,7 +113,7 @@ func MailedStep(step string) bool {
 // written at now.
 func RequestFor(job *batchv1.Job, now time.Time) (Request, error) {
 	if !Mailed(job) {
-		return Request{}, fmt.Errorf("the executor Job %s is not a membership step of an operation", job.Name)
+		return Request{}, fmt.Errorf("the executor Job %s is not a membership step of an operation: this is a bug, please report it", job.Name)
 	}
 	args := job.Spec.Template.Spec.Containers[0].Args
 	if len(args) < 2 || args[0] != "executor" {

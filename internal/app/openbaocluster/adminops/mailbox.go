@@ -133,24 +133,47 @@ func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster,
 // executor Jobs (deleteStuckJobs).
 func (r *Reconciler) tendExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, op, image string) error {
 	cur, ok := v.serving[op]
-	switch {
-	case !ok:
+	switch tendDecision(cur, ok) {
+	case tendCreate:
 		job := executorjob.ServeJob(c, op, image)
 		_, err := r.createJob(ctx, job)
 		if err == nil {
 			v.serving[op] = servingExecutor{name: job.Name, phase: operation.JobRunning}
 		}
 		return err
-	case cur.deleting || cur.phase == operation.JobRunning:
+	case tendKeep:
 		return nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleting a finished executor: the next pass starts it again", "Job", cur.name, "phase", string(cur.phase))
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: cur.name}}
 	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &cur.uid})
 	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("failed to delete the finished executor Job %s/%s: %w", c.Namespace, cur.name, err)
+		return fmt.Errorf("failed to delete the finished executor Job %s/%s (delete it by hand if this persists; the next pass starts a new one): %w", c.Namespace, cur.name, err)
 	}
 	cur.deleting = true
 	v.serving[op] = cur
 	return nil
+}
+
+// tend is what an operation with a pending request needs done to its executor.
+type tend string
+
+const (
+	tendCreate tend = "Create"
+	tendKeep   tend = "Keep"
+	tendDelete tend = "Delete"
+)
+
+// tendDecision decides it from the operation's serving executor as observed
+// (exists says whether there is one): none is created; one that runs, or is being
+// deleted, is kept; one that finished (idle exit, out of restarts) is deleted, so
+// that the next pass creates it again.
+func tendDecision(cur servingExecutor, exists bool) tend {
+	switch {
+	case !exists:
+		return tendCreate
+	case cur.deleting || cur.phase == operation.JobRunning:
+		return tendKeep
+	}
+	return tendDelete
 }
