@@ -27,8 +27,10 @@ const (
 	DefaultRenewBefore = 30 * 24 * time.Hour
 	// DefaultStepTimeout bounds one member's step of a rolling upgrade.
 	DefaultStepTimeout = 10 * time.Minute
-	// DefaultSettleTime is waited after a member passed every gate.
-	DefaultSettleTime = 10 * time.Second
+	// DefaultSettleTime is waited after a member passed every gate: none. The gates
+	// and the quorum budget, judged on a fresh read right before the next deletion,
+	// are the signal (docs/design/rolling-upgrade.md, "No settle time by default").
+	DefaultSettleTime = 0 * time.Second
 	// DefaultMinSyncDuration is how long green stays healthy before promotion.
 	DefaultMinSyncDuration = time.Minute
 	// DefaultPhaseTimeout bounds each waiting phase of a blue-green upgrade.

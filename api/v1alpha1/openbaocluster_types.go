@@ -292,9 +292,12 @@ type RollingUpdateSpec struct {
 	StepTimeout *Duration `json:"stepTimeout,omitempty"`
 
 	// settleTime is waited after a member passed every gate, before the next one
-	// starts. 0s means no wait. A duration with a unit, for example 10s.
+	// starts: a soak, for a version you want to watch run on each member before the
+	// next goes. The default, 0s, moves on as soon as every gate holds; the next
+	// member's pod is deleted only after a fresh read shows every voter healthy. A
+	// duration with a unit, for example 30s.
 	// +optional
-	// +kubebuilder:default="10s"
+	// +kubebuilder:default="0s"
 	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rolling.settleTime must be a duration with a unit, for example 10s (units: ns, us, ms, s, m, h)"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('0s')",message="spec.upgrade.rolling.settleTime must not be negative; use 0s for no wait, or for example 10s"
 	SettleTime *Duration `json:"settleTime,omitempty"`

@@ -101,7 +101,7 @@ type benchAlgorithm struct {
 
 var benchAlgorithms = []benchAlgorithm{
 	baokeeperWith("baokeeper, settleTime 0s", "bk0", ptrTo(baov1.Duration("0s")), baov1.LeaderHandoffShutdown, 0),
-	baokeeperWith(fmt.Sprintf("baokeeper, default settleTime (%s)", baov1.DefaultSettleTime), "bk", nil, baov1.LeaderHandoffShutdown, 1),
+	baokeeperWith(fmt.Sprintf("baokeeper, default configuration (settleTime %s)", baov1.DefaultSettleTime), "bk", nil, baov1.LeaderHandoffShutdown, 1),
 	baokeeperWith("baokeeper, settleTime 0s, leaderHandoff StepDown", "bk-stepdown", ptrTo(baov1.Duration("0s")), baov1.LeaderHandoffStepDown, 1),
 	{name: "StatefulSet RollingUpdate", short: "sts", external: true, trigger: func(ctx context.Context, s *benchSeries, to string) int {
 		s.tc.patchStatefulSet(ctx, fmt.Sprintf(`{"spec":{"updateStrategy":{"type":"RollingUpdate"},"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`,

@@ -191,8 +191,8 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 			c.Spec.Version = "2.4.1"
 			c.Spec.Image = flakyImage
 			c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(30 * time.Second)
-			c.Spec.Upgrade.Rolling.SettleTime = baov1.DurationOf(2 * time.Second) // as newTestCluster's
-			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotNever        // this cluster has no snapshot target
+			c.Spec.Upgrade.Rolling.SettleTime = baov1.DurationOf(0)        // the default, as newTestCluster's
+			c.Spec.Upgrade.PreUpgradeSnapshot.Policy = baov1.SnapshotNever // this cluster has no snapshot target
 		})
 
 		var failure *baov1.UpgradeFailure

@@ -228,7 +228,6 @@ func newTestClusterWith(ctx context.Context, namespace string, replicas int32, m
 	for _, sa := range []string{appSA, adminSA} {
 		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
 	}
-	settle := baov1.Duration("2s")
 	c := &baov1.OpenBaoCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: baov1.OpenBaoClusterSpec{
@@ -236,7 +235,6 @@ func newTestClusterWith(ctx context.Context, namespace string, replicas int32, m
 			Replicas: &replicas,
 			Upgrade: baov1.UpgradeSpec{
 				PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever},
-				Rolling:            baov1.RollingUpdateSpec{SettleTime: &settle},
 			},
 			Initialization: baov1.InitializationSpec{ExtraRequests: []baov1.InitRequest{
 				{Name: "kv", Path: "sys/mounts/secret", Data: raw(`{"type":"kv","options":{"version":"2"}}`)},

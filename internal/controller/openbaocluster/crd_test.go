@@ -32,7 +32,7 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Expect(got.Spec.Upgrade.Strategy).To(Equal(baov1.RollingUpdateStrategy))
 		Expect(got.Spec.Upgrade.PreUpgradeSnapshot.Policy).To(Equal(baov1.SnapshotAlways))
 		Expect(got.Spec.Upgrade.Rolling.StepTimeout).To(HaveValue(Equal(baov1.Duration("10m"))))
-		Expect(got.Spec.Upgrade.Rolling.SettleTime).To(HaveValue(Equal(baov1.Duration("10s"))))
+		Expect(got.Spec.Upgrade.Rolling.SettleTime).To(HaveValue(Equal(baov1.Duration("0s"))))
 		Expect(got.Spec.Upgrade.Rolling.MaxLagEntries).To(HaveValue(BeEquivalentTo(1000)))
 		Expect(got.Spec.Upgrade.BlueGreen.MaxJobFailures).To(HaveValue(BeEquivalentTo(3)))
 		Expect(got.Spec.Seal.Type).To(Equal(baov1.StaticSeal))

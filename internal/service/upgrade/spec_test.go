@@ -103,9 +103,11 @@ func TestDurationGetters(t *testing.T) {
 	g := NewWithT(t)
 	c := &baov1.OpenBaoCluster{}
 	g.Expect(c.GetStepTimeout()).To(Equal(10 * time.Minute))
-	g.Expect(c.GetSettleTime()).To(Equal(10 * time.Second))
+	g.Expect(c.GetSettleTime()).To(BeZero(), "no settle time by default")
+	c.Spec.Upgrade.Rolling.SettleTime = dur("30s")
+	g.Expect(c.GetSettleTime()).To(Equal(30 * time.Second))
 	c.Spec.Upgrade.Rolling.SettleTime = dur("0s")
-	g.Expect(c.GetSettleTime()).To(BeZero(), "0s is kept, not replaced with the default")
+	g.Expect(c.GetSettleTime()).To(BeZero(), "0s is kept")
 	c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(90 * time.Second)
 	g.Expect(c.GetStepTimeout()).To(Equal(90 * time.Second))
 }

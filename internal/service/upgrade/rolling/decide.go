@@ -490,24 +490,36 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		return false, "autopilot reports the cluster unhealthy; not healthy: " + c.Names(unhealthy)
 	}
 	voters, healthy := 0, 0
-	var unhealthy []string
+	var unhealthy, down []string
 	memberHealthyVoter := false
 	for _, m := range c.Members {
 		if !m.Voter {
 			continue
 		}
 		voters++
-		if m.Healthy {
+		switch {
+		case !m.Healthy:
+			unhealthy = append(unhealthy, m.Name)
+		case m.Name != member && !m.Responsive():
+			// Autopilot calls a voter unhealthy only once the leader has not heard
+			// from it for its contact threshold (10 s). A member whose container
+			// exited, or that stopped answering, right after its gates held is seen
+			// here at once: its pod is no longer Ready, or it did not answer sys/health
+			// as unsealed in this pass. This, with no settle time by default, is the
+			// check that keeps the next pod from going while it is down.
+			down = append(down, m.Name)
+		default:
 			healthy++
 			if m.Name == member {
 				memberHealthyVoter = true
 			}
-		} else {
-			unhealthy = append(unhealthy, m.Name)
 		}
 	}
 	if len(unhealthy) > 0 {
 		return false, fmt.Sprintf("voters not healthy: %s", c.Names(unhealthy))
+	}
+	if len(down) > 0 {
+		return false, fmt.Sprintf("voters autopilot still calls healthy are not Ready or did not answer as unsealed: %s", c.Names(down))
 	}
 	if skewed := c.ClockSkewed(); len(skewed) > 0 {
 		return false, "members' clocks are off: " + c.Names(skewed)

@@ -39,6 +39,9 @@ func TestQuorumBudget(t *testing.T) {
 		// apUnhealthy is autopilot's cluster verdict false; skews are members' clock offsets.
 		apUnhealthy bool
 		skews       map[int]time.Duration
+		// notReady and silent are members whose pod is not Ready, or that did not
+		// answer sys/health in this pass, while autopilot still calls them healthy.
+		notReady, silent []int
 	}{
 		{name: "3 healthy", reason: "3 voters tolerate one down", peers: 3, known: true, target: 1, want: true},
 		{name: "3 with one unhealthy", reason: "a second member down would lose quorum", peers: 3, unhealthy: []int{2}, known: true, target: 1, wantWhy: "voters not healthy: bao-2"},
@@ -56,6 +59,12 @@ func TestQuorumBudget(t *testing.T) {
 		{name: "a healthy member's clock is off", reason: "a restart or a hand-off with a member minutes off its peers' clocks cost a second election or a member that never rejoined on the rig: no member goes down until it is set right",
 			peers: 3, skews: map[int]time.Duration{2: -10 * time.Minute}, known: true, target: 1,
 			wantWhy: "members' clocks are off: bao-2 (its clock is 10m0s behind baokeeper's"},
+		{name: "a voter crashed after its gates held", reason: "autopilot calls a dead voter healthy for 10 s; with no settle time the next pod must not go while the one just replaced is down",
+			peers: 3, notReady: []int{2}, known: true, target: 1, wantWhy: "voters autopilot still calls healthy are not Ready or did not answer as unsealed: bao-2"},
+		{name: "a voter did not answer", reason: "a member that stopped answering counts as down until a pass reads it unsealed",
+			peers: 5, silent: []int{3}, known: true, target: 1, wantWhy: "did not answer as unsealed: bao-3"},
+		{name: "the member itself is not Ready", reason: "the member about to go down is judged by autopilot alone, as before",
+			peers: 3, notReady: []int{1}, known: true, target: 1, want: true},
 		{name: "a voter's clock is off", reason: "the voters list says the same", peers: 3, unhealthy: []int{0}, skews: map[int]time.Duration{0: 3 * time.Minute}, known: true, target: 1,
 			wantWhy: "voters not healthy: bao-0 (its clock is 3m0s ahead of baokeeper's"},
 	}
@@ -73,6 +82,12 @@ func TestQuorumBudget(t *testing.T) {
 			c.AutopilotHealthy = !tc.apUnhealthy
 			for i, d := range tc.skews {
 				c.Members[i].ClockOffset = d
+			}
+			for _, i := range tc.notReady {
+				c.Members[i].PodReady = false
+			}
+			for _, i := range tc.silent {
+				c.Members[i].Version = ""
 			}
 			ok, why := QuorumBudget(c, fmt.Sprintf("bao-%d", tc.target))
 			g.Expect(ok).To(Equal(tc.want), tc.reason)
