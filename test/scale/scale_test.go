@@ -512,6 +512,15 @@ func (c *simCluster) Leader(context.Context) (*openbao.Leader, error) {
 	return &l, nil
 }
 
+// MemberLeader implements openbao.Reader: every simulated member follows the leader,
+// caught up.
+func (c *simCluster) MemberLeader(context.Context, string) (*openbao.Leader, error) {
+	c.called()
+	l := c.leader
+	l.IsSelf = false
+	return &l, nil
+}
+
 // RaftConfiguration implements openbao.Reader.
 func (c *simCluster) RaftConfiguration(context.Context) (*openbao.RaftConfiguration, error) {
 	c.called()

@@ -53,6 +53,9 @@ type Reader interface {
 	Health(ctx context.Context, addr string) (*Health, error)
 	// Leader reads sys/leader through the cluster Service without a token.
 	Leader(ctx context.Context) (*Leader, error)
+	// MemberLeader reads sys/leader from the one member at addr without a
+	// token: which active node that member follows, and its Raft indexes.
+	MemberLeader(ctx context.Context, addr string) (*Leader, error)
 	// RaftConfiguration reads sys/storage/raft/configuration through the
 	// cluster Service with the controller's token.
 	RaftConfiguration(ctx context.Context) (*RaftConfiguration, error)

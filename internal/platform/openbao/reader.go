@@ -22,6 +22,11 @@ func (r *reader) Leader(ctx context.Context) (*Leader, error) {
 	return r.c.Leader(ctx, r.addr)
 }
 
+// MemberLeader implements Reader.
+func (r *reader) MemberLeader(ctx context.Context, addr string) (*Leader, error) {
+	return r.c.Leader(ctx, addr)
+}
+
 // RaftConfiguration implements Reader.
 func (r *reader) RaftConfiguration(ctx context.Context) (*RaftConfiguration, error) {
 	return r.c.RaftConfiguration(ctx, r.addr)

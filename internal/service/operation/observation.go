@@ -69,6 +69,13 @@ type Member struct {
 	// behind), from its sys/health answer; zero when unknown or within
 	// ClockTolerance.
 	ClockOffset time.Duration
+
+	// LeaderAddress and AppliedIndex come from the member's own sys/leader: the API
+	// address of the active node it follows and its Raft applied index. They are read
+	// only while autopilot calls the cluster unhealthy (see Cluster.Follows); empty
+	// otherwise, or when the member did not answer.
+	LeaderAddress string
+	AppliedIndex  uint64
 }
 
 // ClockTolerance is how far a member's clock may be off baokeeper's before status
@@ -168,6 +175,11 @@ type Cluster struct {
 	FailureTolerance int
 	// LeaderIndex is the leader's last Raft index.
 	LeaderIndex uint64
+	// LeaderAddress and LeaderCommitted are the autopilot leader's own sys/leader
+	// answer (it names itself): its API address and Raft committed index. Read with
+	// the members' LeaderAddress; empty otherwise.
+	LeaderAddress   string
+	LeaderCommitted uint64
 	// StatefulSet is the members' StatefulSet; nil before it exists.
 	StatefulSet *appsv1.StatefulSet
 	// Green are the members of green's StatefulSet during a blue-green upgrade
@@ -327,4 +339,46 @@ func (c *Cluster) StaleNeverStarted(image string) []Member {
 		}
 	}
 	return out
+}
+
+// Follows reports whether a member proves, by its own sys/leader read in this pass,
+// what autopilot's healthy verdict says of it: it runs (pod Ready, unsealed), it is a
+// voter, it follows the active node that autopilot names leader, and its applied index
+// is within maxLag of that leader's committed index.
+//
+// Following the leader is a proof of contact in the leader's term: a standby learns
+// the active node's address from the entry that node wrote through Raft once it led,
+// so it has applied an entry of the new term. Autopilot needs more time to say the
+// same after an election: it learns a standby's term from the standby's Echo, sent
+// every 5 s, and the new leader clears what it had learned while it set itself up
+// (docs/design/autopilot-tail.md). Follows is used by the gates that end a member's
+// step, never by the quorum budget that allows the next disruption.
+func (c *Cluster) Follows(m *Member, maxLag uint64) bool {
+	if m == nil || c.LeaderAddress == "" || c.LeaderCommitted == 0 || !m.Responsive() || !m.InRaft || !m.Voter {
+		return false
+	}
+	return m.LeaderAddress == c.LeaderAddress && m.AppliedIndex+maxLag >= c.LeaderCommitted
+}
+
+// HealthyOrFollows is autopilot's verdict on a member, or Follows where autopilot
+// has not caught up.
+func (c *Cluster) HealthyOrFollows(m *Member, maxLag uint64) bool {
+	return m != nil && (m.Healthy || c.Follows(m, maxLag))
+}
+
+// VotersHealthyOrFollow reports whether every voter in Raft is healthy by autopilot or
+// Follows: the cluster verdict autopilot would give once it heard from every standby.
+// A voter with no pod (Extra) can only be judged by autopilot.
+func (c *Cluster) VotersHealthyOrFollow(maxLag uint64) bool {
+	voters := 0
+	for _, m := range c.AllServers() {
+		if !m.InRaft || !m.Voter {
+			continue
+		}
+		voters++
+		if !c.HealthyOrFollows(&m, maxLag) {
+			return false
+		}
+	}
+	return voters > 0
 }

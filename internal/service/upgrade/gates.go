@@ -19,7 +19,9 @@ type Gate struct {
 // MemberGates evaluates, in order, the gates of brief invariant 3 for a member that
 // was replaced: pod Ready on the target image, OpenBao initialized, unsealed and on
 // the target version, back in the Raft configuration as a voter, autopilot healthy,
-// and its index within maxLag of the leader's. The first gate that fails says what
+// and its index within maxLag of the leader's. Where autopilot has not yet caught up
+// after an election, a member's own read proves health and catch-up instead
+// (operation.Cluster.Follows). The first gate that fails says what
 // the step waits for; the settle time is measured by the caller.
 func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, maxLag uint64) []Gate {
 	m := c.Member(name)
@@ -46,11 +48,11 @@ func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, 
 			WaitingFor: "waiting for a trustworthy read of autopilot state"},
 		{Name: "Voter", Passed: m.InRaft && m.Voter,
 			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
-		{Name: "MemberHealthy", Passed: m.Healthy,
+		{Name: "MemberHealthy", Passed: c.HealthyOrFollows(m, maxLag),
 			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
-		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy,
+		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy || c.VotersHealthyOrFollow(maxLag),
 			WaitingFor: "waiting for autopilot to report the cluster healthy"},
-		{Name: "CaughtUp", Passed: lag <= maxLag,
+		{Name: "CaughtUp", Passed: lag <= maxLag || c.Follows(m, maxLag),
 			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
 	}
 }

@@ -62,6 +62,9 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*ope
 	}
 	if h.bao != nil {
 		r.observeAutopilot(ctx, h.bao, obs)
+		if obs.AutopilotKnown && !obs.AutopilotHealthy && obs.Leader != "" {
+			h.following(ctx, obs)
+		}
 	}
 	return obs, nil
 }
@@ -83,6 +86,42 @@ type healthReader struct {
 	r   *Reconciler
 	c   *baov1.OpenBaoCluster
 	bao openbao.Reader
+	// addrs are the API addresses of the members whose health was read.
+	addrs map[string]string
+}
+
+// following reads sys/leader from every responsive member and from the leader, at
+// once within one deadline, for operation.Cluster.Follows: only in passes where
+// autopilot calls the cluster unhealthy, which after an election lasts until
+// autopilot has heard from every standby (docs/design/autopilot-tail.md).
+func (h *healthReader) following(ctx context.Context, obs *operation.Cluster) {
+	lctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
+		for i := range set {
+			m := &set[i]
+			addr, ok := h.addrs[m.Name]
+			if !ok || !m.Responsive() {
+				continue
+			}
+			wg.Go(func() {
+				l, err := h.bao.MemberLeader(lctx, addr)
+				if err != nil {
+					ctrl.LoggerFrom(ctx).V(4).Info("Reading a member's sys/leader failed", "Pod", m.Name, "reason", err.Error())
+					return
+				}
+				m.LeaderAddress, m.AppliedIndex = l.LeaderAddress, l.RaftAppliedIndex
+				if m.Name == obs.Leader && l.IsSelf {
+					mu.Lock()
+					obs.LeaderAddress, obs.LeaderCommitted = l.LeaderAddress, l.RaftCommittedIndex
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 // members observes ordinals 0 to n-1 of one StatefulSet. The Ready members' health
@@ -123,12 +162,18 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 	}
 	hctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
 	defer cancel()
+	if h.addrs == nil {
+		h.addrs = map[string]string{}
+	}
+	for _, idx := range ready {
+		h.addrs[out[idx].Name] = fmt.Sprintf("https://%s:%d", n.MemberHost(int32(out[idx].Ordinal), h.c.Namespace), workload.APIPort)
+	}
 	var wg sync.WaitGroup
 	for _, idx := range ready {
 		wg.Add(1)
 		go func(m *operation.Member) {
 			defer wg.Done()
-			st, err := h.bao.Health(hctx, fmt.Sprintf("https://%s:%d", n.MemberHost(int32(m.Ordinal), h.c.Namespace), workload.APIPort))
+			st, err := h.bao.Health(hctx, h.addrs[m.Name])
 			if err != nil {
 				ctrl.LoggerFrom(ctx).V(4).Info("Reading member health failed", "Pod", m.Name, "reason", err.Error())
 				return

@@ -1,12 +1,15 @@
 package adminops
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao/openbaofake"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
@@ -43,4 +46,31 @@ func TestApplyAutopilotMovesStableSinceOntoOurClock(t *testing.T) {
 			g.Expect(now.Sub(m.StableSince) >= operation.NonVoterPromoteAfter).To(Equal(tc.stableFor >= operation.NonVoterPromoteAfter), tc.reason)
 		})
 	}
+}
+
+func TestFollowingReadsEveryResponsiveMembersLeader(t *testing.T) {
+	g := NewWithT(t)
+	addr := func(i int) string { return fmt.Sprintf("https://bao-%d.bao-internal.ns.svc:8200", i) }
+	bao := &openbaofake.Fake{}
+	bao.SetMemberLeader(addr(0), openbao.Leader{LeaderAddress: addr(1), RaftAppliedIndex: 98, RaftCommittedIndex: 98})
+	bao.SetMemberLeader(addr(1), openbao.Leader{IsSelf: true, LeaderAddress: addr(1), RaftAppliedIndex: 100, RaftCommittedIndex: 100})
+	// bao-2 is not Ready: it is not asked.
+	bao.SetMemberLeader(addr(2), openbao.Leader{LeaderAddress: addr(1), RaftAppliedIndex: 100})
+	up := func(name string, ordinal int) operation.Member {
+		return operation.Member{Name: name, Ordinal: ordinal, PodExists: true, PodReady: true, Initialized: true, Version: "2.4.1", InRaft: true, Voter: true}
+	}
+	obs := &operation.Cluster{Leader: "bao-1", AutopilotKnown: true, Members: []operation.Member{up("bao-0", 0), up("bao-1", 1), up("bao-2", 2)}}
+	obs.Members[2].PodReady = false
+	h := &healthReader{r: &Reconciler{}, bao: bao, addrs: map[string]string{"bao-0": addr(0), "bao-1": addr(1), "bao-2": addr(2)}}
+	h.following(context.Background(), obs)
+
+	g.Expect(obs.LeaderAddress).To(Equal(addr(1)), "the leader names itself")
+	g.Expect(obs.LeaderCommitted).To(BeEquivalentTo(100))
+	g.Expect(obs.Members[0].LeaderAddress).To(Equal(addr(1)))
+	g.Expect(obs.Members[0].AppliedIndex).To(BeEquivalentTo(98))
+	g.Expect(obs.Members[2].LeaderAddress).To(BeEmpty(), "a member whose pod is not Ready is not read")
+	g.Expect(obs.Follows(&obs.Members[0], 10)).To(BeTrue())
+	g.Expect(obs.Follows(&obs.Members[0], 1)).To(BeFalse(), "2 entries behind, 1 allowed")
+	g.Expect(obs.Follows(&obs.Members[2], 10)).To(BeFalse())
+	g.Expect(bao.Calls(openbaofake.MethodMemberLeader)).To(Equal(2))
 }

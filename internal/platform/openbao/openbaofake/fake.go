@@ -22,6 +22,8 @@ const (
 	MethodHealth Method = "Health"
 	// MethodLeader is openbao.Reader.Leader.
 	MethodLeader Method = "Leader"
+	// MethodMemberLeader is openbao.Reader.MemberLeader.
+	MethodMemberLeader Method = "MemberLeader"
 	// MethodRaftConfiguration is openbao.Reader.RaftConfiguration.
 	MethodRaftConfiguration Method = "RaftConfiguration"
 	// MethodAutopilotState is openbao.Reader.AutopilotState.
@@ -41,6 +43,7 @@ type Fake struct {
 	health        map[string]openbao.Health
 	defaultHealth *openbao.Health
 	leader        *openbao.Leader
+	memberLeader  map[string]openbao.Leader
 	raftConfig    *openbao.RaftConfiguration
 	autopilot     *openbao.AutopilotState
 
@@ -181,6 +184,31 @@ func (f *Fake) Leader(ctx context.Context) (*openbao.Leader, error) {
 		return nil, fmt.Errorf("openbaofake: no Leader set")
 	}
 	l := *f.leader
+	return &l, nil
+}
+
+// SetMemberLeader sets the MemberLeader answer for the member at addr.
+func (f *Fake) SetMemberLeader(addr string, l openbao.Leader) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.memberLeader == nil {
+		f.memberLeader = map[string]openbao.Leader{}
+	}
+	f.memberLeader[addr] = l
+}
+
+// MemberLeader implements openbao.Reader. A member with no answer set fails, as a
+// member that does not answer would.
+func (f *Fake) MemberLeader(ctx context.Context, addr string) (*openbao.Leader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin(ctx, MethodMemberLeader); err != nil {
+		return nil, err
+	}
+	l, ok := f.memberLeader[addr]
+	if !ok {
+		return nil, fmt.Errorf("openbaofake: no MemberLeader set for %s", addr)
+	}
 	return &l, nil
 }
 

@@ -1,0 +1,92 @@
+package upgrade
+
+import (
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+)
+
+const (
+	gateImage   = "openbao:2.4.1"
+	leaderAddr  = "https://bao-1.bao-internal.ns.svc:8200"
+	leaderIndex = 900
+)
+
+// afterFinalElection is a 3-member cluster right after its last member, bao-2 (the
+// old leader), came back on the target and bao-1 took over: every pod Ready on the
+// target and every member a voter, and autopilot on bao-1 still calls the followers
+// unhealthy with term 0 and index 0, as it does until their next Echo
+// (docs/design/autopilot-tail.md). Each member's own sys/leader names bao-1,
+// caught up.
+func afterFinalElection() *operation.Cluster {
+	c := &operation.Cluster{Leader: "bao-1", AutopilotKnown: true, AutopilotHealthy: false, LeaderIndex: leaderIndex,
+		LeaderAddress: leaderAddr, LeaderCommitted: leaderIndex}
+	for i := range 3 {
+		m := operation.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true, Image: gateImage,
+			Initialized: true, Version: "2.4.1", InRaft: true, Voter: true,
+			LeaderAddress: leaderAddr, AppliedIndex: leaderIndex - 2}
+		if m.Name == "bao-1" {
+			m.Healthy, m.LastIndex = true, leaderIndex
+		}
+		c.Members = append(c.Members, m)
+	}
+	return c
+}
+
+func TestMemberGatesAcceptAMembersOwnReadWhereAutopilotLags(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		change       func(c *operation.Cluster)
+		// want is the first gate that fails for bao-2; "" when every gate holds.
+		want string
+	}{
+		{name: "every member follows the leader, caught up", reason: "what autopilot will say after the standbys' next Echo, each member shows by itself now",
+			change: func(*operation.Cluster) {}},
+		{name: "autopilot caught up", reason: "autopilot's verdict needs no member read",
+			change: func(c *operation.Cluster) {
+				c.AutopilotHealthy, c.LeaderAddress, c.LeaderCommitted = true, "", 0
+				for i := range c.Members {
+					c.Members[i].Healthy, c.Members[i].LastIndex, c.Members[i].LeaderAddress = true, leaderIndex, ""
+				}
+			}},
+		{name: "bao-2 still follows the old leader", reason: "a standby that names another active node has not applied the new leader's entry",
+			change: func(c *operation.Cluster) { c.Members[2].LeaderAddress = "https://bao-2.bao-internal.ns.svc:8200" },
+			want:   "MemberHealthy"},
+		{name: "bao-2 did not answer", reason: "no read, no proof",
+			change: func(c *operation.Cluster) { c.Members[2].LeaderAddress, c.Members[2].AppliedIndex = "", 0 },
+			want:   "MemberHealthy"},
+		{name: "bao-2 is behind", reason: "following the leader is not enough: its applied index must be within maxLagEntries",
+			change: func(c *operation.Cluster) { c.Members[2].AppliedIndex = leaderIndex - 200 },
+			want:   "MemberHealthy"},
+		{name: "bao-2 is sealed", reason: "a member that does not run proves nothing",
+			change: func(c *operation.Cluster) { c.Members[2].Sealed = true }, want: "Unsealed"},
+		{name: "bao-0 follows the old leader", reason: "the cluster verdict needs every voter healthy or following",
+			change: func(c *operation.Cluster) { c.Members[0].LeaderAddress = "https://bao-2.bao-internal.ns.svc:8200" },
+			want:   "ClusterHealthy"},
+		{name: "a voter with no pod", reason: "a Raft server without a member can only be judged by autopilot",
+			change: func(c *operation.Cluster) {
+				c.Extra = []operation.Member{{Name: "bao-3", Ordinal: -1, InRaft: true, Voter: true}}
+			},
+			want: "ClusterHealthy"},
+		{name: "the leader's own read is missing", reason: "without the leader's address and committed index nothing can be compared",
+			change: func(c *operation.Cluster) { c.LeaderAddress, c.LeaderCommitted = "", 0 },
+			want:   "MemberHealthy"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := afterFinalElection()
+			tc.change(c)
+			got := FirstFailing(MemberGates(c, "bao-2", gateImage, "2.4.1", 100))
+			if tc.want == "" {
+				g.Expect(got).To(BeNil(), tc.reason)
+				return
+			}
+			g.Expect(got).NotTo(BeNil(), tc.reason)
+			g.Expect(got.Name).To(Equal(tc.want), tc.reason)
+		})
+	}
+}
