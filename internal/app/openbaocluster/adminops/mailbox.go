@@ -3,6 +3,7 @@ package adminops
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,13 +114,17 @@ func (r *Reconciler) askExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v
 }
 
 // tendExecutors keeps a serving executor for every operation with a request that
-// has no answer yet; none while break-glass is active, when nothing may act on the
-// cluster.
+// has no answer yet, and for the operation prestartFor names; none while break-glass
+// is active, when nothing may act on the cluster.
 func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
 	if v == nil || (c.Status.BreakGlass != nil && c.Status.BreakGlass.Active) {
 		return nil
 	}
-	for _, op := range v.mailbox.Operations() {
+	ops := v.mailbox.Operations()
+	if op := prestartFor(c); op != "" && !slices.Contains(ops, op) {
+		ops = append(ops, op)
+	}
+	for _, op := range ops {
 		if err := r.tendExecutor(ctx, c, v, op, r.executorImage(c)); err != nil {
 			return err
 		}
@@ -153,6 +158,25 @@ func (r *Reconciler) tendExecutor(ctx context.Context, c *baov1.OpenBaoCluster, 
 	cur.deleting = true
 	v.serving[op] = cur
 	return nil
+}
+
+// prestartFor names the operation whose serving executor is started before its first
+// membership step: a blue-green upgrade that deploys, syncs or validates green and
+// promotes on its own. Its promotions follow within seconds to minutes, and the
+// executor's start (about 5 s on the rig: a pod, a process, a login) then overlaps
+// green's start instead of delaying the first promotion. Not for an upgrade that waits
+// for a person to promote: an executor with nothing to do exits after ServeIdleExit,
+// and would be started again and again. "" when none.
+func prestartFor(c *baov1.OpenBaoCluster) string {
+	up, bg := c.Status.Upgrade, c.Status.BlueGreen
+	if up == nil || up.ID == "" || bg == nil || !c.Spec.Upgrade.BlueGreen.AutoPromote {
+		return ""
+	}
+	switch bg.Phase {
+	case baov1.BlueGreenDeployGreen, baov1.BlueGreenSync, baov1.BlueGreenValidate:
+		return up.ID
+	}
+	return ""
 }
 
 // tend is what an operation with a pending request needs done to its executor.

@@ -3,6 +3,7 @@ package adminops
 import (
 	"testing"
 
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
@@ -23,6 +24,41 @@ func TestTendDecision(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tendDecision(tc.cur, tc.exists); got != tc.want {
 				t.Errorf("tendDecision = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPrestartFor(t *testing.T) {
+	cluster := func(auto bool, phase baov1.BlueGreenPhase, id string) *baov1.OpenBaoCluster {
+		c := &baov1.OpenBaoCluster{}
+		c.Spec.Upgrade.BlueGreen.AutoPromote = auto
+		if id != "" {
+			c.Status.Upgrade = &baov1.UpgradeStatus{ID: id}
+		}
+		if phase != "" {
+			c.Status.BlueGreen = &baov1.BlueGreenStatus{Phase: phase}
+		}
+		return c
+	}
+	tests := []struct {
+		name string
+		c    *baov1.OpenBaoCluster
+		want string
+	}{
+		{"green deploys and promotes on its own: start the executor now", cluster(true, baov1.BlueGreenDeployGreen, "u1"), "u1"},
+		{"green syncs", cluster(true, baov1.BlueGreenSync, "u1"), "u1"},
+		{"green is validated", cluster(true, baov1.BlueGreenValidate, "u1"), "u1"},
+		{"a person promotes: nothing to start until they do", cluster(false, baov1.BlueGreenDeployGreen, "u1"), ""},
+		{"promotions run: the requests keep it", cluster(true, baov1.BlueGreenPromoteGreen, "u1"), ""},
+		{"waiting for a person", cluster(true, baov1.BlueGreenAwaitPromotion, "u1"), ""},
+		{"a rolling upgrade", cluster(true, "", "u1"), ""},
+		{"no upgrade", cluster(true, baov1.BlueGreenDeployGreen, ""), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := prestartFor(tc.c); got != tc.want {
+				t.Errorf("prestartFor = %q, want %q", got, tc.want)
 			}
 		})
 	}
