@@ -334,7 +334,7 @@ func undoWrongTarget(ctx context.Context, tc *testCluster) {
 	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.7" })
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
-		g.Expect(c.Status.Upgrade).NotTo(BeNil())
+		g.Expect(c.Status.Upgrade).NotTo(BeNil(), "no upgrade planned; status says: %s; conditions: %+v", c.Status.Message, c.Status.Conditions)
 		g.Expect(c.Status.Message).To(ContainSubstring("the pod says: ErrImagePull"))
 	}, 2*time.Minute, pollEvery).Should(Succeed())
 	By("setting spec.version back to 2.4.0: the member on 2.4.7 never started, so going back is safe")
