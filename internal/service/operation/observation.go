@@ -354,10 +354,16 @@ func (c *Cluster) StaleNeverStarted(image string) []Member {
 // (docs/design/autopilot-tail.md). Follows is used by the gates that end a member's
 // step, never by the quorum budget that allows the next disruption.
 func (c *Cluster) Follows(m *Member, maxLag uint64) bool {
+	return c.FollowsLeader(m) && m.AppliedIndex+maxLag >= c.LeaderCommitted
+}
+
+// FollowsLeader is Follows without the lag: the member runs, votes and follows the
+// leader autopilot names, by its own read in this pass.
+func (c *Cluster) FollowsLeader(m *Member) bool {
 	if m == nil || c.LeaderAddress == "" || c.LeaderCommitted == 0 || !m.Responsive() || !m.InRaft || !m.Voter {
 		return false
 	}
-	return m.LeaderAddress == c.LeaderAddress && m.AppliedIndex+maxLag >= c.LeaderCommitted
+	return m.LeaderAddress == c.LeaderAddress
 }
 
 // HealthyOrFollows is autopilot's verdict on a member, or Follows where autopilot

@@ -230,7 +230,12 @@ func StepActionFor(c *operation.Cluster, pod, targetImage, targetVersion string,
 }
 
 // othersUpgraded reports whether every member but pod runs the target: a Ready pod
-// on the target image that reports the target version, a healthy voter.
+// on the target image that reports the target version, a healthy voter (by autopilot,
+// or by its own read where autopilot lags: a member whose gates passed on that read,
+// operation.Cluster.Follows, must not turn the leader's hand-off into a step-down,
+// which can hand leadership to a member a rollout has not replaced yet). It says
+// which hand-off fits; the leader's deletion still waits for the quorum budget, which
+// is autopilot's.
 func othersUpgraded(c *operation.Cluster, pod, targetImage, targetVersion string) bool {
 	for i := range c.Members {
 		m := &c.Members[i]
@@ -238,7 +243,7 @@ func othersUpgraded(c *operation.Cluster, pod, targetImage, targetVersion string
 			continue
 		}
 		if !c.OnTarget(m, targetImage) || !m.PodReady ||
-			!upgrade.SameVersion(m.Version, targetVersion) || !m.Voter || !m.Healthy {
+			!upgrade.SameVersion(m.Version, targetVersion) || !m.Voter || !(m.Healthy || c.FollowsLeader(m)) {
 			return false
 		}
 	}

@@ -398,6 +398,16 @@ func TestStepActionForTheShutdownHandoff(t *testing.T) {
 			mutate: func(c *operation.Cluster) { c.Members[2].Image, c.Members[2].Version = oldImage, "2.4.0" }, want: StepTransferLeadership},
 		{name: "an upgraded member not a voter yet", reason: "it could not take over: step down instead of waiting on a guess",
 			mutate: func(c *operation.Cluster) { c.Members[2].Voter = false }, want: StepTransferLeadership},
+		{name: "an upgraded member autopilot does not call healthy yet, that follows the leader by its own read",
+			reason: "its gates passed on that read (Cluster.Follows); choosing a step-down here handed leadership to a member a rollout had not replaced yet, three elections on the rig",
+			mutate: func(c *operation.Cluster) {
+				c.Members[2].Healthy = false
+				c.LeaderAddress, c.LeaderCommitted = "https://bao-0:8200", 500
+				c.Members[2].LeaderAddress, c.Members[2].AppliedIndex = "https://bao-0:8200", 500
+			},
+			want: StepShutdownLeader},
+		{name: "an upgraded member autopilot does not call healthy, with no read of its own", reason: "nothing says it could take over: step down",
+			mutate: func(c *operation.Cluster) { c.Members[2].Healthy = false }, want: StepTransferLeadership},
 		{name: "the leader already on the target", reason: "nothing to replace",
 			mutate: func(c *operation.Cluster) { c.Members[0].Image = newImage }, want: StepReplaceMember},
 	}
