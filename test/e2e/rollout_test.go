@@ -330,14 +330,17 @@ var _ = Describe("Rollouts of pod-template changes on a 3-member cluster", Order
 func undoWrongTarget(ctx context.Context, tc *testCluster) {
 	GinkgoHelper()
 	obs := tc.observe(ctx)
-	By("asking for 2.4.7, which no image provides on the rig")
-	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.7" })
+	// Not a version of the benchmarks' chain (make bench-bins relinks 2.4.2 to 2.4.9
+	// into bin/, and the rig serves an image for every OpenBao binary there: with
+	// 2.4.7 this spec upgraded the cluster on a machine that had run the benchmark).
+	By("asking for 2.4.99, which no image provides on the rig")
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.99" })
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
 		g.Expect(c.Status.Upgrade).NotTo(BeNil(), "no upgrade planned; status says: %s; conditions: %+v", c.Status.Message, c.Status.Conditions)
 		g.Expect(c.Status.Message).To(ContainSubstring("the pod says: ErrImagePull"))
 	}, 2*time.Minute, pollEvery).Should(Succeed())
-	By("setting spec.version back to 2.4.0: the member on 2.4.7 never started, so going back is safe")
+	By("setting spec.version back to 2.4.0: the member on 2.4.99 never started, so going back is safe")
 	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.0" })
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
