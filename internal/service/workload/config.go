@@ -189,20 +189,13 @@ func TemplateAnnotations(c *baov1.OpenBaoCluster) (map[string]string, error) {
 // promote and demote only edit autopilot's non-voter list, and the voter flag
 // follows on autopilot's next reconcile: with the default, every promotion and
 // demotion of a blue-green upgrade or a scaling waited up to 10 s (9-10 s measured
-// for a demotion). It may not be shorter than AutopilotUpdateInterval. OpenBao's
-// promoter only demotes servers on the non-voter list and only promotes non-voters
-// stable for server_stabilization_time, so reconciling more often changes when
-// those happen, never what happens; each round is a read of the Raft configuration
-// and autopilot's state on the leader.
-const AutopilotReconcileInterval = time.Second
-
-// AutopilotUpdateInterval is how often autopilot on the leader recomputes the state
-// that sys/storage/raft/autopilot/state returns (autopilot_update_interval;
-// OpenBao's default is 2 s). Every step of an operation is verified in that state,
-// so each one waited half an update on average for autopilot to show what had
-// already happened in Raft (docs/design/initialization.md). A round reads what the
-// leader holds in memory: the Raft configuration and each standby's last Echo.
-const AutopilotUpdateInterval = 500 * time.Millisecond
+// for a demotion). 2 s is the least OpenBao accepts with its default update interval
+// (2 s, autopilot_update_interval, which the reconcile interval may not undercut).
+// OpenBao's promoter only demotes servers on the non-voter list and only promotes
+// non-voters stable for server_stabilization_time, so reconciling more often
+// changes when those happen, never what happens; each round is a read of the Raft
+// configuration and autopilot's state on the leader.
+const AutopilotReconcileInterval = 2 * time.Second
 
 // RenderConfigFor renders config.hcl with the given options.
 func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error) {
@@ -223,7 +216,6 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 	fmt.Fprintf(&b, "  path                   = \"%s\"\n", dataMountPath)
 	fmt.Fprintf(&b, "  performance_multiplier = %d\n", c.GetPerformanceMultiplier())
 	fmt.Fprintf(&b, "  autopilot_reconcile_interval = %q\n", AutopilotReconcileInterval.String())
-	fmt.Fprintf(&b, "  autopilot_update_interval    = %q\n", AutopilotUpdateInterval.String())
 	for i := range c.GetReplicas() {
 		if opts.omitJoin {
 			break
