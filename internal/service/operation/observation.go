@@ -341,6 +341,14 @@ func (c *Cluster) StaleNeverStarted(image string) []Member {
 	return out
 }
 
+// AutopilotLags reports whether a pass should read each member's own sys/leader for
+// Follows: autopilot was read and names a leader, but calls the cluster unhealthy, as
+// it does after an election until it heard from every standby. A healthy cluster, or
+// one whose autopilot could not be read, costs no extra request.
+func (c *Cluster) AutopilotLags() bool {
+	return c.AutopilotKnown && !c.AutopilotHealthy && c.Leader != ""
+}
+
 // Follows reports whether a member proves, by its own sys/leader read in this pass,
 // what autopilot's healthy verdict says of it: it runs (pod Ready, unsealed), it is a
 // voter, it follows the active node that autopilot names leader, and its applied index

@@ -159,3 +159,25 @@ func TestClockOffset(t *testing.T) {
 		})
 	}
 }
+
+func TestAutopilotLags(t *testing.T) {
+	cases := []struct {
+		name           string
+		known, healthy bool
+		leader         string
+		want           bool
+	}{
+		{"after an election: autopilot read, a leader, not yet healthy", true, false, "bao-1", true},
+		{"healthy: nothing more to read", true, true, "bao-1", false},
+		{"autopilot not read or not trusted", false, false, "bao-1", false},
+		{"no leader named: no leader to compare with", true, false, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{AutopilotKnown: tc.known, AutopilotHealthy: tc.healthy, Leader: tc.leader}
+			if got := c.AutopilotLags(); got != tc.want {
+				t.Errorf("AutopilotLags() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -62,7 +62,7 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*ope
 	}
 	if h.bao != nil {
 		r.observeAutopilot(ctx, h.bao, obs)
-		if obs.AutopilotKnown && !obs.AutopilotHealthy && obs.Leader != "" {
+		if obs.AutopilotLags() {
 			h.following(ctx, obs)
 		}
 	}

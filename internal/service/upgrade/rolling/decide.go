@@ -524,7 +524,7 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		return false, fmt.Sprintf("voters not healthy: %s", c.Names(unhealthy))
 	}
 	if len(down) > 0 {
-		return false, fmt.Sprintf("voters autopilot still calls healthy are not Ready or did not answer as unsealed: %s", c.Names(down))
+		return false, fmt.Sprintf("voters autopilot still calls healthy are not Ready or did not answer as unsealed: %s (the next member goes once they are Ready and answer again; if one stays down, see its pod's events and logs)", c.Names(down))
 	}
 	if skewed := c.ClockSkewed(); len(skewed) > 0 {
 		return false, "members' clocks are off: " + c.Names(skewed)
