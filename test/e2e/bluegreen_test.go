@@ -146,7 +146,9 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 		tc.waitUpgraded(ctx, "2.5.0", blueGreenTimeout)
 		tc.setMembers(green...)
 		obs.endWindow()
-		res := obs.finish(ctx)
+		res := obs.finish(ctx).allowFloorShare(0.35, "5 blue and 5 green members: for most of the window every write "+
+			"replicates to 10 members and commits on a majority of up to 10 voters, on 2 cores shared with another spec; "+
+			"two full runs held 49.6 and 50.2 % of the rate before the change, one 63.8 %")
 		res.report("blue-green 5 members, autoPromote, operator killed 3 times", "kills in "+strings.Join(kills, ", "))
 		res.recordWindow(scenarioBlueGreen, tc.ns)
 		tc.expectBlueGreenDone(ctx, res, before, green, "2.5.0")

@@ -24,7 +24,8 @@ const (
 	// run). A spec that injects a fault states its own bound and why (allowGap).
 	defaultGapBound = 4 * time.Second
 	// floorShare is the share of the writer's rate before the change that the
-	// change window must hold, outside the gaps its elections explain.
+	// change window must hold, outside the gaps its elections explain, unless the
+	// spec states its own share and why (allowFloorShare).
 	floorShare = 0.5
 	// baselineSpan is how long the writer runs before a change starts; its rate then
 	// is the rate the window is held to.
@@ -102,10 +103,10 @@ func longestGapSpan(acks []ack, start, end time.Time) (from, to time.Time) {
 	return from, to
 }
 
-// livenessFloor is the fewest acknowledged writes a window must hold: floorShare of
-// the rate before it, over the window less the elections longest gaps (each
-// election explains one gap), never fewer than windowFloorMin.
-func livenessFloor(acks []ack, start, end time.Time, elections int) (floor int, rate float64, excused time.Duration) {
+// livenessFloor is the fewest acknowledged writes a window must hold: share of the
+// rate before it, over the window less the elections longest gaps (each election
+// explains one gap), never fewer than windowFloorMin.
+func livenessFloor(acks []ack, start, end time.Time, elections int, share float64) (floor int, rate float64, excused time.Duration) {
 	rate = baselineRate(acks, start)
 	gaps := windowGaps(acks, start, end)
 	for i := 0; i < elections && i < len(gaps); i++ {
@@ -115,7 +116,7 @@ func livenessFloor(acks []ack, start, end time.Time, elections int) (floor int, 
 	if busy < 0 {
 		busy = 0
 	}
-	return max(windowFloorMin, int(floorShare*rate*busy.Seconds())), rate, excused
+	return max(windowFloorMin, int(share*rate*busy.Seconds())), rate, excused
 }
 
 // pollFailure is one failed sys/leader read.
@@ -188,6 +189,9 @@ type observation struct {
 	elections int
 	// gapBound is the longest gap the spec allows (defaultGapBound unless it said).
 	gapBound time.Duration
+	// floorShare is the share of the rate before the change that the window must
+	// hold (the floorShare constant unless the spec said).
+	floorShare float64
 	// firstTermSeen is when the term before the change was first seen; zero: never.
 	firstTermSeen time.Time
 	failures      []pollFailure
@@ -208,10 +212,10 @@ func strictProblems(o observation) []string {
 		out = append(out, fmt.Sprintf("the longest time without an acknowledged write was %s, more than the %s the spec allows", gaps[0].Round(time.Millisecond), o.gapBound))
 	}
 	in, _ := windowStats(o.acks, o.start, o.end)
-	floor, rate, excused := livenessFloor(o.acks, o.start, o.end, o.elections)
+	floor, rate, excused := livenessFloor(o.acks, o.start, o.end, o.elections, o.floorShare)
 	if in < floor {
 		out = append(out, fmt.Sprintf("the writer was starved: %d writes acknowledged in a window of %s, at least %d expected (%.0f%% of the %.1f/s before the change, outside %s of election gaps)",
-			in, o.end.Sub(o.start).Round(100*time.Millisecond), floor, floorShare*100, rate, excused.Round(time.Millisecond)))
+			in, o.end.Sub(o.start).Round(100*time.Millisecond), floor, o.floorShare*100, rate, excused.Round(time.Millisecond)))
 	}
 	_, over := unexplainedPollFailures(o.failures, o.polls, o.down)
 	out = append(out, over...)

@@ -126,6 +126,23 @@ func threeGaps(acks []ack) []ack {
 	return out
 }
 
+// atShare keeps every write before start and an evenly spread share of those after.
+func atShare(acks []ack, start time.Time, share float64) []ack {
+	var out []ack
+	n := 0
+	for _, a := range acks {
+		if a.at.Before(start) {
+			out = append(out, a)
+			continue
+		}
+		if int(float64(n+1)*share) > int(float64(n)*share) {
+			out = append(out, a)
+		}
+		n++
+	}
+	return out
+}
+
 // TestObserverStrictChecks breaks each strict check once on a record that otherwise
 // passes, and shows that it fails, naming what broke.
 func TestObserverStrictChecks(t *testing.T) {
@@ -143,7 +160,7 @@ func TestObserverStrictChecks(t *testing.T) {
 		return out
 	}
 	good := func() observation {
-		return observation{acks: steady(4000, 5200), start: ms(0), end: ms(10000), elections: 1, gapBound: defaultGapBound,
+		return observation{acks: steady(4000, 5200), start: ms(0), end: ms(10000), elections: 1, gapBound: defaultGapBound, floorShare: floorShare,
 			firstTermSeen: ms(-1500), polls: map[string]int{"bao-0": 120, "bao-1": 120, "bao-2": 120},
 			failures: []pollFailure{{member: "bao-2", at: ms(3000), err: "connection refused"}},
 			down:     map[string][][2]time.Time{"bao-2": {{ms(2500), ms(4000)}}}}
@@ -172,6 +189,12 @@ func TestObserverStrictChecks(t *testing.T) {
 				}
 				o.acks = thin
 			}, want: "the writer was starved"},
+		{name: "a writer at 40 % of its rate, with no long gap",
+			break_: func(o *observation) { o.acks = atShare(o.acks, o.start, 0.4) }, want: "the writer was starved"},
+		{name: "the same writer, where the spec holds its window to 35 % (allowFloorShare)",
+			break_: func(o *observation) { o.acks, o.floorShare = atShare(o.acks, o.start, 0.4), 0.35 }},
+		{name: "a writer at 30 %, where the spec holds its window to 35 %",
+			break_: func(o *observation) { o.acks, o.floorShare = atShare(o.acks, o.start, 0.3), 0.35 }, want: "expected (35% of the 24.5/s before the change"},
 		{name: "gaps within the bound that no election explains starve the window",
 			break_: func(o *observation) { o.acks, o.elections = threeGaps(steady(0, 0)), 0 }, want: "the writer was starved"},
 		{name: "the same gaps, each explained by an election counted (and checked by expectElections)",

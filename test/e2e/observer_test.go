@@ -56,7 +56,8 @@ import (
 //     spec states a bound and why (allowGap);
 //   - at least half the writer's rate before the change, over the window less the
 //     gaps its counted elections explain (each election explains one gap; the count
-//     itself is checked by expectElections);
+//     itself is checked by expectElections), unless the spec states a share and why
+//     (allowFloorShare);
 //   - failed sys/leader reads only while that member restarts (from its pod's
 //     deletion to its new pod Ready plus 5 s), at most 5 (or 1 % of its reads)
 //     outside;
@@ -619,6 +620,8 @@ type upgradeResult struct {
 	longest  time.Duration
 	gapSpan  [2]time.Time
 	gapBound time.Duration
+	// floorShare is the share of rate that floor is (floorShare unless the spec said).
+	floorShare float64
 	// pollFailures counts the failed sys/leader reads; obs is the record the strict
 	// checks judge (strictProblems).
 	pollFailures int
@@ -675,7 +678,7 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 	acks := slices.Clone(o.w.acks)
 	o.w.mu.Unlock()
 
-	r := upgradeResult{window: end.Sub(start), acked: len(acks), failed: o.w.failed.Load(), sampled: map[string]int{}, gapBound: defaultGapBound}
+	r := upgradeResult{window: end.Sub(start), acked: len(acks), failed: o.w.failed.Load(), sampled: map[string]int{}, gapBound: defaultGapBound, floorShare: floorShare}
 	r.inWindow, r.longest = windowStats(acks, start, end)
 	r.gapSpan[0], r.gapSpan[1] = longestGapSpan(acks, start, end)
 	o.readBack(ctx, acks, &r)
@@ -689,14 +692,14 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 	}
 	r.polls, r.uids = maps.Clone(o.polls), o.uids
 	r.deletedAt, r.readyAt, r.watchErr = maps.Clone(o.deletedAt), maps.Clone(o.readyAt), o.watchErr
-	r.floor, r.rate, _ = livenessFloor(acks, start, end, r.elections)
+	r.floor, r.rate, _ = livenessFloor(acks, start, end, r.elections, r.floorShare)
 	r.pollFailures = len(o.failures)
 	r.raftViews, r.raftErrors = slices.Clone(o.raftViews), o.raftErrors
 	down := map[string][][2]time.Time{}
 	for m, uids := range o.uids {
 		down[m] = downIntervals(uids, o.deletedAt, o.readyAt, o.observedFrom)
 	}
-	r.obs = observation{acks: acks, start: start, end: end, elections: r.elections, gapBound: r.gapBound,
+	r.obs = observation{acks: acks, start: start, end: end, elections: r.elections, gapBound: r.gapBound, floorShare: r.floorShare,
 		failures: slices.Clone(o.failures), polls: maps.Clone(o.polls), down: down}
 	if len(r.terms) > 0 {
 		r.obs.firstTermSeen = r.terms[0].firstSeen
@@ -712,6 +715,15 @@ func (r upgradeResult) allowDown(member string, from, to time.Time, why string) 
 	down := maps.Clone(r.obs.down)
 	down[member] = append(slices.Clone(down[member]), [2]time.Time{from, to})
 	r.obs.down = down
+	return r
+}
+
+// allowFloorShare lowers the share of the writer's rate before the change that the
+// window must hold, for a spec whose change itself slows every write; why says how.
+func (r upgradeResult) allowFloorShare(share float64, why string) upgradeResult {
+	GinkgoWriter.Printf("this spec holds its window to %.0f%% of the rate before it: %s\n", share*100, why)
+	r.floorShare, r.obs.floorShare = share, share
+	r.floor, r.rate, _ = livenessFloor(r.obs.acks, r.obs.start, r.obs.end, r.elections, share)
 	return r
 }
 
@@ -853,11 +865,11 @@ func (r upgradeResult) report(title string, extra ...string) {
 	for _, m := range slices.Sorted(maps.Keys(r.sampled)) {
 		sampled = append(sampled, fmt.Sprintf("%s %d", m, r.sampled[m]))
 	}
-	s := fmt.Sprintf("window %s, acked in window %d (floor %d at half of %.1f/s before it, outside election gaps; %d in all), longest gap in window %s (%s to %s, bound %s), failed attempts %d, "+
+	s := fmt.Sprintf("window %s, acked in window %d (floor %d at %.0f%% of %.1f/s before it, outside election gaps; %d in all), longest gap in window %s (%s to %s, bound %s), failed attempts %d, "+
 		"lost %d and unreadable %d of %d read back through %s, sample through each member (%s) bad %d, "+
 		"elections %d (terms: %s), leaders %v on %v, sys/leader answers per member %v, failed sys/leader reads %d, replacements %v, "+
 		"Raft membership %s (failed reads %d)",
-		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapSpan[0].Format(clock), r.gapSpan[1].Format(clock), r.gapBound, r.failed,
+		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.floorShare*100, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapSpan[0].Format(clock), r.gapSpan[1].Format(clock), r.gapBound, r.failed,
 		r.lost, r.unreadable, r.acked, r.readVia, strings.Join(sampled, ", "), r.sampleBad,
 		r.elections, r.termsString(), r.leaders, r.versions, r.polls, r.pollFailures, replaced, r.membershipString(), r.raftErrors)
 	if len(extra) > 0 {
