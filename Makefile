@@ -178,16 +178,12 @@ bench-scale: envtest-bins rig-bins bench-bins s3-bins rig-build image-host ## Id
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
 # What the demo runs, and nothing else: the control plane and kubectl, OpenBao 2.4.0
-# and the 2.4.1 it upgrades to, the S3 server, the rig and the operator's image. On a
-# fresh machine nearly all of a first `make demo` is these builds; the four that share
-# no compiled package (kubernetes then the rig, OpenBao, SeaweedFS, the image) run at
-# the same time (DEMO_JOBS), so that one's module downloads and single-threaded links
-# overlap the others' compiles (docs/benchmarks.md, "First start").
-DEMO_JOBS ?= 4
+# and the 2.4.1 it upgrades to, the S3 server, the rig and the operator's image (not
+# the e2e binary, kubectl-bao, helm or the other OpenBao copies). One build at a
+# time: four at once on 2 cores had finished none of them after 29 minutes on a
+# fresh machine (docs/benchmarks.md, "First start").
 .PHONY: demo-bins
-demo-bins: ## Build what make demo needs, the independent builds at the same time.
-	@echo "== building what the demo needs ($(DEMO_JOBS) builds at a time; a fresh machine takes several minutes, a line every 30 s says what is still building) =="
-	$(MAKE) --no-print-directory -j$(DEMO_JOBS) rig-cmd demo-openbao-bins s3-bins image-host
+demo-bins: rig-cmd demo-openbao-bins s3-bins image-host ## Build what make demo needs.
 
 .PHONY: demo-openbao-bins
 demo-openbao-bins:
