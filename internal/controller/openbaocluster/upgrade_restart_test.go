@@ -92,6 +92,25 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		Entry("bao-2, upgraded, fails right before the leader's shutdown", baov1.LeaderHandoffShutdown,
 			func(ref *upgradeWorld) int { d := ref.deletions(); return d[len(d)-1].pass - 2 }, int32(2)),
 	)
+
+	// The operation's serving executor may end while a request of its operation waits
+	// (out of restarts, or idle just as the request lands): the next pass deletes it
+	// and the one after starts it again, and the request is answered by the new one.
+	It("starts the operation's executor again when it ended before answering: deleted, created again, and the upgrade completes", func() {
+		w := runUpgrade(ctx, k, upgradeRun{ns: "serve-exit", replicas: 3, leader: 1, crashAt: -1, handoff: baov1.LeaderHandoffStepDown, exitServe: true})
+		expectSafeUpgrade(ctx, w, 1, []int32{2, 0, 1})
+		Expect(w.serveExited).To(BeTrue(), "the run ended a serving executor")
+		var kinds []string
+		for _, e := range w.serveLog {
+			kinds = append(kinds, e[strings.Index(e, ": ")+2:strings.LastIndex(e, " ")])
+		}
+		Expect(kinds).To(HaveExactElements("created", "exited", "deleted", "created"),
+			"the executor's life: created with the first request, ended, deleted by the next pass, created again: %v", w.serveLog)
+		name := w.serveLog[0][strings.LastIndex(w.serveLog[0], " ")+1:]
+		for _, e := range w.serveLog {
+			Expect(e).To(HaveSuffix(" "+name), "one operation, one executor name: %v", w.serveLog)
+		}
+	})
 })
 
 // crashAfterEveryStatusWrite runs base without a crash (the reference run), then once
@@ -155,6 +174,9 @@ type upgradeRun struct {
 	// rollout changes the pod template (a restart token, as the workload loop sets
 	// it) instead of spec.version: the members restart on the image they run.
 	rollout bool
+	// exitServe ends the operation's serving executor (failed, out of restarts) right
+	// after the pass that first asked it for a step, before it answered.
+	exitServe bool
 }
 
 // memberFailure fails a member after a pass, for a number of passes.
@@ -221,6 +243,13 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 		}
 		if f := run.fail; f != nil {
 			w.failed[w.names[f.member]] = w.pass >= f.after && w.pass < f.after+f.passes
+		}
+		if run.exitServe && !w.serveExited {
+			if name, running := w.servingExecutor(ctx); running {
+				finishStep(ctx, k, c, name, w.clock.Now(), "the executor exited: out of restarts")
+				w.serveExited = true
+				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: exited %s", w.pass, name))
+			}
 		}
 		w.step(ctx)
 	}

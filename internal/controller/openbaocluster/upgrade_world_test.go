@@ -127,6 +127,10 @@ type upgradeWorld struct {
 	leaders  []leaderChange
 	maxDown  int
 	downNote string
+	// serveLog records, by pass, each serving executor Job the reconciler created or
+	// deleted, and the one the run ended (serveExited).
+	serveLog    []string
+	serveExited bool
 }
 
 func newUpgradeWorld(k client.Client, c *baov1.OpenBaoCluster, leader int32, targetVersion string) *upgradeWorld {
@@ -181,10 +185,16 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			if pod, ok := obj.(*corev1.Pod); ok && err == nil {
 				w.podDeleted(pod)
 			}
+			if _, ok := obj.(*batchv1.Job); ok && err == nil && strings.HasPrefix(obj.GetName(), w.cluster.Name+"-executor-") {
+				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: deleted %s", w.pass, obj.GetName()))
+			}
 			return err
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
+			if isServingExecutor(obj) && err == nil {
+				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: created %s", w.pass, obj.GetName()))
+			}
 			if job, ok := obj.(*batchv1.Job); ok && !isServingExecutor(obj) {
 				switch {
 				case err == nil:
@@ -334,7 +344,12 @@ func (w *upgradeWorld) setReady(ctx context.Context, pod *corev1.Pod, ready bool
 // step, then completes, and leadership moves off its member if that member leads.
 func (w *upgradeWorld) runJobs(ctx context.Context) {
 	GinkgoHelper()
+	_, serving := w.servingExecutor(ctx)
 	for _, a := range w.jobs() {
+		if !serving && !w.isJob(ctx, a.name) {
+			// A request in the mailbox waits for a serving executor to answer it.
+			continue
+		}
 		if w.jobSteps[a.name]++; w.jobSteps[a.name] != 2 {
 			continue
 		}
@@ -343,6 +358,32 @@ func (w *upgradeWorld) runJobs(ctx context.Context) {
 			w.elect()
 		}
 	}
+}
+
+// servingExecutor names the cluster's serving executor Job, and says whether it runs
+// (exists, is not being deleted, and neither completed nor failed).
+func (w *upgradeWorld) servingExecutor(ctx context.Context) (name string, running bool) {
+	GinkgoHelper()
+	jobs := &batchv1.JobList{}
+	Expect(w.k.List(ctx, jobs, client.InNamespace(w.cluster.Namespace), client.MatchingLabels{executorjob.LabelStep: executorjob.StepServe})).To(Succeed())
+	for _, j := range jobs.Items {
+		finished := slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue
+		})
+		if j.DeletionTimestamp == nil && !finished {
+			return j.Name, true
+		}
+		name = j.Name
+	}
+	return name, false
+}
+
+// isJob says whether a step runs as a Job of its own (not a request in the mailbox).
+func (w *upgradeWorld) isJob(ctx context.Context, name string) bool {
+	GinkgoHelper()
+	err := w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: name}, &batchv1.Job{})
+	Expect(client.IgnoreNotFound(err)).To(Succeed())
+	return err == nil
 }
 
 // elect moves leadership off the leader: to the first Ready member on the target
