@@ -620,8 +620,6 @@ type upgradeResult struct {
 	longest  time.Duration
 	gapSpan  [2]time.Time
 	gapBound time.Duration
-	// floorShare is the share of rate that floor is (floorShare unless the spec said).
-	floorShare float64
 	// pollFailures counts the failed sys/leader reads; obs is the record the strict
 	// checks judge (strictProblems).
 	pollFailures int
@@ -678,7 +676,7 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 	acks := slices.Clone(o.w.acks)
 	o.w.mu.Unlock()
 
-	r := upgradeResult{window: end.Sub(start), acked: len(acks), failed: o.w.failed.Load(), sampled: map[string]int{}, gapBound: defaultGapBound, floorShare: floorShare}
+	r := upgradeResult{window: end.Sub(start), acked: len(acks), failed: o.w.failed.Load(), sampled: map[string]int{}, gapBound: defaultGapBound}
 	r.inWindow, r.longest = windowStats(acks, start, end)
 	r.gapSpan[0], r.gapSpan[1] = longestGapSpan(acks, start, end)
 	o.readBack(ctx, acks, &r)
@@ -692,14 +690,14 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 	}
 	r.polls, r.uids = maps.Clone(o.polls), o.uids
 	r.deletedAt, r.readyAt, r.watchErr = maps.Clone(o.deletedAt), maps.Clone(o.readyAt), o.watchErr
-	r.floor, r.rate, _ = livenessFloor(acks, start, end, r.elections, r.floorShare)
+	r.floor, r.rate, _ = livenessFloor(acks, start, end, r.elections, floorShare)
 	r.pollFailures = len(o.failures)
 	r.raftViews, r.raftErrors = slices.Clone(o.raftViews), o.raftErrors
 	down := map[string][][2]time.Time{}
 	for m, uids := range o.uids {
 		down[m] = downIntervals(uids, o.deletedAt, o.readyAt, o.observedFrom)
 	}
-	r.obs = observation{acks: acks, start: start, end: end, elections: r.elections, gapBound: r.gapBound, floorShare: r.floorShare,
+	r.obs = observation{acks: acks, start: start, end: end, elections: r.elections, gapBound: r.gapBound, floorShare: floorShare,
 		failures: slices.Clone(o.failures), polls: maps.Clone(o.polls), down: down}
 	if len(r.terms) > 0 {
 		r.obs.firstTermSeen = r.terms[0].firstSeen
@@ -722,7 +720,7 @@ func (r upgradeResult) allowDown(member string, from, to time.Time, why string) 
 // window must hold, for a spec whose change itself slows every write; why says how.
 func (r upgradeResult) allowFloorShare(share float64, why string) upgradeResult {
 	GinkgoWriter.Printf("this spec holds its window to %.0f%% of the rate before it: %s\n", share*100, why)
-	r.floorShare, r.obs.floorShare = share, share
+	r.obs.floorShare = share
 	r.floor, r.rate, _ = livenessFloor(r.obs.acks, r.obs.start, r.obs.end, r.elections, share)
 	return r
 }
@@ -869,7 +867,7 @@ func (r upgradeResult) report(title string, extra ...string) {
 		"lost %d and unreadable %d of %d read back through %s, sample through each member (%s) bad %d, "+
 		"elections %d (terms: %s), leaders %v on %v, sys/leader answers per member %v, failed sys/leader reads %d, replacements %v, "+
 		"Raft membership %s (failed reads %d)",
-		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.floorShare*100, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapSpan[0].Format(clock), r.gapSpan[1].Format(clock), r.gapBound, r.failed,
+		r.window.Round(100*time.Millisecond), r.inWindow, r.floor, r.obs.floorShare*100, r.rate, r.acked, r.longest.Round(time.Millisecond), r.gapSpan[0].Format(clock), r.gapSpan[1].Format(clock), r.gapBound, r.failed,
 		r.lost, r.unreadable, r.acked, r.readVia, strings.Join(sampled, ", "), r.sampleBad,
 		r.elections, r.termsString(), r.leaders, r.versions, r.polls, r.pollFailures, replaced, r.membershipString(), r.raftErrors)
 	if len(extra) > 0 {

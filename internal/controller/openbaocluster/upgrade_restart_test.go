@@ -102,14 +102,12 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		Expect(w.serveExited).To(BeTrue(), "the run ended a serving executor")
 		var kinds []string
 		for _, e := range w.serveLog {
-			kinds = append(kinds, e[strings.Index(e, ": ")+2:strings.LastIndex(e, " ")])
+			kinds = append(kinds, e.what)
+			Expect(e.name).To(Equal(w.serveLog[0].name), "one operation, one executor name: %+v", w.serveLog)
 		}
 		Expect(kinds).To(HaveExactElements("created", "exited", "deleted", "created"),
-			"the executor's life: created with the first request, ended, deleted by the next pass, created again: %v", w.serveLog)
-		name := w.serveLog[0][strings.LastIndex(w.serveLog[0], " ")+1:]
-		for _, e := range w.serveLog {
-			Expect(e).To(HaveSuffix(" "+name), "one operation, one executor name: %v", w.serveLog)
-		}
+			"the executor's life: created with the first request, ended, deleted by the next pass, created again: %+v", w.serveLog)
+		Expect(w.serveLog[2].pass).To(Equal(w.serveLog[1].pass+1), "deleted by the pass after it ended: %+v", w.serveLog)
 	})
 })
 
@@ -248,7 +246,7 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 			if name, running := w.servingExecutor(ctx); running {
 				finishStep(ctx, k, c, name, w.clock.Now(), "the executor exited: out of restarts")
 				w.serveExited = true
-				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: exited %s", w.pass, name))
+				w.serveLog = append(w.serveLog, serveEvent{pass: w.pass, what: "exited", name: name})
 			}
 		}
 		w.step(ctx)

@@ -127,10 +127,22 @@ type upgradeWorld struct {
 	leaders  []leaderChange
 	maxDown  int
 	downNote string
-	// serveLog records, by pass, each serving executor Job the reconciler created or
-	// deleted, and the one the run ended (serveExited).
-	serveLog    []string
+	// serveLog records each serving executor Job the reconciler created or deleted,
+	// and the one the run ended (serveExited).
+	serveLog    []serveEvent
 	serveExited bool
+}
+
+// serveEvent is one moment of a serving executor Job's life: created, exited or
+// deleted, in pass.
+type serveEvent struct {
+	pass       int
+	what, name string
+}
+
+// served says whether name is a serving executor Job the reconciler created.
+func (w *upgradeWorld) served(name string) bool {
+	return slices.ContainsFunc(w.serveLog, func(e serveEvent) bool { return e.what == "created" && e.name == name })
 }
 
 func newUpgradeWorld(k client.Client, c *baov1.OpenBaoCluster, leader int32, targetVersion string) *upgradeWorld {
@@ -185,15 +197,15 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			if pod, ok := obj.(*corev1.Pod); ok && err == nil {
 				w.podDeleted(pod)
 			}
-			if _, ok := obj.(*batchv1.Job); ok && err == nil && strings.HasPrefix(obj.GetName(), w.cluster.Name+"-executor-") {
-				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: deleted %s", w.pass, obj.GetName()))
+			if _, ok := obj.(*batchv1.Job); ok && err == nil && w.served(obj.GetName()) {
+				w.serveLog = append(w.serveLog, serveEvent{pass: w.pass, what: "deleted", name: obj.GetName()})
 			}
 			return err
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := c.Create(ctx, obj, opts...)
 			if isServingExecutor(obj) && err == nil {
-				w.serveLog = append(w.serveLog, fmt.Sprintf("pass %d: created %s", w.pass, obj.GetName()))
+				w.serveLog = append(w.serveLog, serveEvent{pass: w.pass, what: "created", name: obj.GetName()})
 			}
 			if job, ok := obj.(*batchv1.Job); ok && !isServingExecutor(obj) {
 				switch {
