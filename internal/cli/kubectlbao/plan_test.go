@@ -132,6 +132,9 @@ func TestBuildPlanPrechecksAndSnapshot(t *testing.T) {
 			g.Expect(precheck(p, "VersionCompatibility").Result).To(Equal(baov1.PrecheckFailed))
 			g.Expect(p.Warnings).To(ContainElement(ContainSubstring("skips 1 minor version (2.5)")))
 		}},
+		{reason: "to the first 2.6 release with the forwarding fix VersionCompatibility passes", c: newCluster(), req: PlanRequest{To: "2.6.3"}, check: func(g Gomega, p *Plan) {
+			g.Expect(precheck(p, "VersionCompatibility").Result).To(Equal(baov1.PrecheckPassed))
+		}},
 		{reason: "no target under Always fails SnapshotTarget", c: newCluster(func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil }),
 			req: PlanRequest{To: "2.4.1"}, check: func(g Gomega, p *Plan) {
 				g.Expect(precheck(p, "SnapshotTarget").Result).To(Equal(baov1.PrecheckFailed))
