@@ -188,6 +188,9 @@ const (
 	// AnnotationRestart restarts every member through the rollout (followers first,
 	// the leader last), once per new value.
 	AnnotationRestart = "baokeeper.dev/restart"
+	// AnnotationSnapshot takes a verified snapshot (spec.snapshots), once per new
+	// value; kubectl bao snapshot sets it.
+	AnnotationSnapshot = "baokeeper.dev/snapshot"
 )
 
 // Annotations baokeeper sets on the member pod template. Each carries what a running

@@ -147,6 +147,10 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 	if u.BlueGreen.ValidationHook != nil {
 		hookTimeout = u.BlueGreen.ValidationHook.Timeout
 	}
+	var retentionMaxAge *Duration
+	if r := c.Spec.Snapshots.Retention; r != nil {
+		retentionMaxAge = r.MaxAge
+	}
 	return []DurationField{
 		{Path: "spec.upgrade.rolling.stepTimeout", Value: u.Rolling.StepTimeout, Default: DefaultStepTimeout},
 		{Path: "spec.upgrade.rolling.settleTime", Value: u.Rolling.SettleTime, Default: DefaultSettleTime, AllowZero: true},
@@ -156,6 +160,7 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 		{Path: "spec.upgrade.blueGreen.phaseTimeout", Value: u.BlueGreen.PhaseTimeout, Default: DefaultPhaseTimeout},
 		{Path: "spec.tls.certificateDuration", Value: c.Spec.TLS.CertificateDuration, Default: DefaultCertificateDuration},
 		{Path: "spec.tls.renewBefore", Value: c.Spec.TLS.RenewBefore, Default: DefaultRenewBefore},
+		{Path: "spec.snapshots.retention.maxAge", Value: retentionMaxAge},
 	}
 }
 
@@ -300,4 +305,13 @@ func (t *S3Target) DisplayEndpoint() string {
 		return u.Scheme + "://<redacted>@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
 	}
 	return t.Endpoint
+}
+
+// SnapshotTarget returns the bucket of scheduled and requested snapshots:
+// spec.snapshots.s3, else spec.upgrade.preUpgradeSnapshot.s3; nil when neither is set.
+func (c *OpenBaoCluster) SnapshotTarget() *S3Target {
+	if c.Spec.Snapshots.S3 != nil {
+		return c.Spec.Snapshots.S3
+	}
+	return c.Spec.Upgrade.PreUpgradeSnapshot.S3
 }

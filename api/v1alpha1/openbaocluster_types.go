@@ -153,6 +153,63 @@ type OpenBaoClusterSpec struct {
 	// audit configures OpenBao's audit device. Off unless set (see AuditSpec).
 	// +optional
 	Audit AuditSpec `json:"audit,omitempty"`
+
+	// snapshots configures Raft snapshots besides the pre-upgrade one: on a schedule,
+	// and on request (the baokeeper.dev/snapshot annotation, kubectl bao snapshot),
+	// with retention that prunes old objects from the bucket. Each snapshot is read
+	// back and verified, and is an operation under the operation lock: one due while
+	// an upgrade or a scaling runs waits for it.
+	// +optional
+	Snapshots SnapshotsSpec `json:"snapshots,omitempty"`
+}
+
+// SnapshotsSpec configures scheduled and requested snapshots.
+type SnapshotsSpec struct {
+	// s3 is the bucket that receives them; when unset, the pre-upgrade snapshot's
+	// (spec.upgrade.preUpgradeSnapshot.s3). Objects go under
+	// <prefix>/<namespace>/<cluster>/, next to the pre-upgrade snapshots.
+	// +optional
+	S3 *S3Target `json:"s3,omitempty"`
+
+	// schedule takes a snapshot at these times: a cron expression of five fields
+	// (minute hour day-of-month month day-of-week, for example "0 */6 * * *"), or
+	// @hourly, @daily, @weekly, @monthly. Empty: only on request. A snapshot missed
+	// while the operator was down, or while another operation held the cluster, is
+	// taken once, as soon as it can be.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self == '' || self.matches('^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$') || self.matches('^\\\\s*\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s*$')",message="spec.snapshots.schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), for example \"0 */6 * * *\", or one of @hourly, @daily, @weekly, @monthly"
+	Schedule string `json:"schedule,omitempty"`
+
+	// timeZone is the IANA time zone the schedule is read in, for example
+	// Europe/Berlin. Default UTC.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// retention prunes snapshot objects of this cluster from the bucket after each
+	// scheduled or requested snapshot. Without it nothing is deleted. Never pruned:
+	// the newest verified snapshot, and any snapshot an upgrade's receipt names.
+	// +optional
+	Retention *SnapshotRetention `json:"retention,omitempty"`
+}
+
+// SnapshotRetention says which snapshot objects are kept.
+// +kubebuilder:validation:XValidation:rule="has(self.count) || has(self.maxAge)",message="spec.snapshots.retention needs count, maxAge or both, for example count: 7"
+type SnapshotRetention struct {
+	// count keeps the newest count snapshot objects of the cluster; older ones are
+	// deleted. At least 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	Count *int32 `json:"count,omitempty"`
+
+	// maxAge deletes snapshot objects older than this. A duration with a unit,
+	// greater than 0s, for example 168h.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.snapshots.retention.maxAge must be a duration with a unit, for example 168h (units: ns, us, ms, s, m, h)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="spec.snapshots.retention.maxAge must be greater than 0s, for example 168h"
+	MaxAge *Duration `json:"maxAge,omitempty"`
 }
 
 // UpgradeSpec controls version changes.
@@ -696,6 +753,11 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	LastSnapshot *SnapshotReceipt `json:"lastSnapshot,omitempty"`
 
+	// snapshots reports scheduled and requested snapshots: the one in progress, the
+	// next scheduled time, the last receipts and the last pruning.
+	// +optional
+	Snapshots *SnapshotsStatus `json:"snapshots,omitempty"`
+
 	// lastRollback records the last upgrade that was rolled back. While spec.version
 	// still names its target, no upgrade to it starts again until baokeeper.dev/retry
 	// is set to a new value; a new upgrade clears it.
@@ -1053,6 +1115,140 @@ type SnapshotReceipt struct {
 	// version is the OpenBao version the cluster ran when the snapshot was taken.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// trigger says why it was taken: PreUpgrade, Scheduled or Requested (empty in
+	// receipts written before it existed: PreUpgrade).
+	// +optional
+	Trigger SnapshotTrigger `json:"trigger,omitempty"`
+	// request is the baokeeper.dev/snapshot value of a requested snapshot.
+	// +optional
+	Request string `json:"request,omitempty"`
+}
+
+// SnapshotTrigger says why a snapshot was taken.
+// +kubebuilder:validation:Enum=PreUpgrade;Scheduled;Requested
+type SnapshotTrigger string
+
+// Snapshot triggers.
+const (
+	// SnapshotPreUpgrade is the snapshot an upgrade takes before it changes anything.
+	SnapshotPreUpgrade SnapshotTrigger = "PreUpgrade"
+	// SnapshotScheduled is a snapshot of spec.snapshots.schedule.
+	SnapshotScheduled SnapshotTrigger = "Scheduled"
+	// SnapshotRequested is a snapshot of the baokeeper.dev/snapshot annotation.
+	SnapshotRequested SnapshotTrigger = "Requested"
+)
+
+// SnapshotsStatus reports scheduled and requested snapshots.
+type SnapshotsStatus struct {
+	// schedule is the schedule and time zone nextScheduledAt was computed from; a
+	// change of either computes it again, from the time of the change.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+	// nextScheduledAt is the next time the schedule takes a snapshot.
+	// +optional
+	NextScheduledAt *metav1.Time `json:"nextScheduledAt,omitempty"`
+	// due is the scheduled time of a snapshot that is due and not yet started (it
+	// waits for the operation lock).
+	// +optional
+	Due *metav1.Time `json:"due,omitempty"`
+	// requested is the baokeeper.dev/snapshot value of a request that was accepted
+	// and not yet started (it waits for the operation lock).
+	// +optional
+	Requested string `json:"requested,omitempty"`
+	// current is the snapshot in progress.
+	// +optional
+	Current *SnapshotRun `json:"current,omitempty"`
+	// waitingFor says what the next snapshot waits for, when one is due.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// taken are the receipts of the last verified scheduled and requested
+	// snapshots, newest first (at most 10).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	Taken []SnapshotReceipt `json:"taken,omitempty"`
+	// lastFailure is the last snapshot that failed after its attempts.
+	// +optional
+	LastFailure *SnapshotFailure `json:"lastFailure,omitempty"`
+	// lastPrune is the outcome of the last pruning of the bucket.
+	// +optional
+	LastPrune *PruneRecord `json:"lastPrune,omitempty"`
+}
+
+// SnapshotRun is a scheduled or requested snapshot in progress.
+type SnapshotRun struct {
+	// id names the run in its Job and object names.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// trigger is Scheduled or Requested.
+	// +optional
+	Trigger SnapshotTrigger `json:"trigger,omitempty"`
+	// request is the baokeeper.dev/snapshot value of a requested snapshot.
+	// +optional
+	Request string `json:"request,omitempty"`
+	// scheduledFor is the scheduled time of a scheduled snapshot.
+	// +optional
+	ScheduledFor *metav1.Time `json:"scheduledFor,omitempty"`
+	// startedAt is when the run took the operation lock.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// step is TakeSnapshot, then Prune when retention is set.
+	// +optional
+	Step SnapshotRunStep `json:"step,omitempty"`
+	// attempts counts the Jobs of the current step.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// receipt is the verified snapshot, once taken (the Prune step keeps it).
+	// +optional
+	Receipt *SnapshotReceipt `json:"receipt,omitempty"`
+}
+
+// SnapshotRunStep is the step of a snapshot run.
+// +kubebuilder:validation:Enum=TakeSnapshot;Prune
+type SnapshotRunStep string
+
+// Snapshot run steps.
+const (
+	// SnapshotRunTake streams and verifies the snapshot.
+	SnapshotRunTake SnapshotRunStep = "TakeSnapshot"
+	// SnapshotRunPrune deletes the objects retention no longer keeps.
+	SnapshotRunPrune SnapshotRunStep = "Prune"
+)
+
+// SnapshotFailure records a snapshot that failed after its attempts.
+type SnapshotFailure struct {
+	// at is when it failed.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+	// trigger is Scheduled or Requested.
+	// +optional
+	Trigger SnapshotTrigger `json:"trigger,omitempty"`
+	// request is the baokeeper.dev/snapshot value of a requested snapshot.
+	// +optional
+	Request string `json:"request,omitempty"`
+	// message says what failed and what to check.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PruneRecord is the outcome of one pruning.
+type PruneRecord struct {
+	// at is when it finished.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+	// listed counts the cluster's snapshot objects in the bucket before pruning.
+	// +optional
+	Listed int32 `json:"listed,omitempty"`
+	// deleted counts the objects deleted.
+	// +optional
+	Deleted int32 `json:"deleted,omitempty"`
+	// kept counts the objects left.
+	// +optional
+	Kept int32 `json:"kept,omitempty"`
+	// failed says which deletion the bucket refused, and that nothing after it was
+	// deleted; empty when every deletion succeeded.
+	// +optional
+	Failed string `json:"failed,omitempty"`
 }
 
 // FailureReason says, in one CamelCase word, why an upgrade or a scaling stopped.
@@ -1339,6 +1535,9 @@ type RequestsStatus struct {
 	// restart is the last handled baokeeper.dev/restart value.
 	// +optional
 	Restart string `json:"restart,omitempty"`
+	// snapshot is the last handled baokeeper.dev/snapshot value.
+	// +optional
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // RaftStatus counts the servers of the Raft configuration.

@@ -85,6 +85,8 @@ const (
 	JobRemovePeer JobKind = "RemovePeer"
 	JobValidate   JobKind = "Validate"
 	JobSnapshot   JobKind = "Snapshot"
+	// JobPrune deletes the snapshot objects retention no longer keeps.
+	JobPrune JobKind = "Prune"
 	// JobCheckTarget checks that the snapshot target is reachable from the
 	// cluster's namespace (a precheck; it changes nothing).
 	JobCheckTarget JobKind = "CheckTarget"

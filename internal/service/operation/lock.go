@@ -19,6 +19,8 @@ const (
 	OperationBlueGreenUpgrade = "BlueGreenUpgrade"
 	// OperationRollout restarts every member on the current pod template.
 	OperationRollout = "Rollout"
+	// OperationSnapshot is a scheduled or requested snapshot (and its pruning).
+	OperationSnapshot = "Snapshot"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.

@@ -135,6 +135,7 @@ func Decide(in Input) Decision {
 		}
 		if err == nil {
 			r := in.Receipt.Status(up.FromVersion)
+			r.Trigger = baov1.SnapshotPreUpgrade
 			return Decision{Action: ActionRecord, Receipt: r,
 				WaitingFor: fmt.Sprintf("snapshot at Raft index %d verified at %s (%d bytes, sha256 %s)", r.RaftIndex, r.Location, r.SizeBytes, short(r.SHA256))}
 		}
@@ -201,6 +202,7 @@ func Record(st *baov1.OpenBaoClusterStatus, d Decision, now time.Time) {
 		// status write.
 		up.Snapshot = d.Receipt
 		st.LastSnapshot = d.Receipt.DeepCopy()
+		Keep(st, d.Receipt)
 		up.CurrentStep = nil
 	case ActionFail:
 		up.Failure = &baov1.UpgradeFailure{Reason: d.Reason, Message: d.Message, At: &t}

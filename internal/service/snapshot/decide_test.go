@@ -140,12 +140,11 @@ func TestRecord(t *testing.T) {
 	Record(st, d, now)
 	g.Expect(st.Upgrade.CurrentStep).To(BeNil(), "the rolling machine starts from an empty step")
 	g.Expect(st.Upgrade.Snapshot).To(Equal(&baov1.SnapshotReceipt{Location: wantLoc, TakenAt: ptrTime(now.Add(-5 * time.Second)), SizeBytes: 2048,
-		SHA256: goodReceipt().SHA256, RaftIndex: 812, FromMember: "bao-1", Version: "2.4.0"}))
+		SHA256: goodReceipt().SHA256, RaftIndex: 812, FromMember: "bao-1", Version: "2.4.0", Trigger: baov1.SnapshotPreUpgrade}))
 	g.Expect(st.LastSnapshot).To(Equal(st.Upgrade.Snapshot), "the cluster remembers it for IfOlderThan, in the same write")
+	g.Expect(st.Snapshots.Taken).To(HaveExactElements(*st.Upgrade.Snapshot), "and keeps its receipt with the others")
 	g.Expect(Decide(in()).Action).To(Equal(ActionDone))
 }
-
-func ptrTime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 
 func TestParseReceipt(t *testing.T) {
 	tests := []struct {

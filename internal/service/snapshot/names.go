@@ -17,6 +17,12 @@ import (
 const (
 	// StepSnapshot is the executorjob.LabelStep value of snapshot Jobs.
 	StepSnapshot = "snapshot"
+	// StepPrune is the executorjob.LabelStep value of prune Jobs, and ActionPrune
+	// the executor action they run.
+	StepPrune   = "prune"
+	ActionPrune = "prune"
+	// PruneActiveDeadlineSeconds bounds a prune Job: a listing and some deletions.
+	PruneActiveDeadlineSeconds int64 = 600
 	// ActiveDeadlineSeconds bounds one snapshot Job: streaming and reading back a
 	// large Raft snapshot takes a while, a stuck one must not hold the upgrade
 	// forever.
@@ -67,22 +73,86 @@ func Location(bucket, key string) string { return "s3://" + bucket + "/" + key }
 // Job builds the snapshot Job of attempt N. c.Spec.Upgrade.PreUpgradeSnapshot.S3
 // must be set.
 func Job(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, attempt int32, image string) *batchv1.Job {
-	s3 := c.Spec.Upgrade.PreUpgradeSnapshot.S3
+	return takeJob(c, c.Spec.Upgrade.PreUpgradeSnapshot.S3, JobName(c, up, attempt), "", ObjectKey(c, up, attempt), image)
+}
+
+// takeJob is the Job that streams a snapshot to key in s3 and verifies it.
+func takeJob(c *baov1.OpenBaoCluster, s3 *baov1.S3Target, name, opID, key, image string) *batchv1.Job {
 	args := append([]string{
 		"executor", "snapshot",
 		"--members", strings.Join(executorjob.MemberAddresses(c), ","),
 		"--ca-file", executorjob.CAFile,
 		"--token-file", executorjob.TokenFile,
-		"--s3-key", ObjectKey(c, up, attempt),
+		"--s3-key", key,
 	}, targetArgs(s3)...)
 	vols, mounts := targetVolumes(s3)
 	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
-		Name: JobName(c, up, attempt), Step: StepSnapshot, Image: image, Args: args,
+		Name: name, Step: StepSnapshot, Operation: opID, Image: image, Args: args,
 		Env:                   targetEnv(s3),
 		Volumes:               vols,
 		VolumeMounts:          mounts,
 		ActiveDeadlineSeconds: ActiveDeadlineSeconds,
 		MemoryLimit:           MemoryLimit,
+	})
+}
+
+// Folder is where every snapshot object of the cluster goes in its target:
+// <prefix>/<namespace>/<cluster>/. Retention lists and prunes this folder only.
+func Folder(c *baov1.OpenBaoCluster, s3 *baov1.S3Target) string {
+	name := fmt.Sprintf("%s/%s/", c.Namespace, c.Name)
+	if p := strings.Trim(s3.Prefix, "/"); p != "" {
+		return p + "/" + name
+	}
+	return name
+}
+
+// RunJobName is the name of the Job of a scheduled or requested snapshot run's
+// step: <cluster>-snapshot-<run id>-<attempt> (the take) or
+// <cluster>-prune-<run id> (the pruning).
+func RunJobName(c *baov1.OpenBaoCluster, run *baov1.SnapshotRun) string {
+	if run.Step == baov1.SnapshotRunPrune {
+		return executorjob.BoundedName(fmt.Sprintf("%s-%s-%s", c.Name, StepPrune, run.ID))
+	}
+	return executorjob.BoundedName(fmt.Sprintf("%s-%s-%s-%d", c.Name, StepSnapshot, run.ID, run.Attempts))
+}
+
+// RunObjectKey is where attempt N of a run writes:
+// <folder><trigger>-<version>-<startedAt>-<attempt>.snap, for example
+// scheduled-2.4.0-20261206T120000Z-1.snap. It depends only on persisted status.
+func RunObjectKey(c *baov1.OpenBaoCluster, s3 *baov1.S3Target, run *baov1.SnapshotRun, version string) string {
+	started := time.Time{}
+	if run.StartedAt != nil {
+		started = run.StartedAt.UTC()
+	}
+	if version == "" {
+		version = "unknown"
+	}
+	return fmt.Sprintf("%s%s-%s-%s-%d.snap", Folder(c, s3), strings.ToLower(string(run.Trigger)), version,
+		started.Format("20060102T150405Z"), run.Attempts)
+}
+
+// RunJob builds the Job of the run's current step and attempt.
+func RunJob(c *baov1.OpenBaoCluster, s3 *baov1.S3Target, run *baov1.SnapshotRun, version string, protected []string, r Retention, image string) *batchv1.Job {
+	if run.Step != baov1.SnapshotRunPrune {
+		return takeJob(c, s3, RunJobName(c, run), run.ID, RunObjectKey(c, s3, run, version), image)
+	}
+	args := append([]string{"executor", ActionPrune, "--s3-folder", Folder(c, s3)}, targetArgs(s3)...)
+	if r.Count > 0 {
+		args = append(args, "--keep-count", strconv.Itoa(r.Count))
+	}
+	if r.MaxAge > 0 {
+		args = append(args, "--max-age", r.MaxAge.String())
+	}
+	for _, k := range protected {
+		args = append(args, "--protect", k)
+	}
+	vols, mounts := targetVolumes(s3)
+	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
+		Name: RunJobName(c, run), Step: StepPrune, Operation: run.ID, Image: image, Args: args,
+		Env:                   targetEnv(s3),
+		Volumes:               vols,
+		VolumeMounts:          mounts,
+		ActiveDeadlineSeconds: PruneActiveDeadlineSeconds,
 	})
 }
 

@@ -1,0 +1,56 @@
+package snapshot
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Schedule is spec.snapshots.schedule read in its time zone.
+type Schedule struct {
+	spec cron.Schedule
+}
+
+// ParseSchedule reads a cron expression of five fields, or a descriptor such as
+// @daily, in the IANA time zone tz (empty: UTC). The error names the field and says
+// how to write it.
+func ParseSchedule(expr, tz string) (*Schedule, error) {
+	loc := time.UTC
+	if tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil || strings.EqualFold(tz, "local") {
+			return nil, fmt.Errorf("spec.snapshots.timeZone %q is not an IANA time zone; use a name such as Europe/Berlin or America/New_York, or leave it empty for UTC", tz)
+		}
+		loc = l
+	}
+	if strings.HasPrefix(strings.TrimSpace(expr), "@every") || strings.Contains(expr, "TZ=") {
+		return nil, fmt.Errorf("spec.snapshots.schedule %q: use five cron fields or @hourly, @daily, @weekly, @monthly; the time zone goes in spec.snapshots.timeZone", expr)
+	}
+	s, err := cron.ParseStandard(expr)
+	if err != nil {
+		return nil, fmt.Errorf("spec.snapshots.schedule %q does not parse (%w): write five fields, minute hour day-of-month month day-of-week, for example \"0 */6 * * *\" for every 6 hours", expr, err)
+	}
+	spec, ok := s.(*cron.SpecSchedule)
+	if !ok {
+		return nil, fmt.Errorf("spec.snapshots.schedule %q: use five cron fields or @hourly, @daily, @weekly, @monthly", expr)
+	}
+	spec.Location = loc
+	return &Schedule{spec: spec}, nil
+}
+
+// Next is the first scheduled time after t.
+func (s *Schedule) Next(t time.Time) time.Time { return s.spec.Next(t) }
+
+// ScheduleKey is what status.snapshots.schedule records of the spec: a change of
+// the expression or the time zone computes the next time again.
+func ScheduleKey(expr, tz string) string {
+	if expr == "" {
+		return ""
+	}
+	if tz == "" {
+		tz = "UTC"
+	}
+	return expr + " (" + tz + ")"
+}
