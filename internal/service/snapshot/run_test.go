@@ -43,7 +43,10 @@ func withRetention(count int32) func(*baov1.OpenBaoCluster) {
 
 func TestTend(t *testing.T) {
 	t10 := time.Date(2026, 12, 6, 10, 30, 0, 0, time.UTC)
-	at := func(h, m int) *metav1.Time { t := metav1.NewTime(time.Date(2026, 12, 6, h, m, 0, 0, time.UTC)); return &t }
+	at := func(h, m int) *metav1.Time {
+		t := metav1.NewTime(time.Date(2026, 12, 6, h, m, 0, 0, time.UTC))
+		return &t
+	}
 	tests := []struct {
 		reason   string
 		c        *baov1.OpenBaoCluster
@@ -132,7 +135,9 @@ func TestRunOperation(t *testing.T) {
 
 	t.Run("a request takes the lock and persists the run before any Job", func(t *testing.T) {
 		g := NewWithT(t)
-		c := runCluster(func(c *baov1.OpenBaoCluster) { c.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "r1", Due: ago(time.Hour)} })
+		c := runCluster(func(c *baov1.OpenBaoCluster) {
+			c.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "r1", Due: ago(time.Hour)}
+		})
 		p := decideRun(c, nil)
 		g.Expect(p.Kind).To(Equal(operation.KindPersist))
 		g.Expect(p.Job).To(BeNil())
@@ -185,7 +190,7 @@ func TestRunOperation(t *testing.T) {
 		g.Expect(p.Status.Snapshots.Taken).To(HaveLen(1))
 		g.Expect(p.Status.Snapshots.Taken[0].Trigger).To(Equal(baov1.SnapshotRequested))
 		g.Expect(p.Status.Snapshots.Taken[0].Request).To(Equal("r1"))
-		g.Expect(p.Status.LastSnapshot.Location).To(Equal("s3://snaps/" + key), "IfOlderThan may reuse it")
+		g.Expect(p.Status.LastSnapshot.Location).To(Equal("s3://snaps/"+key), "IfOlderThan may reuse it")
 		g.Expect(p.Events).To(ContainElement(HaveField("Reason", EventTaken)))
 	})
 	t.Run("a verified snapshot with retention: the prune step next, lock kept", func(t *testing.T) {
