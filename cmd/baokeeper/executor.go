@@ -41,7 +41,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, serve"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, prune, serve"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -94,6 +94,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runSnapshot(ctx, rest, env)
 	case snapshot.ActionCheckTarget:
 		return runCheckTarget(ctx, rest, env)
+	case snapshot.ActionPrune:
+		return runPrune(ctx, rest, env)
 	case executorjob.ActionServe:
 		return runServe(ctx, rest, env)
 	default:

@@ -142,6 +142,8 @@ func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotSto
 type snapshotStore interface {
 	Upload(ctx context.Context, key string, write func(io.Writer) error) (snapshot.Uploaded, error)
 	Reachable(ctx context.Context) error
+	List(ctx context.Context, prefix string) ([]snapshot.Object, error)
+	Remove(ctx context.Context, key string) error
 }
 
 // bindS3 binds the flags that say where the target is.

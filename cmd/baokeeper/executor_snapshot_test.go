@@ -29,6 +29,31 @@ import (
 type fakeStore struct {
 	objects map[string][]byte
 	err     error
+	// modified is each object's time for List; removeErr fails Remove of that key.
+	modified  map[string]time.Time
+	removeErr map[string]error
+	listErr   error
+}
+
+func (s *fakeStore) List(_ context.Context, prefix string) ([]snapshot.Object, error) {
+	if s.listErr != nil {
+		return nil, s.listErr
+	}
+	var out []snapshot.Object
+	for k, b := range s.objects {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, snapshot.Object{Key: k, Size: int64(len(b)), LastModified: s.modified[k]})
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Remove(_ context.Context, key string) error {
+	if err := s.removeErr[key]; err != nil {
+		return err
+	}
+	delete(s.objects, key)
+	return nil
 }
 
 func (s *fakeStore) Upload(_ context.Context, key string, write func(io.Writer) error) (snapshot.Uploaded, error) {

@@ -93,6 +93,11 @@ func NewRootCommand(o Options) *cobra.Command {
 			"Writes baokeeper.dev/restart with a fresh token: the operator sets it on the member pod template and the rollout restarts every member, "+
 				"followers first and the leader last with one hand-off, each gated on Raft. Queued behind an upgrade or scaling in progress; "+
 				"refused (nothing written) while break-glass is active."),
+		r.controlCommand(ControlSnapshot, "Take a verified Raft snapshot now",
+			"Writes baokeeper.dev/snapshot with a fresh token: the operator takes a snapshot into the cluster's bucket (spec.snapshots.s3, else "+
+				"spec.upgrade.preUpgradeSnapshot.s3), reads it back, checks its size and SHA-256, and lists its receipt in status.snapshots.taken; "+
+				"with spec.snapshots.retention it then prunes older objects. Queued behind an upgrade or scaling in progress; refused (nothing written) "+
+				"when the cluster has no bucket. With --wait, waits for the receipt (or the failure) and prints it."),
 		r.breakGlassCommand(),
 	)
 	return root
@@ -270,6 +275,9 @@ type controlFlags struct {
 	output       string
 	fieldManager string
 	nonce        string
+	// wait and timeout: snapshot --wait.
+	wait    bool
+	timeout time.Duration
 }
 
 func (f *controlFlags) add(cmd *cobra.Command) {
@@ -292,6 +300,10 @@ func (r *runner) controlCommand(ctl Control, short, long string) *cobra.Command 
 		},
 	}
 	f.add(cmd)
+	if ctl == ControlSnapshot {
+		cmd.Flags().BoolVar(&f.wait, "wait", false, "wait until the snapshot is verified (or failed) and print its receipt; exit non-zero when it failed")
+		cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	}
 	return cmd
 }
 
@@ -380,10 +392,39 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 	case err != nil:
 		return fmt.Errorf("failed to write %s on openbaocluster %s/%s: %w", ctl.Field(), s.namespace, name, err)
 	}
-	if f.output != OutputText {
-		return PrintObject(cmd.OutOrStdout(), f.output, res)
+	var waitErr error
+	if ctl == ControlSnapshot && f.wait && res.Written {
+		res.Receipt, waitErr = waitSnapshot(ctx, s, name, res.Value, f.timeout)
 	}
-	return RenderResult(cmd.OutOrStdout(), res)
+	if f.output != OutputText {
+		return errors.Join(PrintObject(cmd.OutOrStdout(), f.output, res), waitErr)
+	}
+	return errors.Join(RenderResult(cmd.OutOrStdout(), res), waitErr)
+}
+
+// snapshotPoll is how often snapshot --wait reads the cluster.
+const snapshotPoll = 2 * time.Second
+
+// waitSnapshot waits until the snapshot requested with token is in
+// status.snapshots.taken, or failed (status.snapshots.lastFailure).
+func waitSnapshot(ctx context.Context, s *session, name, token string, timeout time.Duration) (*baov1.SnapshotReceipt, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		c, err := s.get(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if r, ferr := SnapshotOutcome(c, token); r != nil || ferr != nil {
+			return r, ferr
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the snapshot %s=%s was not taken within %s; kubectl bao status %s -n %s says what it waits for (status.snapshots.waitingFor)",
+				baov1.AnnotationSnapshot, token, timeout, name, s.namespace)
+		case <-time.After(snapshotPoll):
+		}
+	}
 }
 
 // connect builds one client from the kubeconfig flags.

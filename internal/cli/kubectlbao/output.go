@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -82,6 +83,8 @@ type RequestResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Follow are the commands that show how it goes.
 	Follow []string `json:"follow"`
+	// Receipt is the snapshot taken for this request (snapshot --wait).
+	Receipt *baov1.SnapshotReceipt `json:"receipt,omitempty"`
 }
 
 // RenderResult writes a control command's result for a person.
@@ -97,6 +100,17 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 	}
 	if r.Written {
 		d.line(0, "Next: %s", r.Next)
+	}
+	if rc := r.Receipt; rc != nil {
+		d.line(0, "Snapshot verified:")
+		d.kv(1, "Location", "%s", rc.Location)
+		d.kv(1, "Size", "%d bytes", rc.SizeBytes)
+		d.kv(1, "SHA-256", "%s", rc.SHA256)
+		d.kv(1, "Raft index", "%d (from %s, OpenBao %s)", rc.RaftIndex, orDash(rc.FromMember), orDash(rc.Version))
+		if rc.TakenAt != nil {
+			d.kv(1, "Taken at", "%s", rc.TakenAt.UTC().Format(time.RFC3339))
+		}
+		return d.flush()
 	}
 	d.line(0, "Follow it:")
 	for _, f := range r.Follow {

@@ -10,6 +10,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/control"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -33,6 +34,8 @@ const (
 	ControlBreakGlassAck Control = "break-glass ack"
 	// ControlRestart writes baokeeper.dev/restart.
 	ControlRestart Control = "restart"
+	// ControlSnapshot writes baokeeper.dev/snapshot.
+	ControlSnapshot Control = "snapshot"
 )
 
 // Field is the field a control writes, as a person would name it.
@@ -48,6 +51,8 @@ func (ctl Control) Field() string {
 		return "metadata.annotations[" + baov1.AnnotationBreakGlassAck + "]"
 	case ControlRestart:
 		return "metadata.annotations[" + baov1.AnnotationRestart + "]"
+	case ControlSnapshot:
+		return "metadata.annotations[" + baov1.AnnotationSnapshot + "]"
 	}
 	return "spec.upgrade.paused"
 }
@@ -65,6 +70,8 @@ func (ctl Control) annotation() string {
 		return baov1.AnnotationBreakGlassAck
 	case ControlRestart:
 		return baov1.AnnotationRestart
+	case ControlSnapshot:
+		return baov1.AnnotationSnapshot
 	}
 	return ""
 }
@@ -120,6 +127,8 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 		return decideAck(c, in, control.Judge(upgrade.RequestBreakGlassAck, in.Nonce, c, obs))
 	case ControlRestart:
 		return decideRestart(c, control.Judge(upgrade.RequestRestart, "", c, obs))
+	case ControlSnapshot:
+		v = decideSnapshot(c, control.Judge(upgrade.RequestSnapshot, "", c, obs))
 	default:
 		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
 	}
@@ -202,6 +211,55 @@ func decideRestart(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
 		next += fmt.Sprintf(" It is queued: %s runs now (%s); members it replaces come back on the new template, and the rollout restarts the rest once it ends.", l.Operation, l.Message)
 	}
 	return Verdict{Write: true, Next: next}
+}
+
+// decideSnapshot uses the operator's own rule: refused without a bucket, queued
+// behind an operation in progress.
+func decideSnapshot(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
+	if !j.Accept {
+		return Verdict{Why: j.Why}
+	}
+	t := c.SnapshotTarget()
+	next := fmt.Sprintf("The operator takes a snapshot (event SnapshotRequested, then SnapshotStarted and SnapshotTaken): an executor Job streams it from the leader "+
+		"into %s, reads it back and checks its size and SHA-256; its receipt is listed in status.snapshots.taken with this token.",
+		snapshot.Location(t.Bucket, snapshot.Folder(c, t)))
+	if _, ok := snapshot.RetentionOf(c.Spec.Snapshots.Retention); ok {
+		next += " Then retention prunes the older objects (status.snapshots.lastPrune)."
+	}
+	if l := c.Status.OperationLock; l != nil && l.Operation != operation.OperationSnapshot {
+		next += fmt.Sprintf(" It is queued: %s runs now (%s) and holds the cluster; the snapshot is taken when it ends.", l.Operation, l.Message)
+	} else if snapshot.Running(&c.Status) {
+		next += " It is queued behind the snapshot in progress."
+	}
+	return Verdict{Write: true, Next: next}
+}
+
+// SnapshotOutcome is the outcome of the snapshot requested with token: its receipt
+// once taken, an error once it failed or was refused, neither while it is pending.
+func SnapshotOutcome(c *baov1.OpenBaoCluster, token string) (*baov1.SnapshotReceipt, error) {
+	if c == nil {
+		return nil, nil
+	}
+	if ss := c.Status.Snapshots; ss != nil {
+		for i := range ss.Taken {
+			if ss.Taken[i].Request == token {
+				return ss.Taken[i].DeepCopy(), nil
+			}
+		}
+		if f := ss.LastFailure; f != nil && f.Request == token {
+			return nil, fmt.Errorf("the snapshot %s=%s failed: %s", baov1.AnnotationSnapshot, token, f.Message)
+		}
+		if ss.Requested == token || (ss.Current != nil && ss.Current.Request == token) {
+			return nil, nil
+		}
+	}
+	if c.Status.Requests.Snapshot == token {
+		// Handled, but neither queued, running, taken nor failed: refused (the
+		// operator's event says why), or its receipt already left the list.
+		return nil, fmt.Errorf("the operator handled %s=%s without taking a snapshot for it: kubectl describe openbaocluster %s -n %s shows the RequestRefused event",
+			baov1.AnnotationSnapshot, token, c.Name, c.Namespace)
+	}
+	return nil, nil
 }
 
 func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
@@ -298,7 +356,7 @@ func Value(c *baov1.OpenBaoCluster, ctl Control, nonce string, now time.Time, sr
 		return nonce, nil
 	}
 	handled := map[Control]string{ControlPromote: c.Status.Requests.Promote, ControlRollback: c.Status.Requests.Rollback, ControlRetry: c.Status.Requests.Retry,
-		ControlRestart: c.Status.Requests.Restart}[ctl]
+		ControlRestart: c.Status.Requests.Restart, ControlSnapshot: c.Status.Requests.Snapshot}[ctl]
 	for range 3 {
 		tok, err := NewToken(now, src)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -277,4 +278,58 @@ func TestDecideRestartAgreesWithTheOperator(t *testing.T) {
 			g.Expect(v.Next + v.Why).To(ContainSubstring(tc.want))
 		})
 	}
+}
+
+// kubectl bao snapshot writes exactly when the operator accepts the request, with
+// the operator's own rule (snapshot.DecideRequest), and --wait reads the outcome
+// from status.
+func TestDecideSnapshot(t *testing.T) {
+	bucket := func(c *baov1.OpenBaoCluster) {
+		c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", Prefix: "p"}
+	}
+	cases := []struct {
+		reason string
+		c      *baov1.OpenBaoCluster
+		write  bool
+		want   string
+	}{
+		{reason: "at rest with a bucket: written", c: newCluster(bucket), write: true, want: "into s3://snaps/p/"},
+		{reason: "during an upgrade: written and queued", c: newCluster(bucket, withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
+			c.Status.OperationLock = &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}
+		}), write: true, want: "It is queued: RollingUpgrade runs now"},
+		{reason: "no bucket: refused, nothing written", c: newCluster(func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil }),
+			want: "the cluster has no snapshot bucket; set spec.snapshots.s3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			v := Decide(tc.c, DecideInput{Control: ControlSnapshot, Now: testNow()})
+			g.Expect(v.Write).To(Equal(tc.write), tc.reason)
+			g.Expect(v.Write).To(Equal(snapshot.DecideRequest(tc.c, "t").Accept), "the plugin writes exactly when the operator accepts")
+			g.Expect(v.Next + v.Why).To(ContainSubstring(tc.want))
+		})
+	}
+}
+
+func TestSnapshotOutcome(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	r, err := SnapshotOutcome(c, "t1")
+	g.Expect(r).To(BeNil())
+	g.Expect(err).NotTo(HaveOccurred(), "not handled yet: pending")
+	c.Status.Requests.Snapshot = "t1"
+	c.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "t1"}
+	r, err = SnapshotOutcome(c, "t1")
+	g.Expect(r).To(BeNil())
+	g.Expect(err).NotTo(HaveOccurred(), "queued: pending")
+	c.Status.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://b/other", Request: "t0"}, {Location: "s3://b/k", Request: "t1"}}}
+	r, err = SnapshotOutcome(c, "t1")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(r.Location).To(Equal("s3://b/k"))
+	c.Status.Snapshots = &baov1.SnapshotsStatus{LastFailure: &baov1.SnapshotFailure{Request: "t1", Message: "AccessDenied"}}
+	_, err = SnapshotOutcome(c, "t1")
+	g.Expect(err).To(MatchError(ContainSubstring("AccessDenied")))
+	c.Status.Snapshots = &baov1.SnapshotsStatus{}
+	_, err = SnapshotOutcome(c, "t1")
+	g.Expect(err).To(MatchError(ContainSubstring("without taking a snapshot for it")), "handled and gone: refused")
 }

@@ -9,10 +9,12 @@ package control
 
 import (
 	"fmt"
+	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -100,6 +102,13 @@ func Judge(kind upgrade.RequestKind, value string, c *baov1.OpenBaoCluster, obs 
 			if p := fmt.Sprintf("%s=%s refused: ", baov1.AnnotationRestart, value); len(why) > len(p) && why[:len(p)] == p {
 				why = why[len(p):]
 			}
+			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
+		}
+		return Verdict{Accept: true, Message: d.Message}
+	case upgrade.RequestSnapshot:
+		d := snapshot.DecideRequest(c, value)
+		if !d.Accept {
+			why := strings.TrimPrefix(d.Message, fmt.Sprintf("%s=%s refused: ", baov1.AnnotationSnapshot, value))
 			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
 		}
 		return Verdict{Accept: true, Message: d.Message}

@@ -111,6 +111,44 @@ func Keep(st *baov1.OpenBaoClusterStatus, r *baov1.SnapshotReceipt) {
 	}
 }
 
+// RequestDecision is what the operator does with a new baokeeper.dev/snapshot
+// value; the operator and kubectl bao both decide with it.
+type RequestDecision struct {
+	// Accept is true when a snapshot will be taken for it.
+	Accept bool
+	// Message is the event's text: what happens, or why nothing does.
+	Message string
+}
+
+// DecideRequest decides a snapshot request: accepted (taken now, or queued behind
+// the operation that holds the cluster, or behind break-glass), or refused when the
+// cluster has no bucket.
+func DecideRequest(c *baov1.OpenBaoCluster, value string) RequestDecision {
+	if c.SnapshotTarget() == nil {
+		return RequestDecision{Message: fmt.Sprintf("%s=%s refused: the cluster has no snapshot bucket; set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3), "+
+			"then request again with a new value; nothing was done", baov1.AnnotationSnapshot, value)}
+	}
+	msg := fmt.Sprintf("Taking a snapshot (%s=%s) into %s", baov1.AnnotationSnapshot, value, Location(c.SnapshotTarget().Bucket, Folder(c, c.SnapshotTarget())))
+	st := &c.Status
+	switch {
+	case st.BreakGlass != nil && st.BreakGlass.Active:
+		msg += "; queued until break-glass is acknowledged"
+	case st.OperationLock != nil && st.OperationLock.Operation != operation.OperationSnapshot:
+		msg += fmt.Sprintf("; queued after the operation in progress (%s: %s)", st.OperationLock.Operation, st.OperationLock.Message)
+	case Running(st):
+		msg += "; queued after the snapshot in progress"
+	}
+	return RequestDecision{Accept: true, Message: msg}
+}
+
+// Request records an accepted request in status: the next run takes it.
+func Request(st *baov1.OpenBaoClusterStatus, value string) {
+	if st.Snapshots == nil {
+		st.Snapshots = &baov1.SnapshotsStatus{}
+	}
+	st.Snapshots.Requested = value
+}
+
 // RunOperation is a scheduled or requested snapshot: it takes the operation lock,
 // streams and verifies a snapshot with an executor Job (as the pre-upgrade snapshot
 // does), records its receipt, prunes the bucket when retention is set, and

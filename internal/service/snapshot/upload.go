@@ -249,3 +249,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return len(p), nil
 }
+
+// List returns the objects under prefix (recursively).
+func (s *Store) List(ctx context.Context, prefix string) ([]Object, error) {
+	var out []Object
+	for o := range s.client.ListObjects(ctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return nil, fmt.Errorf("failed to list %s: %w", Location(s.cfg.Bucket, prefix), o.Err)
+		}
+		out = append(out, Object{Key: o.Key, Size: o.Size, LastModified: o.LastModified})
+	}
+	return out, nil
+}
+
+// Remove deletes one object.
+func (s *Store) Remove(ctx context.Context, key string) error {
+	if err := s.client.RemoveObject(ctx, s.cfg.Bucket, key, minio.RemoveObjectOptions{}); err != nil {
+		return fmt.Errorf("failed to delete %s: %w", Location(s.cfg.Bucket, key), err)
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ const (
 	RequestRetry         RequestKind = baov1.AnnotationRetry
 	RequestBreakGlassAck RequestKind = baov1.AnnotationBreakGlassAck
 	RequestRestart       RequestKind = baov1.AnnotationRestart
+	RequestSnapshot      RequestKind = baov1.AnnotationSnapshot
 )
 
 // Request is one new (not yet handled) value of a control annotation.
@@ -51,6 +52,7 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		{RequestRollback, handled.Rollback},
 		{RequestPromote, handled.Promote},
 		{RequestRestart, handled.Restart},
+		{RequestSnapshot, handled.Snapshot},
 	}
 	var out []Request
 	var errs []InvalidRequest
@@ -96,6 +98,8 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.BreakGlassAck = r.Value
 	case RequestRestart:
 		st.Restart = r.Value
+	case RequestSnapshot:
+		st.Snapshot = r.Value
 	}
 }
 

@@ -47,7 +47,12 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 	states := []struct {
 		name   string
 		status baov1.OpenBaoClusterStatus
+		// bucket sets spec.snapshots.s3.
+		bucket bool
 	}{
+		{name: "at rest with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2")}},
+		{name: "rolling upgrade running with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling,
+			OperationLock: &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}}},
 		{name: "at rest", status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2")}},
 		{name: "rolling upgrade running", status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling,
 			OperationLock: &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}}},
@@ -74,6 +79,7 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		{kubectlbao.ControlRollback, baov1.AnnotationRollback, "v1"},
 		{kubectlbao.ControlRetry, baov1.AnnotationRetry, "v1"},
 		{kubectlbao.ControlRestart, baov1.AnnotationRestart, "v1"},
+		{kubectlbao.ControlSnapshot, baov1.AnnotationSnapshot, "v1"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "n0nce"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "wrong"},
 	}
@@ -84,6 +90,9 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 				g := NewWithT(t)
 				c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao", Namespace: "ns"},
 					Spec: baov1.OpenBaoClusterSpec{Version: "2.4.1"}, Status: *st.status.DeepCopy()}
+				if st.bucket {
+					c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps"}
+				}
 
 				plugin := kubectlbao.Decide(c.DeepCopy(), kubectlbao.DecideInput{Control: ctl.control, Nonce: ctl.value, Now: now})
 

@@ -31,7 +31,11 @@ import (
 //  3. a scaling in progress, or one the membership needs: scaling (a cluster is
 //     scaled before it is upgraded, never both at once);
 //  4. members left on an image that never started: their re-creation;
-//  5. otherwise the planner, which starts a version change or a rollout when the
+//  5. a scheduled or requested snapshot that is due, when no operation holds the
+//     lock (one that runs goes on before anything else but break-glass and a
+//     refused spec; an upgrade that has not started yet holds no lock and lets a
+//     due snapshot go first);
+//  6. otherwise the planner, which starts a version change or a rollout when the
 //     spec asks for one, and does nothing when it does not.
 //
 // Pure: the same snapshot chooses the same operation (choose_test.go).
@@ -42,12 +46,18 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
+	case snapshot.Running(st):
+		return snapshot.RunOperation{}
+	case st.Upgrade != nil && notStarted(st) && snapshot.Pending(st) && st.OperationLock == nil:
+		return snapshot.RunOperation{}
 	case st.Upgrade != nil && !(notStarted(st) && scaling.ShouldStart(s)):
 		return upgradeOperation{}
 	case st.Scaling != nil || scaling.ShouldStart(s):
 		return scaling.Operation{}
 	case len(staleNeverStarted(s)) > 0:
 		return recreateOperation{}
+	case snapshot.Pending(st) && st.OperationLock == nil:
+		return snapshot.RunOperation{}
 	}
 	return startOperation{}
 }

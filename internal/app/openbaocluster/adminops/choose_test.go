@@ -36,6 +36,12 @@ func restingSnapshot() *operation.Snapshot {
 	return &operation.Snapshot{Cluster: obs, Object: c, Jobs: map[string]operation.ObservedJob{}}
 }
 
+func withBucket(s *operation.Snapshot) {
+	s.Object.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotAlways, S3: &baov1.S3Target{
+		Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
+	s.ExecutorImage = "ghcr.io/baokeeper/baokeeper:0.2.0"
+}
+
 func TestChoose(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -95,6 +101,35 @@ func TestChoose(t *testing.T) {
 				m := &s.Members[1]
 				m.Image, m.PodReady, m.NeverStarted, m.Version = upgrade.DefaultImage("2.4.7"), false, true, ""
 			}, want: recreateOperation{}, wantKind: operation.KindDelete},
+		{name: "snapshot requested", reason: "a requested snapshot takes the free lock before the planner starts a version change",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "r1"}
+			}, want: snapshot.RunOperation{}, wantKind: operation.KindPersist},
+		{name: "snapshot due, upgrade not started", reason: "an upgrade at its prechecks holds no lock: a due scheduled snapshot goes first",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Due: &metav1.Time{Time: s.Now.Add(-time.Minute)}}
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1",
+					TargetImage: upgrade.DefaultImage("2.4.1"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}}
+			}, want: snapshot.RunOperation{}, wantKind: operation.KindPersist},
+		{name: "snapshot due during an upgrade", reason: "the upgrade holds the lock: the snapshot waits for it",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Due: &metav1.Time{Time: s.Now.Add(-time.Minute)}}
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1",
+					TargetImage: upgrade.DefaultImage("2.4.1"), Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}, CompletedPods: []string{"bao-2"}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRollingUpgrade}
+			}, want: upgradeOperation{}, wantKind: operation.KindApply},
+		{name: "snapshot running, scaling asked for", reason: "a snapshot in progress finishes before a scaling starts",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Replicas = ptr(int32(5))
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Current: &baov1.SnapshotRun{ID: "abcd1234", Trigger: baov1.SnapshotScheduled,
+					StartedAt: &metav1.Time{Time: s.Now}, Step: baov1.SnapshotRunTake, Attempts: 1}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationSnapshot}
+			}, want: snapshot.RunOperation{}, wantKind: operation.KindCreateJob},
 		{name: "template changed", reason: "members off the current template are rolled out",
 			change: func(s *operation.Snapshot) {
 				s.StatefulSet.Status.UpdateRevision = "r2"

@@ -24,6 +24,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/control"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -89,6 +90,7 @@ const (
 	eventRequestRefused               = control.EventRequestRefused
 	eventRetry           baov1.Reason = "RetryRequested"
 	eventRestartAccepted baov1.Reason = "RestartRequested"
+	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
 	eventPromoteAccepted baov1.Reason = "PromoteAccepted"
 	eventRollbackStarted baov1.Reason = "RollbackStarted"
 )
@@ -146,6 +148,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	r.handleRequests(c, obs)
 	seedCurrentVersion(c, obs)
+	snapshot.Tend(c, obs.Now)
 	snap, err := r.observeRest(ctx, c, obs)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -153,7 +156,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	stuck = snap
 	op := choose(snap)
 	if op == nil {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: snapshot.Wake(&c.Status, obs.Now)}, nil
 	}
 	plan := op.Decide(snap)
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "operation", op.Name(), "action", string(plan.Kind), "waitingFor", plan.WaitingFor)
@@ -164,6 +167,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if wake := scaling.Wake(snap); wake > 0 && (res.RequeueAfter == 0 || wake < res.RequeueAfter) {
 			res.RequeueAfter = wake
 		}
+	}
+	// The next scheduled snapshot: nothing else wakes an idle cluster then.
+	if wake := snapshot.Wake(&c.Status, obs.Now); err == nil && wake > 0 && (res.RequeueAfter == 0 || wake < res.RequeueAfter) {
+		res.RequeueAfter = wake
 	}
 	return res, err
 }
@@ -219,6 +226,9 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 			t := metav1.NewTime(now)
 			c.Status.Restart = &baov1.RestartRecord{Token: req.Value, RequestedAt: &t}
 			r.event(c, corev1.EventTypeNormal, eventRestartAccepted, v.Message)
+		case upgrade.RequestSnapshot:
+			snapshot.Request(&c.Status, req.Value)
+			r.event(c, corev1.EventTypeNormal, eventSnapshotAccepted, v.Message)
 		case upgrade.RequestRetry:
 			switch v.Retry {
 			case control.RetryRollback:
