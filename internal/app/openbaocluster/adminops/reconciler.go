@@ -87,12 +87,12 @@ func (b *eventBuffer) flush() {
 
 // Event reasons of this reconciler.
 const (
-	eventRequestRefused               = control.EventRequestRefused
-	eventRetry           baov1.Reason = "RetryRequested"
-	eventRestartAccepted baov1.Reason = "RestartRequested"
+	eventRequestRefused                = control.EventRequestRefused
+	eventRetry            baov1.Reason = "RetryRequested"
+	eventRestartAccepted  baov1.Reason = "RestartRequested"
 	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
-	eventPromoteAccepted baov1.Reason = "PromoteAccepted"
-	eventRollbackStarted baov1.Reason = "RollbackStarted"
+	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
+	eventRollbackStarted  baov1.Reason = "RollbackStarted"
 )
 
 // Reconcile runs one pass; see the package documentation.
