@@ -104,6 +104,9 @@ const (
 	// ReasonInvalidDuration means a duration field does not parse or is out of range
 	// (an object stored before the API server validated durations).
 	ReasonInvalidDuration Reason = "InvalidDuration"
+	// ReasonInvalidSchedule means spec.snapshots.schedule or timeZone does not
+	// parse (the API server checks the schedule's shape only).
+	ReasonInvalidSchedule Reason = "InvalidSchedule"
 	// ReasonInvalidSealStanza means spec.seal.customStanza holds more than seal
 	// blocks, or does not parse.
 	ReasonInvalidSealStanza Reason = "InvalidSealStanza"

@@ -55,6 +55,7 @@ const (
 
 // OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
 // +kubebuilder:validation:XValidation:rule="!has(self.seal) || !has(self.seal.type) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
+// +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.schedule) || self.snapshots.schedule == '' || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.schedule needs a bucket: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3, which scheduled snapshots use when spec.snapshots.s3 is unset)"
 type OpenBaoClusterSpec struct {
 	// version is the OpenBao version the cluster should run, as a semantic version
 	// (MAJOR.MINOR.PATCH, an optional leading "v", prerelease and build metadata allowed).

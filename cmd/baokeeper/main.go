@@ -15,6 +15,7 @@ import (
 	// The image has no CA files: when the system offers none, Go uses these
 	// (Mozilla's roots, as golang.org/x/crypto ships them) for S3 over https.
 	_ "golang.org/x/crypto/x509roots/fallback"
+	// The IANA time zones of spec.snapshots.timeZone, for an image without them.
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -27,6 +28,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	_ "time/tzdata"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	app "github.com/baokeeper/baokeeper/internal/app/openbaocluster"

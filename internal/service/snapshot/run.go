@@ -10,6 +10,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/schedule"
 )
 
 // Event reasons of scheduled and requested snapshots.
@@ -35,7 +36,7 @@ const RunAttempts = operation.DefaultMaxJobAttempts
 // what a due snapshot waits for. Pure: it changes c.Status only.
 func Tend(c *baov1.OpenBaoCluster, now time.Time) {
 	spec := c.Spec.Snapshots
-	key := ScheduleKey(spec.Schedule, spec.TimeZone)
+	key := schedule.Key(spec.Schedule, spec.TimeZone)
 	st := &c.Status
 	if st.Snapshots == nil {
 		if key == "" {
@@ -46,7 +47,7 @@ func Tend(c *baov1.OpenBaoCluster, now time.Time) {
 	ss := st.Snapshots
 	if key == "" {
 		ss.Schedule, ss.NextScheduledAt, ss.Due = "", nil, nil
-	} else if sched, err := ParseSchedule(spec.Schedule, spec.TimeZone); err == nil {
+	} else if sched, err := schedule.Parse(spec.Schedule, spec.TimeZone); err == nil {
 		switch {
 		case ss.Schedule != key || ss.NextScheduledAt == nil:
 			ss.Schedule = key

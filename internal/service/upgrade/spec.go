@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/schedule"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -25,7 +26,9 @@ type SpecRefusal struct {
 //  2. The executor and validation-hook images are pinned (a tag other than latest,
 //     or a digest): they run with the executor's OpenBao role, or hold the
 //     decision to promote, and must not change under a restart.
-//  3. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
+//  3. spec.snapshots.schedule parses, in a time zone that exists
+//     (snapshot.ParseSchedule): the API server checks its shape only.
+//  4. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
 //     it is pasted into config.hcl, where anything else would reconfigure the
 //     server (a listener without TLS).
 func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
@@ -39,6 +42,11 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 	} {
 		if msg := floatingImage(img.field, img.ref); msg != "" {
 			return &SpecRefusal{Reason: baov1.Reason(ReasonFloatingImage), Message: msg}
+		}
+	}
+	if sn := c.Spec.Snapshots; sn.Schedule != "" || sn.TimeZone != "" {
+		if _, err := schedule.Parse(sn.Schedule, sn.TimeZone); err != nil && sn.Schedule != "" {
+			return &SpecRefusal{Reason: baov1.ReasonInvalidSchedule, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
 		}
 	}
 	if c.GetSealType() == baov1.CustomSeal {

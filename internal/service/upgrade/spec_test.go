@@ -74,6 +74,14 @@ listener "tcp" {
 }`}
 			},
 			want: baov1.ReasonInvalidSealStanza, message: []string{`spec.seal.customStanza may hold only seal blocks, and holds "listener"`, "nothing was changed"}},
+		{name: "a schedule that does not parse", reason: "the API server checks five fields, not their values",
+			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "99 * * * *" },
+			want:   baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.schedule "99 * * * *" does not parse`, "nothing was changed"}},
+		{name: "a time zone that does not exist", reason: "the API server cannot check IANA names",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Snapshots.Schedule, c.Spec.Snapshots.TimeZone = "0 * * * *", "Mars/Olympus"
+			},
+			want: baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.timeZone "Mars/Olympus" is not an IANA time zone`}},
 		{name: "a stanza that is ignored under the Static seal", reason: "only a Custom seal renders the stanza",
 			mutate: func(c *baov1.OpenBaoCluster) {
 				c.Spec.Seal = baov1.SealSpec{Type: baov1.StaticSeal, CustomStanza: `listener "tcp" {}`}

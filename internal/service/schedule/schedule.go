@@ -1,4 +1,7 @@
-package snapshot
+// Package schedule reads the cron schedules of a cluster's spec (scheduled
+// snapshots) in their time zone. Pure, and a leaf: the spec checks and the
+// operations that run on a schedule both use it.
+package schedule
 
 import (
 	"fmt"
@@ -8,15 +11,15 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Schedule is spec.snapshots.schedule read in its time zone.
+// Schedule is a cron schedule read in its time zone.
 type Schedule struct {
 	spec cron.Schedule
 }
 
-// ParseSchedule reads a cron expression of five fields, or a descriptor such as
+// Parse reads a cron expression of five fields, or a descriptor such as
 // @daily, in the IANA time zone tz (empty: UTC). The error names the field and says
 // how to write it.
-func ParseSchedule(expr, tz string) (*Schedule, error) {
+func Parse(expr, tz string) (*Schedule, error) {
 	loc := time.UTC
 	if tz != "" {
 		l, err := time.LoadLocation(tz)
@@ -43,9 +46,9 @@ func ParseSchedule(expr, tz string) (*Schedule, error) {
 // Next is the first scheduled time after t.
 func (s *Schedule) Next(t time.Time) time.Time { return s.spec.Next(t) }
 
-// ScheduleKey is what status.snapshots.schedule records of the spec: a change of
+// Key is what status.snapshots.schedule records of the spec: a change of
 // the expression or the time zone computes the next time again.
-func ScheduleKey(expr, tz string) string {
+func Key(expr, tz string) string {
 	if expr == "" {
 		return ""
 	}
