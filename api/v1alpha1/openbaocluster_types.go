@@ -55,7 +55,7 @@ const (
 
 // OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
 // +kubebuilder:validation:XValidation:rule="!has(self.seal) || !has(self.seal.type) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
-// +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.schedule) || self.snapshots.schedule == '' || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.schedule needs a bucket: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3, which scheduled snapshots use when spec.snapshots.s3 is unset)"
+// +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.schedule) || size(self.snapshots.schedule) == 0 || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.schedule needs a bucket: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3, which scheduled snapshots use when spec.snapshots.s3 is unset)"
 type OpenBaoClusterSpec struct {
 	// version is the OpenBao version the cluster should run, as a semantic version
 	// (MAJOR.MINOR.PATCH, an optional leading "v", prerelease and build metadata allowed).
@@ -179,7 +179,7 @@ type SnapshotsSpec struct {
 	// taken once, as soon as it can be.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
-	// +kubebuilder:validation:XValidation:rule="self == '' || self.matches('^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$') || self.matches('^\\\\s*\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s*$')",message="spec.snapshots.schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), for example \"0 */6 * * *\", or one of @hourly, @daily, @weekly, @monthly"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$') || self.matches('^\\\\s*\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s*$')",message="spec.snapshots.schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), for example \"0 */6 * * *\", or one of @hourly, @daily, @weekly, @monthly"
 	Schedule string `json:"schedule,omitempty"`
 
 	// timeZone is the IANA time zone the schedule is read in, for example
