@@ -29,6 +29,7 @@ type StatusCollector struct {
 
 	phase, versionInfo, desired, ready, members, leader, healthyVoters *prometheus.Desc
 	stepStarted, stepTimeout, failed, snapshotTaken                    *prometheus.Desc
+	snapshotFailed, snapshotNext, snapshotDue                          *prometheus.Desc
 	certStored, certServed                                             *prometheus.Desc
 }
 
@@ -53,6 +54,11 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 		stepTimeout:   d("baokeeper_upgrade_step_timeout_seconds", "The running upgrade's step timeout (rolling stepTimeout, blue-green phaseTimeout).", "strategy"),
 		failed:        d("baokeeper_upgrade_failed", "1 while the upgrade is stopped by a failure (status.upgrade.failure), with its reason.", "reason"),
 		snapshotTaken: d("baokeeper_snapshot_last_taken_timestamp_seconds", "Unix time of status.lastSnapshot.takenAt."),
+		snapshotFailed: d("baokeeper_snapshot_last_failure_timestamp_seconds",
+			"Unix time when the last scheduled or requested snapshot failed after its attempts (status.snapshots.lastFailure.at)."),
+		snapshotNext: d("baokeeper_snapshot_next_scheduled_timestamp_seconds", "Unix time of the next scheduled snapshot (status.snapshots.nextScheduledAt)."),
+		snapshotDue: d("baokeeper_snapshot_due_timestamp_seconds",
+			"Unix time a scheduled snapshot became due that has not started yet (status.snapshots.due): it waits for the operation lock or for break-glass."),
 		certStored: d("baokeeper_certificate_expiry_timestamp_seconds",
 			"Unix time when the serving certificate the cluster's TLS Secret holds expires (status.tls.notAfter)."),
 		certServed: d("baokeeper_member_certificate_expiry_timestamp_seconds",
@@ -63,7 +69,7 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 // Describe implements prometheus.Collector.
 func (s *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{s.phase, s.versionInfo, s.desired, s.ready, s.members, s.leader, s.healthyVoters,
-		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken, s.certStored, s.certServed} {
+		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken, s.snapshotFailed, s.snapshotNext, s.snapshotDue, s.certStored, s.certServed} {
 		ch <- d
 	}
 }
@@ -122,6 +128,17 @@ func (s *StatusCollector) metricsOf(c *baov1.OpenBaoCluster) []prometheus.Metric
 	gauge(s.healthyVoters, float64(healthy))
 	if t := st.TLS; t != nil && t.NotAfter != nil {
 		gauge(s.certStored, float64(t.NotAfter.Unix()))
+	}
+	if ss := st.Snapshots; ss != nil {
+		if f := ss.LastFailure; f != nil && f.At != nil {
+			gauge(s.snapshotFailed, float64(f.At.Unix()))
+		}
+		if ss.NextScheduledAt != nil {
+			gauge(s.snapshotNext, float64(ss.NextScheduledAt.Unix()))
+		}
+		if ss.Due != nil {
+			gauge(s.snapshotDue, float64(ss.Due.Unix()))
+		}
 	}
 	for _, m := range st.Members {
 		if m.ServedCertificateNotAfter != nil {

@@ -44,7 +44,8 @@ func TestStatusCollectorReportsWhatStatusSays(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "vault"},
 		Spec:       baov1.OpenBaoClusterSpec{Version: "2.4.0"},
 		Status: baov1.OpenBaoClusterStatus{Phase: baov1.PhaseRunning, CurrentVersion: "2.4.0",
-			LastSnapshot: &baov1.SnapshotReceipt{TakenAt: &t0}},
+			LastSnapshot: &baov1.SnapshotReceipt{TakenAt: &t0},
+			Snapshots:    &baov1.SnapshotsStatus{NextScheduledAt: &t1, LastFailure: &baov1.SnapshotFailure{At: &t1}}},
 	}
 	r := fake.NewClientBuilder().WithScheme(scheme).WithObjects(upgrading, idle).Build()
 	c := NewStatusCollector(r, time.Second, logr.Discard())
@@ -86,6 +87,12 @@ baokeeper_certificate_expiry_timestamp_seconds{name="bao",namespace="ns"} 1.9e+0
 # TYPE baokeeper_member_certificate_expiry_timestamp_seconds gauge
 baokeeper_member_certificate_expiry_timestamp_seconds{member="bao-0",name="bao",namespace="ns"} 1.9e+09
 baokeeper_member_certificate_expiry_timestamp_seconds{member="bao-1",name="bao",namespace="ns"} 1.8e+09
+# HELP baokeeper_snapshot_last_failure_timestamp_seconds Unix time when the last scheduled or requested snapshot failed after its attempts (status.snapshots.lastFailure.at).
+# TYPE baokeeper_snapshot_last_failure_timestamp_seconds gauge
+baokeeper_snapshot_last_failure_timestamp_seconds{name="vault",namespace="other"} 1.9e+09
+# HELP baokeeper_snapshot_next_scheduled_timestamp_seconds Unix time of the next scheduled snapshot (status.snapshots.nextScheduledAt).
+# TYPE baokeeper_snapshot_next_scheduled_timestamp_seconds gauge
+baokeeper_snapshot_next_scheduled_timestamp_seconds{name="vault",namespace="other"} 1.9e+09
 # HELP baokeeper_cluster_desired_members spec.replicas.
 # TYPE baokeeper_cluster_desired_members gauge
 baokeeper_cluster_desired_members{name="bao",namespace="ns"} 3
@@ -93,6 +100,7 @@ baokeeper_cluster_desired_members{name="vault",namespace="other"} 3
 `), "baokeeper_cluster_members", "baokeeper_cluster_version_info", "baokeeper_raft_healthy_voters", "baokeeper_raft_leader",
 		"baokeeper_upgrade_failed", "baokeeper_upgrade_step_started_timestamp_seconds", "baokeeper_upgrade_step_timeout_seconds",
 		"baokeeper_snapshot_last_taken_timestamp_seconds", "baokeeper_cluster_desired_members",
+		"baokeeper_snapshot_last_failure_timestamp_seconds", "baokeeper_snapshot_next_scheduled_timestamp_seconds",
 		"baokeeper_certificate_expiry_timestamp_seconds", "baokeeper_member_certificate_expiry_timestamp_seconds")).To(Succeed())
 
 	// One phase series per phase and cluster.
