@@ -93,6 +93,13 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 			func(ref *upgradeWorld) int { d := ref.deletions(); return d[len(d)-1].pass - 2 }, int32(2)),
 	)
 
+	// A requested snapshot with retention is one operation of two executor Jobs (the
+	// snapshot, the pruning): whichever pass the operator dies after, one Job of each,
+	// one receipt, and the lock released.
+	It("takes a requested snapshot and prunes once, whichever pass the operator dies after", func() {
+		snapshotCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// The operation's serving executor may end while a request of its operation waits
 	// (out of restarts, or idle just as the request lands): the next pass deletes it
 	// and the one after starts it again, and the request is answered by the new one.
