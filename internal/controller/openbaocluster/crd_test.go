@@ -105,7 +105,36 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		}, `spec.audit.file.target: Unsupported value: "Syslog": supported values: "Stdout", "DataVolume"`),
 		Entry("an S3 endpoint with a path", withEndpoint("https://s3.example.com/snapshots"),
 			"(the bucket goes in bucket, a path in prefix)"),
+		Entry("a snapshot schedule that is not five cron fields", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "every day at noon", S3: snapshotBucket()}
+		}, "spec.snapshots.schedule must be a cron expression of five fields"),
+		Entry("@every as schedule", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "@every 1h", S3: snapshotBucket()}
+		}, "or one of @hourly, @daily, @weekly, @monthly"),
+		Entry("a snapshot schedule without a bucket", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil
+			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "0 * * * *"}
+		}, "spec.snapshots.schedule needs a bucket: set spec.snapshots.s3"),
+		Entry("retention count 0", func(c *baov1.OpenBaoCluster) {
+			zero := int32(0)
+			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Retention: &baov1.SnapshotRetention{Count: &zero}}
+		}, "spec.snapshots.retention.count: Invalid value: 0: spec.snapshots.retention.count in body should be greater than or equal to 1"),
+		Entry("retention without count or maxAge", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Retention: &baov1.SnapshotRetention{}}
+		}, "spec.snapshots.retention needs count, maxAge or both"),
+		Entry("retention maxAge without a unit", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Retention: &baov1.SnapshotRetention{MaxAge: durationPtr("7")}}
+		}, "spec.snapshots.retention.maxAge must be a duration with a unit, for example 168h"),
 	)
+
+	It("accepts a snapshot schedule with a time zone and retention", func() {
+		c := newCluster(ns, "snapok")
+		count := int32(7)
+		c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "0 */6 * * *", TimeZone: "Europe/Berlin", S3: snapshotBucket(),
+			Retention: &baov1.SnapshotRetention{Count: &count, MaxAge: durationPtr("168h")}}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		Expect(k8s.Delete(ctx, c)).To(Succeed())
+	})
 
 	DescribeTable("accepts S3 endpoints",
 		func(endpoint string) {
@@ -191,3 +220,9 @@ func withEndpoint(endpoint string) func(*baov1.OpenBaoCluster) {
 			CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}
 	}
 }
+
+func snapshotBucket() *baov1.S3Target {
+	return &baov1.S3Target{Endpoint: "https://s3.example.com", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}
+}
+
+func durationPtr(s string) *baov1.Duration { d := baov1.Duration(s); return &d }
