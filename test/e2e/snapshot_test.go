@@ -300,6 +300,90 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			Expect(found).To(BeFalse(), "a write after the snapshot is gone, through %s", m)
 		}
 	}, SpecTimeout(20*time.Minute))
+
+	// Issue 24: snapshots on request and on a schedule, with retention, on the cluster
+	// the restore above re-created, while it serves writes.
+	It("takes requested and scheduled snapshots while the cluster serves, and prunes the bucket to the retention count", func(ctx SpecContext) {
+		cl, err := s3.Client()
+		Expect(err).NotTo(HaveOccurred())
+		var folder string
+		listFolder := func(g Gomega) []string {
+			var keys []string
+			for o := range cl.ListObjects(ctx, snapBucket, minio.ListObjectsOptions{Prefix: folder, Recursive: true}) {
+				g.Expect(o.Err).NotTo(HaveOccurred())
+				keys = append(keys, o.Key)
+			}
+			return keys
+		}
+		obs := tc.observe(ctx)
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{
+				S3: &baov1.S3Target{Endpoint: s3.Endpoint, Bucket: snapBucket, Prefix: "e2e", ForcePathStyle: true,
+					CredentialsSecretRef: corev1.LocalObjectReference{Name: snapCreds}},
+				Retention: &baov1.SnapshotRetention{Count: ptrTo(int32(2))},
+			}
+			folder = snapshot.Folder(c, c.Spec.Snapshots.S3)
+		})
+		before := listFolder(Default)
+		GinkgoWriter.Printf("objects in %s before: %d %v\n", folder, len(before), before)
+
+		By("two requested snapshots, each verified in the bucket by its SHA-256")
+		var requested []*baov1.SnapshotReceipt
+		for range 2 {
+			out := kubectlBao(ctx, "snapshot", name, "-n", snapNS, "--wait", "-o", "json")
+			var res struct {
+				Value   string                 `json:"value"`
+				Receipt *baov1.SnapshotReceipt `json:"receipt"`
+			}
+			Expect(json.Unmarshal([]byte(out), &res)).To(Succeed(), out)
+			Expect(res.Receipt).NotTo(BeNil(), out)
+			Expect(res.Receipt.Request).To(Equal(res.Value))
+			Expect(res.Receipt.Trigger).To(Equal(baov1.SnapshotRequested))
+			key := res.Receipt.Location[len("s3://"+snapBucket+"/"):]
+			o, err := cl.GetObject(ctx, snapBucket, key, minio.GetObjectOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			body, err := io.ReadAll(o)
+			Expect(err).NotTo(HaveOccurred())
+			sum := sha256.Sum256(body)
+			Expect(hex.EncodeToString(sum[:])).To(Equal(res.Receipt.SHA256), "the object is the snapshot the receipt names")
+			Expect(int64(len(body))).To(Equal(res.Receipt.SizeBytes))
+			requested = append(requested, res.Receipt)
+		}
+
+		By("a schedule of every minute: one scheduled snapshot, then retention keeps the newest 2")
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "* * * * *" })
+		var scheduled *baov1.SnapshotReceipt
+		Eventually(func(g Gomega) {
+			c := tc.get(ctx, g)
+			ss := c.Status.Snapshots
+			g.Expect(ss).NotTo(BeNil())
+			g.Expect(ss.Taken).NotTo(BeEmpty())
+			g.Expect(ss.Taken[0].Trigger).To(Equal(baov1.SnapshotScheduled), "the newest receipt is the scheduled one")
+			g.Expect(ss.Current).To(BeNil(), "and its run, pruning included, ended")
+			g.Expect(ss.LastPrune).NotTo(BeNil())
+			g.Expect(ss.LastPrune.At.Time).To(BeTemporally(">=", ss.Taken[0].TakenAt.Time))
+			scheduled = ss.Taken[0].DeepCopy()
+		}, 3*time.Minute, pollEvery).Should(Succeed())
+		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "" })
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("two requested and one scheduled snapshot, with pruning")
+		res.expectNoLoss()
+		res.expectElections(0, "")
+
+		c := tc.get(ctx, Default)
+		Expect(c.Status.Snapshots.LastPrune.Failed).To(BeEmpty())
+		Expect(c.Status.LastSnapshot.Location).To(Equal(scheduled.Location), "the newest verified snapshot")
+		after := listFolder(Default)
+		GinkgoWriter.Printf("objects in %s after: %d %v; last pruning: %+v\n", folder, len(after), after, *c.Status.Snapshots.LastPrune)
+		key := func(r *baov1.SnapshotReceipt) string { return r.Location[len("s3://"+snapBucket+"/"):] }
+		Expect(after).To(ConsistOf(key(scheduled), key(requested[1])),
+			"retention count 2 keeps the newest two (this cluster's status names no older one to protect): %v before", before)
+		Expect(c.Status.Snapshots.LastPrune.Kept).To(BeEquivalentTo(2))
+		Expect(c.Status.Snapshots.LastPrune.Deleted).To(BeEquivalentTo(c.Status.Snapshots.LastPrune.Listed-2), "the last pruning deleted what it did not keep")
+		Expect(c.Status.Snapshots.LastPrune.Deleted).To(BeNumerically(">=", 1), "the first requested snapshot, at least, is gone")
+		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("SnapshotRequested", "SnapshotTaken", "SnapshotsPruned"))
+	}, SpecTimeout(8*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.
