@@ -315,3 +315,11 @@ func (c *OpenBaoCluster) SnapshotTarget() *S3Target {
 	}
 	return c.Spec.Upgrade.PreUpgradeSnapshot.S3
 }
+
+// GetSchedule returns the schedule status.snapshots recorded; "" for a nil status.
+func (s *SnapshotsStatus) GetSchedule() string {
+	if s == nil {
+		return ""
+	}
+	return s.Schedule
+}

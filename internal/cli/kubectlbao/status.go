@@ -42,6 +42,7 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 	renderBlueGreen(d, c, now)
 	renderScaling(d, c, now)
 	renderSnapshot(d, 0, "Last snapshot", st.LastSnapshot, "none taken yet", now)
+	renderSnapshots(d, c, now)
 	if lr := st.LastRollback; lr != nil {
 		d.head(0, "Last rollback")
 		d.kv(1, "Versions", "%s kept, %s rolled back", orDash(lr.FromVersion), orDash(lr.TargetVersion))
@@ -278,6 +279,59 @@ func renderSnapshot(d *describer, level int, title string, s *baov1.SnapshotRece
 	d.kv(level+1, "SHA-256", "%s", orDash(s.SHA256))
 }
 
+// renderSnapshots shows scheduled and requested snapshots: the schedule and the
+// next time, one due or requested and what it waits for, the run in progress, the
+// last failure and pruning, and the receipts kept.
+func renderSnapshots(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	ss := c.Status.Snapshots
+	spec := c.Spec.Snapshots
+	if ss == nil && spec.Schedule == "" {
+		return
+	}
+	d.head(0, "Snapshots")
+	if spec.Schedule != "" {
+		next := "-"
+		if ss != nil && ss.NextScheduledAt != nil {
+			next = when(ss.NextScheduledAt, now)
+		}
+		d.kv(1, "Schedule", "%s, next %s", orDash(ss.GetSchedule()), next)
+	} else {
+		d.kv(1, "Schedule", "none (on request: kubectl bao snapshot %s -n %s)", c.Name, c.Namespace)
+	}
+	if r := spec.Retention; r != nil {
+		var parts []string
+		if r.Count != nil {
+			parts = append(parts, fmt.Sprintf("the newest %d", *r.Count))
+		}
+		if r.MaxAge != nil {
+			parts = append(parts, "none older than "+string(*r.MaxAge))
+		}
+		d.kv(1, "Retention", "%s", strings.Join(parts, ", "))
+	}
+	if ss == nil {
+		return
+	}
+	if ss.WaitingFor != "" {
+		d.kv(1, "Waiting", "%s", ss.WaitingFor)
+	}
+	if run := ss.Current; run != nil {
+		d.kv(1, "Running", "%s %s since %s, step %s, attempt %d", run.Trigger, orDash(run.Request), when(run.StartedAt, now), run.Step, run.Attempts)
+	}
+	if f := ss.LastFailure; f != nil {
+		d.kv(1, "Last failure", "%s: %s", when(f.At, now), orDash(f.Message))
+	}
+	if p := ss.LastPrune; p != nil {
+		line := fmt.Sprintf("%s: %d listed, %d deleted, %d kept", when(p.At, now), p.Listed, p.Deleted, p.Kept)
+		if p.Failed != "" {
+			line += "; " + p.Failed
+		}
+		d.kv(1, "Last pruning", "%s", line)
+	}
+	for i, r := range ss.Taken {
+		d.kv(1, fmt.Sprintf("Taken %d", i+1), "%s %s, %s, %s", r.Trigger, when(r.TakenAt, now), orDash(r.Location), bytesIEC(r.SizeBytes))
+	}
+}
+
 // snapshotPending says why the running upgrade has no snapshot receipt.
 func snapshotPending(c *baov1.OpenBaoCluster) string {
 	if c.Spec.Upgrade.PreUpgradeSnapshot.Policy == baov1.SnapshotNever {
@@ -423,6 +477,7 @@ func renderRequests(d *describer, c *baov1.OpenBaoCluster) {
 	for _, kv := range []struct{ key, val string }{
 		{baov1.AnnotationPromote, r.Promote}, {baov1.AnnotationRollback, r.Rollback},
 		{baov1.AnnotationRetry, r.Retry}, {baov1.AnnotationBreakGlassAck, r.BreakGlassAck},
+		{baov1.AnnotationRestart, r.Restart}, {baov1.AnnotationSnapshot, r.Snapshot},
 	} {
 		if kv.val != "" {
 			d.kv(1, kv.key, "%s", kv.val)

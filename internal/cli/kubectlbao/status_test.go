@@ -103,6 +103,16 @@ func TestRenderStatus(t *testing.T) {
 	}{
 		{reason: "the failure tolerance is derived from status.voters", c: newCluster(),
 			want: []string{"Failure tolerance:  1 (healthy voters minus the majority)", "Voters:             3 healthy of 3 (a majority is 2)", "Upgrade:              none in progress"}},
+		{reason: "scheduled snapshots: the schedule, what a due one waits for, the last pruning and the receipts", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			count := int32(7)
+			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "0 */6 * * *", Retention: &baov1.SnapshotRetention{Count: &count}}
+			c.Status.Snapshots = &baov1.SnapshotsStatus{Schedule: "0 */6 * * * (UTC)", NextScheduledAt: minutesAgo(-30), Due: minutesAgo(5),
+				WaitingFor: "the scheduled snapshot due at 2026-12-01T10:00:00Z waits for operation RollingUpgrade (rolling upgrade from 2.4.0 to 2.4.1) to release the cluster",
+				LastPrune:  &baov1.PruneRecord{At: minutesAgo(60), Listed: 9, Deleted: 2, Kept: 7},
+				Taken:      []baov1.SnapshotReceipt{{Trigger: baov1.SnapshotScheduled, TakenAt: minutesAgo(61), Location: "s3://snaps/prod/vault/bao/scheduled-2.4.0-x-1.snap", SizeBytes: 2048}}}
+		}),
+			want: []string{"Schedule:      0 */6 * * * (UTC), next", "Retention:     the newest 7", "waits for operation RollingUpgrade",
+				"Last pruning:  ", "9 listed, 2 deleted, 7 kept", "Taken 1:       Scheduled", "scheduled-2.4.0-x-1.snap"}},
 		{reason: "a lost quorum says so", c: newCluster(withVoters("1/3")),
 			want: []string{"QUORUM LOST, 1 healthy voters of the 2 a majority needs"}},
 		{reason: "without a Raft view the tolerance is unknown, not 0", c: newCluster(withVoters("")),
