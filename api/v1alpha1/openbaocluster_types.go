@@ -749,8 +749,10 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	OperationLock *OperationLock `json:"operationLock,omitempty"`
 
-	// lastSnapshot is the receipt of the last pre-upgrade snapshot that was taken and
-	// verified; policy IfOlderThan reuses it while it is younger than maxAge.
+	// lastSnapshot is the receipt of the snapshot the last upgrade started from (taken
+	// and verified before it, or reused under IfOlderThan): the way back to the
+	// version before that upgrade. Scheduled and requested snapshots do not replace
+	// it (they are in snapshots.taken); IfOlderThan reuses the newest of all.
 	// +optional
 	LastSnapshot *SnapshotReceipt `json:"lastSnapshot,omitempty"`
 

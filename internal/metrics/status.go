@@ -53,7 +53,8 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 		stepStarted:   d("baokeeper_upgrade_step_started_timestamp_seconds", "Unix time when the running upgrade's current step (rolling) or phase (blue-green) started.", "strategy"),
 		stepTimeout:   d("baokeeper_upgrade_step_timeout_seconds", "The running upgrade's step timeout (rolling stepTimeout, blue-green phaseTimeout).", "strategy"),
 		failed:        d("baokeeper_upgrade_failed", "1 while the upgrade is stopped by a failure (status.upgrade.failure), with its reason.", "reason"),
-		snapshotTaken: d("baokeeper_snapshot_last_taken_timestamp_seconds", "Unix time of status.lastSnapshot.takenAt."),
+		snapshotTaken: d("baokeeper_snapshot_last_taken_timestamp_seconds",
+			"Unix time of the newest verified snapshot: status.lastSnapshot.takenAt, or status.snapshots.taken[0].takenAt when newer."),
 		snapshotFailed: d("baokeeper_snapshot_last_failure_timestamp_seconds",
 			"Unix time when the last scheduled or requested snapshot failed after its attempts (status.snapshots.lastFailure.at)."),
 		snapshotNext: d("baokeeper_snapshot_next_scheduled_timestamp_seconds", "Unix time of the next scheduled snapshot (status.snapshots.nextScheduledAt)."),
@@ -168,8 +169,8 @@ func (s *StatusCollector) metricsOf(c *baov1.OpenBaoCluster) []prometheus.Metric
 			gauge(s.failed, 1, string(f.Reason))
 		}
 	}
-	if snap := st.LastSnapshot; snap != nil && snap.TakenAt != nil {
-		gauge(s.snapshotTaken, float64(snap.TakenAt.Unix()))
+	if at := newestSnapshot(st); !at.IsZero() {
+		gauge(s.snapshotTaken, float64(at.Unix()))
 	}
 	return out
 }
@@ -179,4 +180,18 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// newestSnapshot is when the newest verified snapshot of any trigger was taken:
+// status.lastSnapshot (the last upgrade's) or the newest receipt of
+// status.snapshots.taken; zero when none.
+func newestSnapshot(st *baov1.OpenBaoClusterStatus) time.Time {
+	var t time.Time
+	if l := st.LastSnapshot; l != nil && l.TakenAt != nil {
+		t = l.TakenAt.Time
+	}
+	if ss := st.Snapshots; ss != nil && len(ss.Taken) > 0 && ss.Taken[0].TakenAt != nil && ss.Taken[0].TakenAt.After(t) {
+		t = ss.Taken[0].TakenAt.Time
+	}
+	return t
 }

@@ -77,7 +77,7 @@ baokeeper_upgrade_step_started_timestamp_seconds{name="bao",namespace="ns",strat
 # HELP baokeeper_upgrade_step_timeout_seconds The running upgrade's step timeout (rolling stepTimeout, blue-green phaseTimeout).
 # TYPE baokeeper_upgrade_step_timeout_seconds gauge
 baokeeper_upgrade_step_timeout_seconds{name="bao",namespace="ns",strategy="RollingUpdate"} 600
-# HELP baokeeper_snapshot_last_taken_timestamp_seconds Unix time of status.lastSnapshot.takenAt.
+# HELP baokeeper_snapshot_last_taken_timestamp_seconds Unix time of the newest verified snapshot: status.lastSnapshot.takenAt, or status.snapshots.taken[0].takenAt when newer.
 # TYPE baokeeper_snapshot_last_taken_timestamp_seconds gauge
 baokeeper_snapshot_last_taken_timestamp_seconds{name="vault",namespace="other"} 1.8e+09
 # HELP baokeeper_certificate_expiry_timestamp_seconds Unix time when the serving certificate the cluster's TLS Secret holds expires (status.tls.notAfter).

@@ -373,7 +373,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 
 		c := tc.get(ctx, Default)
 		Expect(c.Status.Snapshots.LastPrune.Failed).To(BeEmpty())
-		Expect(c.Status.LastSnapshot.Location).To(Equal(scheduled.Location), "the newest verified snapshot")
+		Expect(c.Status.Snapshots.Taken[0].Location).To(Equal(scheduled.Location), "the newest verified snapshot")
 		after := listFolder(Default)
 		GinkgoWriter.Printf("objects in %s after: %d %v; last pruning: %+v\n", folder, len(after), after, *c.Status.Snapshots.LastPrune)
 		key := func(r *baov1.SnapshotReceipt) string { return r.Location[len("s3://"+snapBucket+"/"):] }

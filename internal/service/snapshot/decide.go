@@ -48,7 +48,8 @@ const (
 type Input struct {
 	Spec    baov1.PreUpgradeSnapshotSpec
 	Upgrade *baov1.UpgradeStatus
-	// Last is status.lastSnapshot.
+	// Last is the newest verified snapshot (Newest): the last upgrade's, or a
+	// scheduled or requested one taken since.
 	Last   *baov1.SnapshotReceipt
 	Now    time.Time
 	Paused bool
@@ -195,7 +196,9 @@ func Record(st *baov1.OpenBaoClusterStatus, d Decision, now time.Time) {
 	case ActionStartJob:
 		up.CurrentStep.Attempts++
 	case ActionReuse:
+		// The reused snapshot is this upgrade's way back, as a fresh one would be.
 		up.Snapshot = d.Receipt
+		st.LastSnapshot = d.Receipt.DeepCopy()
 		up.CurrentStep = nil
 	case ActionRecord:
 		// The upgrade's receipt and the cluster's last snapshot go out in the same

@@ -37,7 +37,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 	st := s.Status()
 	up := st.Upgrade
 	spec := c.Spec.Upgrade.PreUpgradeSnapshot
-	in := Input{Spec: spec, Upgrade: up, Last: st.LastSnapshot, Now: s.Now, Paused: c.Spec.Upgrade.Paused}
+	in := Input{Spec: spec, Upgrade: up, Last: Newest(st), Now: s.Now, Paused: c.Spec.Upgrade.Paused}
 	if step := up.CurrentStep; step != nil && step.Attempts > 0 && spec.S3 != nil {
 		in.JobName = JobName(c, up, step.Attempts)
 		in.WantLocation = Location(spec.S3.Bucket, ObjectKey(c, up, step.Attempts))

@@ -93,10 +93,10 @@ func (r PruneResult) Summary() string {
 }
 
 // ProtectedKeys are the object keys retention never deletes: the newest verified
-// snapshot (status.lastSnapshot, and the newest receipt of status.snapshots), the
-// snapshot the upgrade in progress took (status.upgrade.snapshot), which is its
-// way back, and the newest pre-upgrade snapshot, the state before the last version
-// change. bucket is the target's: receipts of another bucket name nothing here.
+// snapshot (the newest receipt of status.snapshots), the snapshot the upgrade in
+// progress took (status.upgrade.snapshot), which is its way back, and the one the
+// last upgrade started from (status.lastSnapshot), the way back to the version
+// before it. bucket is the target's: receipts of another bucket name nothing here.
 func ProtectedKeys(st *baov1.OpenBaoClusterStatus, bucket string) []string {
 	var keys []string
 	add := func(r *baov1.SnapshotReceipt) {
@@ -114,13 +114,6 @@ func ProtectedKeys(st *baov1.OpenBaoClusterStatus, bucket string) []string {
 	if ss := st.Snapshots; ss != nil {
 		if len(ss.Taken) > 0 {
 			add(&ss.Taken[0])
-		}
-		// The newest pre-upgrade snapshot: the state before the last version change.
-		for i := range ss.Taken {
-			if ss.Taken[i].Trigger == baov1.SnapshotPreUpgrade {
-				add(&ss.Taken[i])
-				break
-			}
 		}
 		if ss.Current != nil {
 			add(ss.Current.Receipt)

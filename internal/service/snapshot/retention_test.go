@@ -68,7 +68,7 @@ func TestProtectedKeys(t *testing.T) {
 		return &baov1.SnapshotReceipt{Location: Location("b", key), TakenAt: &at, Trigger: trig}
 	}
 	st := &baov1.OpenBaoClusterStatus{
-		LastSnapshot: rec("p/ns/bao/s3.snap", baov1.SnapshotScheduled),
+		LastSnapshot: rec("p/ns/bao/pre1.snap", baov1.SnapshotPreUpgrade),
 		Upgrade:      &baov1.UpgradeStatus{Snapshot: rec("p/ns/bao/up.snap", baov1.SnapshotPreUpgrade)},
 		Snapshots: &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{
 			*rec("p/ns/bao/s3.snap", baov1.SnapshotScheduled),
@@ -78,6 +78,6 @@ func TestProtectedKeys(t *testing.T) {
 		}},
 	}
 	g.Expect(ProtectedKeys(st, "b")).To(ConsistOf("p/ns/bao/s3.snap", "p/ns/bao/up.snap", "p/ns/bao/pre1.snap"),
-		"the newest verified, the upgrade's own and the newest pre-upgrade snapshot; older ones may go")
+		"the newest verified, the running upgrade's own and the one the last upgrade started from; older ones may go")
 	g.Expect(ProtectedKeys(st, "other")).To(BeEmpty(), "receipts of another bucket name nothing in this one")
 }

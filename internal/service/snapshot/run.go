@@ -99,6 +99,18 @@ func Wake(st *baov1.OpenBaoClusterStatus, now time.Time) time.Duration {
 	return max(st.Snapshots.NextScheduledAt.Sub(now), time.Second)
 }
 
+// Newest is the newest verified snapshot of any trigger: status.lastSnapshot (the
+// last upgrade's) or the newest of status.snapshots.taken; nil when none.
+func Newest(st *baov1.OpenBaoClusterStatus) *baov1.SnapshotReceipt {
+	newest := st.LastSnapshot
+	if ss := st.Snapshots; ss != nil && len(ss.Taken) > 0 && ss.Taken[0].TakenAt != nil {
+		if newest == nil || newest.TakenAt == nil || ss.Taken[0].TakenAt.After(newest.TakenAt.Time) {
+			newest = &ss.Taken[0]
+		}
+	}
+	return newest
+}
+
 // Keep adds a verified snapshot's receipt to status.snapshots.taken, newest first,
 // at most MaxTaken.
 func Keep(st *baov1.OpenBaoClusterStatus, r *baov1.SnapshotReceipt) {
@@ -232,8 +244,10 @@ func (RunOperation) Decide(s *operation.Snapshot) operation.Plan {
 	}
 	r := rec.Status(version)
 	r.Trigger, r.Request = run.Trigger, run.Request
+	// status.lastSnapshot stays the snapshot the last upgrade started from: the
+	// restore runbook and a refused rollback name it as the way back to the version
+	// before that upgrade, which a newer snapshot is not.
 	Keep(st, r)
-	st.LastSnapshot = r.DeepCopy()
 	run.Receipt = r.DeepCopy()
 	taken := operation.Normal(EventTaken, fmt.Sprintf("%s of %s at Raft index %d verified: %s, %d bytes, sha256 %s",
 		strings.ToUpper(describe(run)[:1])+describe(run)[1:], r.FromMember, r.RaftIndex, r.Location, r.SizeBytes, r.SHA256))

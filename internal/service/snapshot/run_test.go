@@ -190,7 +190,8 @@ func TestRunOperation(t *testing.T) {
 		g.Expect(p.Status.Snapshots.Taken).To(HaveLen(1))
 		g.Expect(p.Status.Snapshots.Taken[0].Trigger).To(Equal(baov1.SnapshotRequested))
 		g.Expect(p.Status.Snapshots.Taken[0].Request).To(Equal("r1"))
-		g.Expect(p.Status.LastSnapshot.Location).To(Equal("s3://snaps/"+key), "IfOlderThan may reuse it")
+		g.Expect(p.Status.LastSnapshot).To(BeNil(), "status.lastSnapshot stays the last upgrade's way back")
+		g.Expect(Newest(p.Status).Location).To(Equal("s3://snaps/"+key), "IfOlderThan may reuse it: it is the newest")
 		g.Expect(p.Events).To(ContainElement(HaveField("Reason", EventTaken)))
 	})
 	t.Run("a verified snapshot with retention: the prune step next, lock kept", func(t *testing.T) {
@@ -272,4 +273,23 @@ func TestRunOperation(t *testing.T) {
 		g.Expect(p.Status.Snapshots.LastFailure.Message).To(ContainSubstring("neither spec.snapshots.s3 nor spec.upgrade.preUpgradeSnapshot.s3 is set"))
 		g.Expect(p.Status.OperationLock).To(BeNil())
 	})
+}
+
+func TestNewestAndReuse(t *testing.T) {
+	g := NewWithT(t)
+	st := &baov1.OpenBaoClusterStatus{LastSnapshot: &baov1.SnapshotReceipt{Location: "s3://b/pre", TakenAt: ago(3 * time.Hour)}}
+	g.Expect(Newest(st).Location).To(Equal("s3://b/pre"))
+	st.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://b/sched", TakenAt: ago(10 * time.Minute)}}}
+	g.Expect(Newest(st).Location).To(Equal("s3://b/sched"), "a scheduled snapshot taken since is newer")
+
+	// IfOlderThan reuses it, and it becomes the upgrade's way back.
+	c := runCluster(func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.PreUpgradeSnapshot = spec(baov1.SnapshotIfOlderThan)
+		c.Status = *st
+		c.Status.Snapshots.Taken[0].Location = "s3://snaps/bao/ns/bao/scheduled-2.4.0-x-1.snap"
+		c.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", StartedAt: ago(time.Minute)}
+	})
+	p := Operation{}.Decide(&operation.Snapshot{Cluster: &operation.Cluster{Now: now}, Object: c, Jobs: map[string]operation.ObservedJob{}})
+	g.Expect(p.Status.Upgrade.Snapshot.Location).To(Equal("s3://snaps/bao/ns/bao/scheduled-2.4.0-x-1.snap"))
+	g.Expect(p.Status.LastSnapshot).To(Equal(p.Status.Upgrade.Snapshot), "the reused snapshot is the last upgrade's")
 }
