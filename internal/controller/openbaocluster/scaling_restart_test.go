@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
@@ -50,29 +49,16 @@ var _ = Describe("Scaling across operator restarts", Ordered, ContinueOnFailure,
 			GinkgoWriter.Printf("%s: reference run: %d passes, actions %v%s\n", prefix, passes, ref.whats(), ref.history())
 
 			By(fmt.Sprintf("a run with a crash after each of the %d passes that write status", passes))
-			var wg sync.WaitGroup
-			slots := make(chan struct{}, scalingWorkers)
-			for crashAt := range passes {
-				if !slices.Contains(ref.writes[crashAt], noteStatus) {
-					// A pass that writes no status loses nothing: the run would be the
-					// reference run.
-					continue
+			eachCrash(passes, ref.writes, scalingWorkers, func(crashAt int) {
+				r := run
+				r.ns, r.crashAt = fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt
+				w := runScaling(ctx, k, r)
+				for i := range crashAt {
+					Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", r.ns, i)
 				}
-				wg.Go(func() {
-					defer GinkgoRecover()
-					slots <- struct{}{}
-					defer func() { <-slots }()
-					r := run
-					r.ns, r.crashAt = fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt
-					w := runScaling(ctx, k, r)
-					for i := range crashAt {
-						Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", r.ns, i)
-					}
-					GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes, actions %v\n", prefix, crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
-					expectScaled(ctx, w, r, want)
-				})
-			}
-			wg.Wait()
+				GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes, actions %v\n", prefix, crashAt, ref.describePass(crashAt), w.loopPasses, w.whats())
+				expectScaled(ctx, w, r, want)
+			})
 		},
 		Entry("3 → 5", scalingRun{ns: "scale3to5", from: 3, to: 5, leader: 0},
 			scalingWant{actions: []string{"replicas 4", "promote bao-3", "replicas 5", "promote bao-4"},

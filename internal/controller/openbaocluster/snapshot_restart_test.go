@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -146,20 +145,12 @@ func snapshotCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch)
 	passes := len(ref.writes)
 	GinkgoWriter.Printf("snapshot reference run: %d passes%s\n", passes, ref.history())
 	Expect(passes).To(BeNumerically(">=", 5), "begin, the snapshot Job, its receipt, the prune Job, its result")
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, restartWorkers)
-	for crashAt := range passes {
-		if !slices.Contains(ref.writes[crashAt], noteStatus) {
-			continue
+	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
+		w := runSnapshot(ctx, k, snapshotRun{ns: fmt.Sprintf("snap-k%d", crashAt), crashAt: crashAt})
+		for i := range crashAt {
+			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
 		}
-		wg.Go(func() {
-			defer GinkgoRecover()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			w := runSnapshot(ctx, k, snapshotRun{ns: fmt.Sprintf("snap-k%d", crashAt), crashAt: crashAt})
-			GinkgoWriter.Printf("snapshot: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
-			expectOneSnapshot(ctx, k, w)
-		})
-	}
-	wg.Wait()
+		GinkgoWriter.Printf("snapshot: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
+		expectOneSnapshot(ctx, k, w)
+	})
 }

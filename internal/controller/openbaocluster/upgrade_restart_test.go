@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -135,30 +133,17 @@ func crashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch, prefix 
 	GinkgoWriter.Printf("%s reference run: %d passes, %d step-down Job(s)%s\n", prefix, passes, len(ref.jobs()), ref.history())
 
 	By(fmt.Sprintf("a run with a crash after each of the %d passes", passes))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, restartWorkers)
-	for crashAt := range passes {
-		if !slices.Contains(ref.writes[crashAt], noteStatus) {
-			// A pass that writes no status loses nothing: the run would be the
-			// reference run.
-			continue
+	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
+		run := base
+		run.ns, run.crashAt = fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt
+		w := runUpgrade(ctx, k, run)
+		for i := range crashAt {
+			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
 		}
-		wg.Go(func() {
-			defer GinkgoRecover()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			run := base
-			run.ns, run.crashAt = fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt
-			w := runUpgrade(ctx, k, run)
-			for i := range crashAt {
-				Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
-			}
-			GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes\n", prefix, crashAt, ref.describePass(crashAt), len(w.writes))
-			expectSafeUpgrade(ctx, w, base.leader, wantOrder)
-			Expect(w.jobs()).To(HaveLen(len(ref.jobs())), "%s: step-down Jobs, as many as in the reference run", w.cluster.Namespace)
-		})
-	}
-	wg.Wait()
+		GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes\n", prefix, crashAt, ref.describePass(crashAt), len(w.writes))
+		expectSafeUpgrade(ctx, w, base.leader, wantOrder)
+		Expect(w.jobs()).To(HaveLen(len(ref.jobs())), "%s: step-down Jobs, as many as in the reference run", w.cluster.Namespace)
+	})
 }
 
 // restartWorkers is how many runs of a table entry go at once.

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -537,4 +538,26 @@ func withStatusCrash(f interceptor.Funcs, crash func(sub string) error) intercep
 		return c.SubResource(sub).Update(ctx, obj, opts...)
 	}
 	return f
+}
+
+// eachCrash runs crashed(crashAt) once per pass (of the first passes) of a reference
+// run that wrote status (writes, per pass), workers at a time; a pass that wrote no
+// status loses nothing when the operator dies after it, so its run would be the
+// reference run.
+func eachCrash(passes int, writes map[int][]string, workers int, crashed func(crashAt int)) {
+	GinkgoHelper()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, workers)
+	for crashAt := range passes {
+		if !slices.Contains(writes[crashAt], noteStatus) {
+			continue
+		}
+		wg.Go(func() {
+			defer GinkgoRecover()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			crashed(crashAt)
+		})
+	}
+	wg.Wait()
 }
