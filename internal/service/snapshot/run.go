@@ -206,8 +206,9 @@ func (RunOperation) Decide(s *operation.Snapshot) operation.Plan {
 	}
 	run := ss.Current
 	if target == nil {
-		return finish(st, s.Now, persist, operation.Warning(EventRunFailed,
-			"the snapshot stopped: spec.snapshots.s3 and spec.upgrade.preUpgradeSnapshot.s3 were removed while it ran; set one, then request a snapshot again"), "")
+		msg := "the snapshot stopped: spec.snapshots.s3 and spec.upgrade.preUpgradeSnapshot.s3 were removed while it ran; set one, then request a snapshot again"
+		ss.LastFailure = &baov1.SnapshotFailure{At: ptrTime(s.Now), Trigger: run.Trigger, Request: run.Request, Message: msg}
+		return finish(st, s.Now, persist, operation.Warning(EventRunFailed, msg), "")
 	}
 	version := st.CurrentVersion
 	if run.Attempts == 0 {

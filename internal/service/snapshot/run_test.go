@@ -262,6 +262,15 @@ func TestRunOperation(t *testing.T) {
 		g.Expect(p.Status.Snapshots.Current).To(BeNil())
 		g.Expect(p.Status.Snapshots.LastPrune.Failed).To(ContainSubstring("NoSuchBucket"))
 	})
+	t.Run("the bucket removed while the run ran: it ends, failed, and the lock is released", func(t *testing.T) {
+		g := NewWithT(t)
+		c := runCluster(withRun(take(1)), func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil })
+		p := decideRun(c, job(operation.JobRunning, time.Time{}, ""))
+		g.Expect(p.Status.Snapshots.Current).To(BeNil())
+		g.Expect(p.Status.OperationLock).To(BeNil())
+		g.Expect(p.Status.Snapshots.LastFailure.Request).To(Equal("r1"), "kubectl bao snapshot --wait reads its failure")
+		g.Expect(p.Status.Snapshots.LastFailure.Message).To(ContainSubstring("were removed while it ran"))
+	})
 	t.Run("the bucket removed before the run started: the request fails and says what to set", func(t *testing.T) {
 		g := NewWithT(t)
 		c := runCluster(func(c *baov1.OpenBaoCluster) {
