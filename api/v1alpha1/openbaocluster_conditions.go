@@ -29,6 +29,10 @@ const (
 	// never goes back to False: from then on self-initialization is disabled, so a
 	// member that lost its data joins the cluster instead of starting a second one.
 	ConditionInitialized ConditionType = "Initialized"
+	// ConditionRestored is set on a cluster that starts from a snapshot
+	// (spec.bootstrap.fromSnapshot): False while the restore runs or after it
+	// failed, True once the restored member was verified.
+	ConditionRestored ConditionType = "Restored"
 )
 
 // Reason is the CamelCase reason of a condition or an event.
@@ -72,6 +76,17 @@ const (
 	ReasonScaling Reason = "Scaling"
 	// ReasonScalingFailed means a membership change stopped; it waits for a retry.
 	ReasonScalingFailed Reason = "ScalingFailed"
+	// ReasonRestoring means a cluster that starts from a snapshot restores it
+	// (also a reason of the Restored condition).
+	ReasonRestoring Reason = "Restoring"
+)
+
+// Reasons of the Restored condition (besides ReasonRestoring).
+const (
+	// ReasonSnapshotRestored means the snapshot was restored and the member verified.
+	ReasonSnapshotRestored Reason = "SnapshotRestored"
+	// ReasonRestoreFailed means the restore stopped; status.restore.failure says why.
+	ReasonRestoreFailed Reason = "RestoreFailed"
 )
 
 // Reasons of the Degraded condition.
@@ -107,6 +122,9 @@ const (
 	// ReasonInvalidSchedule means spec.snapshots.schedule or timeZone does not
 	// parse (the API server checks the schedule's shape only).
 	ReasonInvalidSchedule Reason = "InvalidSchedule"
+	// ReasonSnapshotNewerThanVersion means spec.bootstrap.fromSnapshot was taken on
+	// a version newer than spec.version.
+	ReasonSnapshotNewerThanVersion Reason = "SnapshotNewerThanVersion"
 	// ReasonInvalidSealStanza means spec.seal.customStanza holds more than seal
 	// blocks, or does not parse.
 	ReasonInvalidSealStanza Reason = "InvalidSealStanza"

@@ -54,6 +54,7 @@ const (
 )
 
 // OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap can only be given when the cluster is created: it says what a new cluster starts from. To restore a snapshot, create a new cluster with kubectl bao restore --into NAME"
 // +kubebuilder:validation:XValidation:rule="!has(self.seal) || !has(self.seal.type) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
 // +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.schedule) || size(self.snapshots.schedule) == 0 || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.schedule needs a bucket: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3, which scheduled snapshots use when spec.snapshots.s3 is unset)"
 type OpenBaoClusterSpec struct {
@@ -162,6 +163,13 @@ type OpenBaoClusterSpec struct {
 	// an upgrade or a scaling runs waits for it.
 	// +optional
 	Snapshots SnapshotsSpec `json:"snapshots,omitempty"`
+
+	// bootstrap says what the cluster starts from: empty (the default), or a Raft
+	// snapshot (fromSnapshot). It is read when the cluster is created and cannot be
+	// set, changed or removed afterwards. See docs/restore.md.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.bootstrap cannot change once the cluster exists: it says what a new cluster starts from. To restore another snapshot, create a new cluster with kubectl bao restore --into NAME"
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
 }
 
 // SnapshotsSpec configures scheduled and requested snapshots.
@@ -760,6 +768,12 @@ type OpenBaoClusterStatus struct {
 	// next scheduled time, the last receipts and the last pruning.
 	// +optional
 	Snapshots *SnapshotsStatus `json:"snapshots,omitempty"`
+
+	// restore reports the restore of a cluster that starts from a snapshot
+	// (spec.bootstrap.fromSnapshot): its step, the Raft index it restored, and why it
+	// stopped if it did.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
 
 	// lastRollback records the last upgrade that was rolled back. While spec.version
 	// still names its target, no upgrade to it starts again until baokeeper.dev/retry

@@ -187,7 +187,9 @@ func runManager(args []string) error {
 		HealthTimeout: *openbaoTimeout,
 		ExecutorImage: *executorImage,
 		StepJobs:      *stepJobs,
-		Rand:          rand.Reader,
+		// The operator's own account, which every cluster's controller role binds.
+		ControllerServiceAccount: sa,
+		Rand:                     rand.Reader,
 	}
 	if ops.ExecutorImage == "" {
 		return errors.New("the executor image is unknown: pass --executor-image or set BAOKEEPER_IMAGE to the operator's own image")

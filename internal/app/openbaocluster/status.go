@@ -168,11 +168,31 @@ func setMembers(c *baov1.OpenBaoCluster, obs *observation) statusFacts {
 		f.shortfall = rv.toleranceShortfall(f.desired)
 	}
 	f.pending = versionChangePending(c)
-	f.opReason, f.opMessage = upgradeState(c)
+	f.opReason, f.opMessage = restoreState(c)
+	if f.opReason == "" {
+		f.opReason, f.opMessage = upgradeState(c)
+	}
 	if f.opReason == "" {
 		f.opReason, f.opMessage = scalingState(c)
 	}
 	return f
+}
+
+// restoreState is the restore of a cluster that starts from a snapshot, until it
+// succeeded: Restoring while it runs, RestoreFailed once it stopped.
+func restoreState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
+	if c.Spec.Bootstrap == nil || c.Restored() {
+		return "", ""
+	}
+	r := c.Status.Restore
+	switch {
+	case r == nil:
+		return baov1.ReasonRestoring, fmt.Sprintf("Restoring s3://%s/%s once %s initialized; no client Service until it is restored",
+			c.Spec.Bootstrap.FromSnapshot.S3.Bucket, c.Spec.Bootstrap.FromSnapshot.Key, workload.NamesFor(c).Member(0))
+	case r.Step == baov1.RestoreStepFailed:
+		return baov1.ReasonRestoreFailed, r.Failure
+	}
+	return baov1.ReasonRestoring, fmt.Sprintf("Restoring %s (step %s): %s; no client Service until it is restored", r.Source, r.Step, r.WaitingFor)
 }
 
 // setAvailable: a majority of members Ready, and Raft with a leader and its quorum.
@@ -234,8 +254,10 @@ func setDegraded(set conditionSetter, c *baov1.OpenBaoCluster, p *pass, f status
 		set(baov1.ConditionDegraded, true, baov1.ReasonSpecRefused, p.refusal)
 	case p.blocked != "":
 		set(baov1.ConditionDegraded, true, p.blockedReason, p.blocked)
-	case f.opReason == baov1.ReasonUpgradeFailed || f.opReason == baov1.ReasonScalingFailed:
+	case f.opReason == baov1.ReasonUpgradeFailed || f.opReason == baov1.ReasonScalingFailed || f.opReason == baov1.ReasonRestoreFailed:
 		set(baov1.ConditionDegraded, true, f.opReason, f.opMessage)
+	case f.opReason == baov1.ReasonRestoring:
+		set(baov1.ConditionDegraded, false, f.opReason, f.opMessage)
 	case f.opReason == baov1.ReasonScaling:
 		set(baov1.ConditionDegraded, false, f.opReason, "A membership change is in progress: "+f.opMessage)
 	case f.opReason != "":
@@ -261,6 +283,13 @@ func setPhase(set conditionSetter, c *baov1.OpenBaoCluster, obs *observation, p 
 	case obs.sts == nil && !p.createdSTS:
 		st.Phase = baov1.PhasePending
 		set(baov1.ConditionProgressing, true, baov1.ReasonCreating, "Creating the workload objects")
+	case f.opReason == baov1.ReasonRestoring || f.opReason == baov1.ReasonRestoreFailed:
+		// Not Running before the data is the snapshot's: clients are kept out.
+		st.Phase = baov1.PhaseInitializing
+		if f.opReason == baov1.ReasonRestoreFailed {
+			st.Phase = baov1.PhaseFailed
+		}
+		set(baov1.ConditionProgressing, f.opReason == baov1.ReasonRestoring, f.opReason, f.opMessage)
 	case !served && (!f.initialized || !f.allReady):
 		st.Phase = baov1.PhaseInitializing
 		set(baov1.ConditionProgressing, true, baov1.ReasonInitializing, initializingMessage(c, f.notReady, f.ready, f.replicas))

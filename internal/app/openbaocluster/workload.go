@@ -83,11 +83,43 @@ func (r *Reconciler) ensureSealKey(ctx context.Context, p *pass) error {
 			workload.NamesFor(p.cluster).SealSecret())
 		return reconcile.TerminalError(errors.New(p.blocked))
 	}
+	if p.cluster.Spec.Bootstrap != nil {
+		return r.copySealKey(ctx, p)
+	}
 	s, err := workload.SealSecret(p.cluster, r.Rand)
 	if err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("Creating static-seal key", "Secret", s.Name)
+	if err := r.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create seal Secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	return nil
+}
+
+// copySealKey creates the static-seal key of a cluster that starts from a snapshot
+// as a copy of the key the snapshot's data was sealed with: a new key could not
+// unseal it. Without that key the cluster is not created.
+func (r *Reconciler) copySealKey(ctx context.Context, p *pass) error {
+	c := p.cluster
+	name := workload.SourceSealSecret(c)
+	src, err := r.getSecret(ctx, r.APIReader, c.Namespace, name)
+	if err != nil {
+		return err
+	}
+	var key []byte
+	if src != nil {
+		key = src.Data[workload.SealKeyKey]
+	}
+	if len(key) == 0 {
+		p.blockedReason = baov1.ReasonSealKeyMissing
+		p.blocked = fmt.Sprintf("spec.bootstrap.fromSnapshot needs the static-seal key the snapshot's data was sealed with, in Secret %s (key %q) of namespace %s, and it is missing: "+
+			"create it from your backup of %s's seal Secret, or name the Secret that holds it in spec.bootstrap.fromSnapshot.sealKeySecretRef. Nothing was created",
+			name, workload.SealKeyKey, c.Namespace, c.BootstrapSourceCluster())
+		return errors.New(p.blocked)
+	}
+	s := workload.SealSecretWithKey(c, key)
+	ctrl.LoggerFrom(ctx).Info("Creating static-seal key from the snapshot source's", "Secret", s.Name, "from", name)
 	if err := r.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create seal Secret %s/%s: %w", s.Namespace, s.Name, err)
 	}
@@ -237,6 +269,12 @@ func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 
 func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {
 	for _, svc := range workload.Services(p.cluster) {
+		if svc.Name == workload.NamesFor(p.cluster).ClientService() && !p.cluster.Restored() {
+			// A cluster that starts from a snapshot serves no client before its data
+			// is the snapshot's: a write into the data the restore replaces would be
+			// acknowledged and lost.
+			continue
+		}
 		if err := applyObject(ctx, r.Client, svc); err != nil {
 			return err
 		}

@@ -98,6 +98,7 @@ func NewRootCommand(o Options) *cobra.Command {
 				"spec.upgrade.preUpgradeSnapshot.s3), reads it back, checks its size and SHA-256, and lists its receipt in status.snapshots.taken; "+
 				"with spec.snapshots.retention it then prunes older objects. Queued behind an upgrade or scaling in progress; refused (nothing written) "+
 				"when the cluster has no bucket. With --wait, waits for the receipt (or the failure) and prints it."),
+		r.restoreCommand(),
 		r.breakGlassCommand(),
 	)
 	return root

@@ -98,6 +98,12 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		snapshotCrashAfterEveryStatusWrite(ctx, k)
 	})
 
+	// A cluster that starts from another cluster's snapshot: one restore Job, one
+	// restart of its member, one rebind Job, whichever pass the operator dies after.
+	It("restores a snapshot into a new cluster once, whichever pass the operator dies after", func() {
+		restoreCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// The operation's serving executor may end while a request of its operation waits
 	// (out of restarts, or idle just as the request lands): the next pass deletes it
 	// and the one after starts it again, and the request is answered by the new one.

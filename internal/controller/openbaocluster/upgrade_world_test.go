@@ -262,8 +262,9 @@ func (w *upgradeWorld) podDeleted(pod *corev1.Pod) {
 	if cur := w.pods[pod.Name]; cur != nil && cur.UID == pod.UID {
 		w.pods[pod.Name] = nil
 	}
-	if pod.Name == w.leader {
-		// A leader's graceful shutdown hands leadership to another voter.
+	if pod.Name == w.leader && len(w.names) > 1 {
+		// A leader's graceful shutdown hands leadership to another voter (a
+		// one-member cluster leads again when it is back).
 		w.elect()
 	}
 	var down []string

@@ -256,6 +256,10 @@ type ExecutorJobSpec struct {
 	VolumeMounts []corev1.VolumeMount
 	// TTLSecondsAfterFinished replaces JobTTLSecondsAfterFinished when set.
 	TTLSecondsAfterFinished *int32
+	// ServiceAccountName and Audience replace the cluster's executor service
+	// account and JWT audience when set: the identity a restored snapshot trusts
+	// until its roles are rewritten (a restore's rebind Job).
+	ServiceAccountName, Audience string
 }
 
 // StepDownJob builds the executor Job that moves leadership off member. It is
@@ -412,6 +416,13 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 	if len(ex.Resources.Requests) > 0 || len(ex.Resources.Limits) > 0 {
 		container.Resources = *ex.Resources.DeepCopy()
 	}
+	sa, audience := n.ExecutorServiceAccount(), workload.JWTAudience(c)
+	if spec.ServiceAccountName != "" {
+		sa = spec.ServiceAccountName
+	}
+	if spec.Audience != "" {
+		audience = spec.Audience
+	}
 	ttl := JobTTLSecondsAfterFinished
 	if spec.TTLSecondsAfterFinished != nil {
 		ttl = *spec.TTLSecondsAfterFinished
@@ -432,7 +443,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           n.ExecutorServiceAccount(),
+					ServiceAccountName:           sa,
 					AutomountServiceAccountToken: ptrTo(false),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptrTo(true),
@@ -445,7 +456,7 @@ func ExecutorJob(c *baov1.OpenBaoCluster, spec ExecutorJobSpec) *batchv1.Job {
 					Volumes: append([]corev1.Volume{
 						{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
-								Audience:          workload.JWTAudience(c),
+								Audience:          audience,
 								ExpirationSeconds: ptrTo(TokenExpirationSeconds),
 								Path:              "token",
 							}}},

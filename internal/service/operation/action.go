@@ -72,6 +72,10 @@ const (
 	ObjectReplicas Object = "Replicas"
 	// ObjectVolume is the data volume claim of Action.Member (UID precondition).
 	ObjectVolume Object = "Volume"
+	// ObjectRestoreIdentity is the source cluster's executor ServiceAccount that a
+	// restore's rebind Job runs as: created (owned by this cluster) only when no
+	// object of that name exists, deleted afterwards only when this cluster owns it.
+	ObjectRestoreIdentity Object = "RestoreIdentity"
 )
 
 // JobKind is the executor action of a CreateJob.
@@ -90,6 +94,12 @@ const (
 	// JobCheckTarget checks that the snapshot target is reachable from the
 	// cluster's namespace (a precheck; it changes nothing).
 	JobCheckTarget JobKind = "CheckTarget"
+	// JobRestore sends a verified snapshot to the member of a cluster that starts
+	// from it.
+	JobRestore JobKind = "Restore"
+	// JobRebind rewrites the baokeeper roles a restored snapshot holds to the
+	// cluster's own identity.
+	JobRebind JobKind = "Rebind"
 )
 
 // Action is one decision of a strategy for one pass.

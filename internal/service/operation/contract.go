@@ -47,6 +47,9 @@ type Snapshot struct {
 	ClientSelects string
 	// ExecutorImage is the image of executor Jobs.
 	ExecutorImage string
+	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
+	// operator's service account, which the cluster's controller role binds.
+	ControllerSubject string
 }
 
 // ObservedJob is one executor Job as read.

@@ -21,6 +21,8 @@ const (
 	OperationRollout = "Rollout"
 	// OperationSnapshot is a scheduled or requested snapshot (and its pruning).
 	OperationSnapshot = "Snapshot"
+	// OperationRestore restores a snapshot into a cluster that starts from one.
+	OperationRestore = "Restore"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.

@@ -22,6 +22,8 @@ type Member struct {
 
 	// PodExists is false while the pod is deleted and not yet re-created.
 	PodExists bool
+	// UID is the pod's UID; empty without a pod.
+	UID string
 	// PodTerminating is true while the pod has a deletion timestamp.
 	PodTerminating bool
 	// PodReady is the pod's Ready condition.

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"fmt"
+	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/schedule"
@@ -49,6 +50,9 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 			return &SpecRefusal{Reason: baov1.ReasonInvalidSchedule, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
 		}
 	}
+	if msg := bootstrapProblem(c); msg != "" {
+		return &SpecRefusal{Reason: baov1.ReasonSnapshotNewerThanVersion, Message: msg}
+	}
 	if c.GetSealType() == baov1.CustomSeal {
 		if problem := workload.SealStanzaProblem(c.Spec.Seal.CustomStanza); problem != "" {
 			return &SpecRefusal{Reason: baov1.ReasonInvalidSealStanza,
@@ -56,6 +60,27 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 		}
 	}
 	return nil
+}
+
+// bootstrapProblem says why a cluster cannot start from its bootstrap snapshot:
+// the snapshot was taken on a version newer than spec.version (OpenBao does not
+// read data a newer version wrote). "" when it can, or once it was restored.
+func bootstrapProblem(c *baov1.OpenBaoCluster) string {
+	b := c.Spec.Bootstrap
+	if b == nil || b.FromSnapshot.Version == "" || c.Restored() {
+		return ""
+	}
+	snap, err := ParseVersion(b.FromSnapshot.Version)
+	if err != nil {
+		return fmt.Sprintf("spec.bootstrap.fromSnapshot.version %q is not a semantic version (%v): give the receipt's version, for example 2.4.0; nothing was created", b.FromSnapshot.Version, err)
+	}
+	want, err := ParseVersion(c.Spec.Version)
+	if err != nil || !want.LessThan(snap) {
+		return ""
+	}
+	return fmt.Sprintf("the snapshot %s was taken on OpenBao %s, newer than spec.version %s: OpenBao does not read data a newer version wrote. "+
+		"Set spec.version to %s or later (delete this cluster and create it again: spec.bootstrap cannot change); nothing was restored",
+		b.FromSnapshot.Key, strings.TrimPrefix(b.FromSnapshot.Version, "v"), strings.TrimPrefix(c.Spec.Version, "v"), strings.TrimPrefix(b.FromSnapshot.Version, "v"))
 }
 
 func hookImage(c *baov1.OpenBaoCluster) string {

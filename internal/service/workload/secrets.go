@@ -22,6 +22,21 @@ func SealSecret(c *baov1.OpenBaoCluster, rnd io.Reader) (*corev1.Secret, error) 
 	if _, err := io.ReadFull(rnd, key); err != nil {
 		return nil, fmt.Errorf("failed to generate the static-seal key: %w", err)
 	}
+	return SealSecretWithKey(c, []byte(hex.EncodeToString(key))), nil
+}
+
+// SourceSealSecret is the Secret that holds the seal key of a cluster's bootstrap
+// snapshot: spec.bootstrap.fromSnapshot.sealKeySecretRef, or <sourceCluster>-seal.
+func SourceSealSecret(c *baov1.OpenBaoCluster) string {
+	if b := c.Spec.Bootstrap; b != nil && b.FromSnapshot.SealKeySecretRef != nil && b.FromSnapshot.SealKeySecretRef.Name != "" {
+		return b.FromSnapshot.SealKeySecretRef.Name
+	}
+	return c.BootstrapSourceCluster() + "-seal"
+}
+
+// SealSecretWithKey builds the static-seal key Secret holding key (hex, as the
+// seal stanza reads it).
+func SealSecretWithKey(c *baov1.OpenBaoCluster, key []byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -34,8 +49,8 @@ func SealSecret(c *baov1.OpenBaoCluster, rnd io.Reader) (*corev1.Secret, error) 
 		},
 		Type:      corev1.SecretTypeOpaque,
 		Immutable: ptrTo(true),
-		Data:      map[string][]byte{SealKeyKey: []byte(hex.EncodeToString(key))},
-	}, nil
+		Data:      map[string][]byte{SealKeyKey: key},
+	}
 }
 
 // CASecret holds the operator-run CA (certificate and key).

@@ -166,7 +166,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 		ObjectMeta: objectMeta(c, n.StatefulSet()),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptrTo(c.GetReplicas()),
+			Replicas:            ptrTo(c.InitialReplicas()),
 			ServiceName:         n.HeadlessService(),
 			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
 			Selector:            &metav1.LabelSelector{MatchLabels: SetSelectorLabels(c, n.StatefulSet())},

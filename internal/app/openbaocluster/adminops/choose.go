@@ -21,6 +21,9 @@ import (
 //
 //  1. break-glass active, or a spec baokeeper refuses: none (nothing disruptive
 //     starts or goes on until a person acknowledged, or the spec is fixed);
+//     then the restore of a cluster that starts from a snapshot, until it
+//     succeeded (nothing else runs on data the restore replaces; a failed restore
+//     keeps the cluster so);
 //  2. an upgrade or rollout in progress: its guard (target changes, prechecks, the
 //     lock, the quorum watch), then its snapshot phase or its strategy; one that has
 //     not started (it waits on its prechecks and holds no lock) yields to a scaling
@@ -46,6 +49,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
+	case snapshot.RestorePending(s.Object):
+		return snapshot.RestoreOperation{}
 	case snapshot.Running(st):
 		return snapshot.RunOperation{}
 	case st.Upgrade != nil && notStarted(st) && snapshot.Pending(st) && st.OperationLock == nil:

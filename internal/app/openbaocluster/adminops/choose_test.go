@@ -42,6 +42,17 @@ func withBucket(s *operation.Snapshot) {
 	s.ExecutorImage = "ghcr.io/baokeeper/baokeeper:0.2.0"
 }
 
+// withRestore makes the resting cluster one that starts from a snapshot, with its
+// one member so far.
+func withRestore(s *operation.Snapshot) {
+	s.Object.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
+		S3: baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+		Key: "ns/old/x.snap", SHA256: "5f2b9c1e0d3a4b6c7d8e9f00112233445566778899aabbccddeeff0011223344", SourceCluster: "old"}}
+	s.Members = s.Members[:1]
+	s.StatefulSet.Spec.Replicas = ptr(int32(1))
+	s.StatefulSet.Status.Replicas = 1
+}
+
 func TestChoose(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -65,6 +76,21 @@ func TestChoose(t *testing.T) {
 				s.Object.Spec.Version = "2.4.1"
 				s.Object.Spec.Upgrade.Rolling.StepTimeout = ptr(baov1.Duration("soon"))
 			}},
+		{name: "restore pending", reason: "a cluster that starts from a snapshot restores it before anything else: not the scaling to spec.replicas, not a version change",
+			change: func(s *operation.Snapshot) {
+				withRestore(s)
+				s.Object.Spec.Version = "2.4.1"
+			}, want: snapshot.RestoreOperation{}, wantKind: operation.KindPersist},
+		{name: "restore failed", reason: "a failed restore keeps the cluster as it is: nothing else runs on data that is not the snapshot's",
+			change: func(s *operation.Snapshot) {
+				withRestore(s)
+				s.Object.Status.Restore = &baov1.RestoreStatus{Step: baov1.RestoreStepFailed, Failure: "checksum"}
+			}, want: snapshot.RestoreOperation{}, wantKind: operation.KindNone},
+		{name: "restore done", reason: "once restored, the scaling grows the cluster to spec.replicas",
+			change: func(s *operation.Snapshot) {
+				withRestore(s)
+				s.Object.Status.Restore = &baov1.RestoreStatus{Step: baov1.RestoreStepDone}
+			}, want: scaling.Operation{}, wantKind: operation.KindPersist},
 		{name: "upgrade not started, scaling asked for", reason: "an upgrade that has not started waits on its prechecks and holds no lock: it yields to the scaling its prechecks wait for (the member count differs)",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))

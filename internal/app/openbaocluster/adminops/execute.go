@@ -20,6 +20,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/objectapply"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -95,6 +96,13 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 		}
 		var created bool
 		var err error
+		if p.Action.Job == operation.JobRebind {
+			// The Job runs as the source cluster's executor account: create it when
+			// the source (and so its account) is gone.
+			if err := r.ensureRestoreIdentity(ctx, c); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if r.executors != nil && executorjob.Mailed(p.Job) {
 			created, err = r.askExecutor(ctx, c, r.executors, p.Job, metav1.NewTime(s.Now))
 		} else {
@@ -166,6 +174,8 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 	case operation.ObjectGreenStatefulSet:
 		// A rollback: every green peer left Raft first.
 		return r.deleteStatefulSet(ctx, c, c.Status.BlueGreen.Green.StatefulSet, "green")
+	case operation.ObjectRestoreIdentity:
+		return r.deleteRestoreIdentity(ctx, c)
 	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes, operation.ObjectVolume:
 		for _, name := range a.Volumes {
 			if err := r.deleteVolume(ctx, c, name); err != nil {
@@ -175,6 +185,38 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 		return nil
 	}
 	return fmt.Errorf("the executor cannot delete %q", a.Object)
+}
+
+// ensureRestoreIdentity creates the source cluster's executor ServiceAccount for a
+// rebind Job when no object of that name exists; an existing one (the source's
+// own) is used as it is.
+func (r *Reconciler) ensureRestoreIdentity(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	sa := snapshot.RestoreIdentityAccount(c)
+	err := r.Client.Create(ctx, sa)
+	if err == nil {
+		ctrl.LoggerFrom(ctx).Info("Created the source cluster's executor account for the rebind", "ServiceAccount", sa.Name)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create ServiceAccount %s/%s for the restore's rebind: %w", sa.Namespace, sa.Name, err)
+	}
+	return nil
+}
+
+// deleteRestoreIdentity deletes the ServiceAccount ensureRestoreIdentity created,
+// only when this cluster controls it (UID precondition); the source's own stays.
+func (r *Reconciler) deleteRestoreIdentity(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	want := snapshot.RestoreIdentityAccount(c)
+	sa := &corev1.ServiceAccount{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), sa); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ref := metav1.GetControllerOf(sa); ref == nil || ref.UID != c.UID {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, sa, client.Preconditions{UID: &sa.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete ServiceAccount %s/%s after the restore's rebind: %w", sa.Namespace, sa.Name, err)
+	}
+	return nil
 }
 
 // createGreen creates green's StatefulSet from the persisted status.blueGreen.

@@ -135,6 +135,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 		m := operation.Member{Name: name, Ordinal: int(i)}
 		if pod := byName[name]; pod != nil {
 			m.PodExists = true
+			m.UID = string(pod.UID)
 			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
 			m.PodReady = podReady(pod)
 			if m.PodReady {
@@ -338,7 +339,8 @@ func podReady(p *corev1.Pod) bool {
 // snapshot target is reachable. Nothing is read after this: every decision of the
 // pass is made over the snapshot.
 func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (*operation.Snapshot, error) {
-	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), Jobs: map[string]operation.ObservedJob{}}
+	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), Jobs: map[string]operation.ObservedJob{},
+		ControllerSubject: workload.ServiceAccountSubject(r.ControllerServiceAccount.Namespace, r.ControllerServiceAccount.Name)}
 	own := client.MatchingLabels{workload.LabelCluster: c.Name}
 	jobs := &batchv1.JobList{}
 	if err := r.Client.List(ctx, jobs, client.InNamespace(c.Namespace), own); err != nil {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -50,6 +51,9 @@ type Reconciler struct {
 	HealthTimeout time.Duration
 	// ExecutorImage is the image of executor Jobs unless spec.upgrade.executor.image is set.
 	ExecutorImage string
+	// ControllerServiceAccount is the operator's own service account, which the
+	// controller role of every cluster binds (a restore rewrites that role).
+	ControllerServiceAccount types.NamespacedName
 	// Metrics records upgrade progress; nil records nothing.
 	Metrics metrics.Recorder
 	// Rand is the source of break-glass nonces; nil means crypto/rand.
@@ -322,7 +326,7 @@ func (r *Reconciler) eventNow(c *baov1.OpenBaoCluster, typ string, reason baov1.
 // seedCurrentVersion sets status.currentVersion the first time every member is Ready
 // and reports the same version. Afterwards only a completed upgrade changes it.
 func seedCurrentVersion(c *baov1.OpenBaoCluster, obs *operation.Cluster) {
-	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(obs.Members)) != c.GetReplicas() {
+	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(obs.Members)) != c.InitialReplicas() {
 		return
 	}
 	v := ""
@@ -353,6 +357,19 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 		set(baov1.ConditionBreakGlass, true, baov1.Reason(c.Status.BreakGlass.Reason), c.Status.BreakGlass.Message)
 	} else {
 		set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
+	}
+	if c.Spec.Bootstrap != nil {
+		r := c.Status.Restore
+		switch {
+		case r == nil:
+			set(baov1.ConditionRestored, false, baov1.ReasonRestoring, "The restore of spec.bootstrap.fromSnapshot starts once the first member initialized")
+		case r.Step == baov1.RestoreStepDone:
+			set(baov1.ConditionRestored, true, baov1.ReasonSnapshotRestored, fmt.Sprintf("Restored %s (Raft index %d)", r.Source, r.RaftIndex))
+		case r.Step == baov1.RestoreStepFailed:
+			set(baov1.ConditionRestored, false, baov1.ReasonRestoreFailed, r.Failure)
+		default:
+			set(baov1.ConditionRestored, false, baov1.ReasonRestoring, fmt.Sprintf("Restoring %s: step %s, %s", r.Source, r.Step, r.WaitingFor))
+		}
 	}
 	if lr := c.Status.LastRollback; lr != nil {
 		set(baov1.ConditionRolledBack, true, baov1.ReasonRolledBack, rolledBackMessage(c, lr))

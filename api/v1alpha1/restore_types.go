@@ -1,0 +1,176 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BootstrapSpec says what a new cluster starts from. Without it a cluster starts
+// empty and initializes itself.
+type BootstrapSpec struct {
+	// fromSnapshot starts the cluster from a Raft snapshot instead of empty data:
+	// the cluster starts with one member, initializes, restores the snapshot (after
+	// checking its SHA-256), restarts that member, and only then grows to
+	// spec.replicas through Raft and creates its client Service, so that no client
+	// writes into data the restore replaces. kubectl bao restore --into writes it
+	// from a snapshot's receipt.
+	// +required
+	FromSnapshot SnapshotSource `json:"fromSnapshot"`
+}
+
+// SnapshotSource names one verified snapshot in object storage.
+type SnapshotSource struct {
+	// s3 is the bucket that holds the snapshot (endpoint, bucket, credentials); its
+	// prefix is not used: key is the object's whole key.
+	// +required
+	S3 S3Target `json:"s3"`
+
+	// key is the object's key in the bucket: the part after s3://BUCKET/ of the
+	// receipt's location.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Key string `json:"key"`
+
+	// sha256 is the receipt's checksum of the object, 64 lowercase hex digits. The
+	// object is downloaded and checked against it before anything is sent to
+	// OpenBao: a different object is refused, and nothing is restored.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-f]{64}$')",message="spec.bootstrap.fromSnapshot.sha256 must be the 64 lowercase hex digits of the snapshot's receipt (status.lastSnapshot.sha256 or status.snapshots.taken[*].sha256 of the cluster it was taken from)"
+	SHA256 string `json:"sha256"`
+
+	// version is the OpenBao version the snapshot was taken on (the receipt's
+	// version). spec.version must be the same or later: OpenBao does not read data
+	// written by a newer version. When empty it is not checked.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version,omitempty"`
+
+	// sourceCluster is the name of the OpenBaoCluster in this namespace that the
+	// snapshot was taken from (it may no longer exist). The restored data trusts that
+	// cluster's identity (its JWT roles name its executor service account and
+	// audience): after the restore, baokeeper logs in once as that identity and
+	// rewrites the two roles to this cluster's. Default: this cluster's name (a
+	// cluster re-created under the same name needs no rewrite).
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	SourceCluster string `json:"sourceCluster,omitempty"`
+
+	// sealKeySecretRef names the Secret (key "key") that holds the static-seal key
+	// the snapshot's data was sealed with; its key is copied into this cluster's own
+	// seal Secret when the cluster is created. Default: <sourceCluster>-seal. Not
+	// used with spec.seal.type Custom, whose seal must be the source's.
+	// +optional
+	SealKeySecretRef *corev1.LocalObjectReference `json:"sealKeySecretRef,omitempty"`
+}
+
+// RestoreStep is the step a restore is at.
+// +kubebuilder:validation:Enum=Restore;Restart;Rebind;Check;Done;Failed
+type RestoreStep string
+
+const (
+	// RestoreStepRestore: an executor Job downloads the object, checks its
+	// SHA-256 and sends it to the one member (snapshot-force).
+	RestoreStepRestore RestoreStep = "Restore"
+	// RestoreStepRestart: the member is restarted, so that it loads the restored
+	// keyring before any other member joins.
+	RestoreStepRestart RestoreStep = "Restart"
+	// RestoreStepRebind: an executor Job logs in with the source cluster's identity
+	// and rewrites the two baokeeper roles to this cluster's.
+	RestoreStepRebind RestoreStep = "Rebind"
+	// RestoreStepCheck: the controller reads the restored member with its own role.
+	RestoreStepCheck RestoreStep = "Check"
+	// RestoreStepDone: the data is the snapshot's; the cluster grows and serves.
+	RestoreStepDone RestoreStep = "Done"
+	// RestoreStepFailed: the restore stopped; status.restore.failure says why and
+	// what to do.
+	RestoreStepFailed RestoreStep = "Failed"
+)
+
+// RestoreStatus reports the restore of a cluster bootstrapped from a snapshot.
+type RestoreStatus struct {
+	// source is the snapshot's location, s3://BUCKET/KEY.
+	Source string `json:"source"`
+
+	// sha256 is the checksum the object must have.
+	SHA256 string `json:"sha256"`
+
+	// id identifies this restore in its Jobs' names.
+	// +optional
+	ID string `json:"id,omitempty"`
+
+	// step is what the restore does now (persisted before it is done).
+	Step RestoreStep `json:"step"`
+
+	// attempts counts the Jobs of the current step.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// startedAt is when the restore started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+
+	// stepStartedAt is when the current step started.
+	// +optional
+	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+
+	// restoredAt is when the member accepted the snapshot.
+	// +optional
+	RestoredAt *metav1.Time `json:"restoredAt,omitempty"`
+
+	// completedAt is when the restored member was verified.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+
+	// restartedPod is the UID of the member pod that was deleted to restart it: a
+	// pod with another UID is the restarted one.
+	// +optional
+	RestartedPod string `json:"restartedPod,omitempty"`
+
+	// raftIndex and raftTerm are the last Raft index and term the snapshot holds.
+	// +optional
+	RaftIndex int64 `json:"raftIndex,omitempty"`
+	// +optional
+	RaftTerm int64 `json:"raftTerm,omitempty"`
+
+	// sizeBytes is the size of the object that was restored.
+	// +optional
+	SizeBytes int64 `json:"sizeBytes,omitempty"`
+
+	// waitingFor says what the restore waits for.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
+
+	// failure says why the restore stopped and what to do.
+	// +optional
+	Failure string `json:"failure,omitempty"`
+}
+
+// Restored reports whether a cluster that starts from a snapshot finished its
+// restore; a cluster without spec.bootstrap has nothing to restore.
+func (c *OpenBaoCluster) Restored() bool {
+	if c.Spec.Bootstrap == nil {
+		return true
+	}
+	r := c.Status.Restore
+	return r != nil && r.Step == RestoreStepDone
+}
+
+// BootstrapSourceCluster is the cluster a bootstrap snapshot was taken from: the
+// spec's sourceCluster, or the cluster's own name.
+func (c *OpenBaoCluster) BootstrapSourceCluster() string {
+	if b := c.Spec.Bootstrap; b != nil && b.FromSnapshot.SourceCluster != "" {
+		return b.FromSnapshot.SourceCluster
+	}
+	return c.Name
+}
+
+// InitialReplicas is how many members the cluster's StatefulSet is created with:
+// spec.replicas, or one for a cluster that starts from a snapshot (the snapshot is
+// restored into one member before any other joins).
+func (c *OpenBaoCluster) InitialReplicas() int32 {
+	if c.Spec.Bootstrap != nil {
+		return 1
+	}
+	return c.GetReplicas()
+}

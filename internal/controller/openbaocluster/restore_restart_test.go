@@ -1,0 +1,167 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+const restoreTestSHA = "5f2b9c1e0d3a4b6c7d8e9f00112233445566778899aabbccddeeff0011223344"
+
+// createRestoreCluster creates a 1-member cluster "bao2" that starts from a snapshot
+// of "bao", with its StatefulSet (the workload loop's part, which these tests do
+// not run).
+func createRestoreCluster(ctx context.Context, k client.WithWatch, ns string) *baov1.OpenBaoCluster {
+	GinkgoHelper()
+	Expect(k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	one := int32(1)
+	c := &baov1.OpenBaoCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bao2"},
+		Spec: baov1.OpenBaoClusterSpec{Version: restartFrom, Replicas: &one,
+			Upgrade: baov1.UpgradeSpec{PreUpgradeSnapshot: baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever}},
+			Bootstrap: &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
+				S3:  baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+				Key: ns + "/bao/requested-" + restartFrom + "-x-1.snap", SHA256: restoreTestSHA, Version: restartFrom, SourceCluster: "bao",
+			}},
+		},
+	}
+	Expect(k.Create(ctx, c)).To(Succeed())
+	n := workload.NamesFor(c)
+	Expect(k.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.TLSSecret(), Labels: workload.CommonLabels(c)},
+		Data:       map[string][]byte{workload.CACertKey: []byte("test CA")},
+	})).To(Succeed())
+	sts, err := workload.StatefulSet(c, workload.StatefulSetParams{Image: upgrade.ResolveImage("", restartFrom), TLSSecretName: n.TLSSecret()})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(*sts.Spec.Replicas).To(Equal(int32(1)), "a cluster that starts from a snapshot starts with one member")
+	sts.OwnerReferences = []metav1.OwnerReference{workload.OwnerReference(c)}
+	Expect(k.Create(ctx, sts)).To(Succeed())
+	return c
+}
+
+// runRestore runs passes of a new upgrade reconciler on a cluster that starts from a
+// snapshot until its restore is done or failed, crashing after pass crashAt. Between
+// passes the world plays the kubelet (a deleted pod comes back) and the executor:
+// a restore Job finishes with its result, a rebind Job succeeds.
+func runRestore(ctx context.Context, k client.WithWatch, ns string, crashAt int) *upgradeWorld {
+	GinkgoHelper()
+	c := createRestoreCluster(ctx, k, ns)
+	w := newUpgradeWorld(k, c, 0, restartFrom)
+	w.step(ctx) // the pod is created
+	w.step(ctx) // and Ready
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	w.crashAt = crashAt
+	const maxPasses = 40
+	for w.pass = 0; ; w.pass++ {
+		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+		if r := c.Status.Restore; r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed) {
+			return w
+		}
+		if w.pass == maxPasses {
+			Fail(fmt.Sprintf("%s: the restore did not finish in %d passes: %+v; passes:%s", ns, maxPasses, c.Status.Restore, w.history()))
+		}
+		w.writes[w.pass] = nil
+		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
+		if w.pass == w.crashAt {
+			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
+		} else {
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+		}
+		w.step(ctx)
+		w.clock.Step(snapshot.Poll)
+		finishRestoreJobs(ctx, k, w, c)
+	}
+}
+
+// finishRestoreJobs plays the executor of restore and rebind Jobs.
+func finishRestoreJobs(ctx context.Context, k client.Client, w *upgradeWorld, c *baov1.OpenBaoCluster) {
+	GinkgoHelper()
+	jobs := &batchv1.JobList{}
+	Expect(k.List(ctx, jobs, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: c.Name})).To(Succeed())
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		step := job.Labels[executorjob.LabelStep]
+		if (step != snapshot.StepRestore && step != snapshot.StepRebind) || job.Status.CompletionTime != nil {
+			continue
+		}
+		// Finished here, with its result: the world's own Job runner leaves it.
+		w.jobSteps[job.Name] = 3
+		args := job.Spec.Template.Spec.Containers[0].Args
+		msg := []byte(`{"rebound":true}`)
+		if step == snapshot.StepRestore {
+			key := args[slices.Index(args, "--s3-key")+1]
+			msg, _ = json.Marshal(snapshot.RestoreResult{Location: snapshot.Location("snaps", key), SHA256: args[slices.Index(args, "--sha256")+1],
+				SizeBytes: 4096, RaftIndex: 90, RaftTerm: 2, RestoredTo: c.Name + "-0", RestoredAt: time.Now().UTC()})
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: job.Name + "-x",
+				Labels: map[string]string{workload.LabelCluster: c.Name, batchv1.JobNameLabel: job.Name}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: executorjob.ExecutorContainerName, Image: "executor"}}},
+		}
+		Expect(k.Create(ctx, pod)).To(Succeed())
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: executorjob.ExecutorContainerName,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: string(msg)}}}}
+		Expect(k.Status().Update(ctx, pod)).To(Succeed())
+		finishStep(ctx, k, c, job.Name, metav1.Now().Time, "")
+	}
+}
+
+// expectOneRestore asserts what holds after every run, crash or not: the restore is
+// done, its lock released, and it took one restore Job, one rebind Job and one
+// restart of the member; the borrowed identity is gone.
+func expectOneRestore(ctx context.Context, k client.Client, w *upgradeWorld) {
+	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	name := c.Namespace + fmt.Sprintf(" (status.restore %+v; passes:%s)", c.Status.Restore, w.history())
+	Expect(c.Status.Restore).NotTo(BeNil(), name)
+	Expect(c.Status.Restore.Step).To(Equal(baov1.RestoreStepDone), name)
+	Expect(c.Status.Restore.RaftIndex).To(Equal(int64(90)), name)
+	Expect(c.Status.OperationLock).To(BeNil(), "%s: the lock is released", name)
+	jobs := &batchv1.JobList{}
+	Expect(k.List(ctx, jobs, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: c.Name})).To(Succeed())
+	var names []string
+	for _, j := range jobs.Items {
+		names = append(names, j.Labels[executorjob.LabelStep]+" "+j.Name)
+	}
+	Expect(names).To(ConsistOf(MatchRegexp(`^restore bao2-restore-[0-9a-f]{8}-1$`), MatchRegexp(`^rebind bao2-rebind-[0-9a-f]{8}-1$`)), name)
+	Expect(w.deletions()).To(HaveLen(1), "%s: the member restarted once", name)
+	err := k.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: "bao-executor"}, &corev1.ServiceAccount{})
+	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s: the source's executor account, created for the rebind, is gone: %v", name, err)
+}
+
+// restoreCrashAfterEveryStatusWrite runs a restore without a crash, then once per
+// pass of it that wrote status, crashing after that pass.
+func restoreCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
+	GinkgoHelper()
+	ref := runRestore(ctx, k, "restore-ref", -1)
+	expectOneRestore(ctx, k, ref)
+	passes := len(ref.writes)
+	GinkgoWriter.Printf("restore reference run: %d passes%s\n", passes, ref.history())
+	Expect(passes).To(BeNumerically(">=", 6), "begin, the restore Job, its result, the restart, the rebind, the check")
+	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
+		w := runRestore(ctx, k, fmt.Sprintf("restore-k%d", crashAt), crashAt)
+		for i := range crashAt {
+			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
+		}
+		GinkgoWriter.Printf("restore: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
+		expectOneRestore(ctx, k, w)
+	})
+}
