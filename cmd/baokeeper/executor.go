@@ -41,7 +41,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, prune, serve"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, prune, restore, rebind, serve"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -96,6 +96,10 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runCheckTarget(ctx, rest, env)
 	case snapshot.ActionPrune:
 		return runPrune(ctx, rest, env)
+	case snapshot.ActionRestore:
+		return runRestore(ctx, rest, env)
+	case snapshot.ActionRebind:
+		return runRebind(ctx, rest, env)
 	case executorjob.ActionServe:
 		return runServe(ctx, rest, env)
 	default:

@@ -56,8 +56,9 @@ func parseSnapshotFlags(args []string, getenv func(string) string, stderr io.Wri
 	return f, nil
 }
 
-// snapshotRetryInterval is the pause before taking the snapshot again after a
-// retryable failure (no leader yet, the leader changed midstream).
+// snapshotRetryInterval is the pause before the next attempt of a snapshot,
+// restore or rebind after a retryable failure (no leader yet, the leader
+// changed midstream).
 const snapshotRetryInterval = 3 * time.Second
 
 // runSnapshot streams a Raft snapshot from the leader into object storage,
@@ -67,53 +68,108 @@ func runSnapshot(ctx context.Context, args []string, env executorEnv) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	a := resultAction{name: "snapshot", timeout: f.timeout, terminationLog: f.terminationLog}
 	if err != nil {
-		return snapshotFailed(env, f, exitFatal, fmt.Errorf("invalid flags: %w", err))
+		return a.failed(env, exitFatal, fmt.Errorf("invalid flags: %w", err))
 	}
 	bao, err := env.newClient(f.config())
 	if err != nil {
-		return snapshotFailed(env, f, exitFatal, err)
+		return a.failed(env, exitFatal, err)
 	}
 	store, err := env.newStore(f.s3)
 	if err != nil {
-		return snapshotFailed(env, f, exitFatal, err)
+		return a.failed(env, exitFatal, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	log := logr.FromContextOrDiscard(ctx).WithValues("object", snapshot.Location(f.s3.Bucket, f.key))
+	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("object", snapshot.Location(f.s3.Bucket, f.key)))
+	return a.run(ctx, env, func(ctx context.Context) (any, error) {
+		return takeSnapshot(ctx, bao, store, f, env)
+	})
+}
 
-	for attempt := 1; ; attempt++ {
-		receipt, err := takeSnapshot(ctx, bao, store, f, env)
+// resultAction is an executor action that reports one JSON result (snapshot,
+// restore, rebind): its name, its budget and where its outcome goes besides
+// stdout and stderr.
+type resultAction struct {
+	name           string
+	timeout        time.Duration
+	terminationLog string
+}
+
+// run calls attempt until it succeeds, fails for good or the action's timeout
+// passes, pausing snapshotRetryInterval after each retryable failure
+// (raftops.Classify; an error marked permanent is fatal whatever its cause).
+// The result goes as one JSON line to stdout and to the termination log; a
+// failure goes to failed.
+func (a resultAction) run(ctx context.Context, env executorEnv, attempt func(context.Context) (any, error)) int {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	log := logr.FromContextOrDiscard(ctx)
+	for n := 1; ; n++ {
+		res, err := attempt(ctx)
 		if err == nil {
-			out, merr := json.Marshal(receipt)
+			out, merr := json.Marshal(res)
 			if merr != nil {
-				return snapshotFailed(env, f, exitFatal, fmt.Errorf("failed to encode the receipt: %w", merr))
+				return a.failed(env, exitFatal, fmt.Errorf("failed to encode the result: %w", merr))
 			}
 			fmt.Fprintln(env.stdout, string(out))
-			if f.terminationLog != "" {
-				if werr := os.WriteFile(f.terminationLog, out, 0o644); werr != nil {
-					fmt.Fprintf(env.stderr, "baokeeper executor snapshot: fatal: failed to write the receipt to %s: %v\n", f.terminationLog, werr)
+			if a.terminationLog != "" {
+				if werr := os.WriteFile(a.terminationLog, out, 0o644); werr != nil {
+					fmt.Fprintf(env.stderr, "baokeeper executor %s: fatal: failed to write the result to %s: %v\n", a.name, a.terminationLog, werr)
 					return exitFatal
 				}
 			}
 			return exitOK
 		}
-		if raftops.Classify(err) != raftops.ClassRetryable || ctx.Err() != nil {
+		class := classifyAttempt(err)
+		if class != raftops.ClassRetryable || ctx.Err() != nil {
 			// Unanticipated errors are fatal here, as for every executor action: the
 			// controller retries the whole Job a bounded number of times.
 			code := exitRetryable
-			if raftops.Classify(err) == raftops.ClassFatal {
+			if class == raftops.ClassFatal {
 				code = exitFatal
 			}
-			return snapshotFailed(env, f, code, err)
+			return a.failed(env, code, err)
 		}
-		log.Info("Retrying the snapshot", "attempt", attempt, "reason", err.Error())
+		log.Info("Retrying", "action", a.name, "attempt", n, "reason", err.Error())
 		select {
 		case <-ctx.Done():
-			return snapshotFailed(env, f, exitRetryable, fmt.Errorf("gave up after %s: %w", f.timeout, err))
+			return a.failed(env, exitRetryable, fmt.Errorf("gave up after %s: %w", a.timeout, err))
 		case <-env.clock.After(snapshotRetryInterval):
 		}
 	}
+}
+
+// failed reports a failure on stderr and in the termination log, which the
+// controller copies into the operation's failure message, as
+// "baokeeper executor <action>: fatal: ..." or "...: retryable failure: ...".
+func (a resultAction) failed(env executorEnv, code int, err error) int {
+	kind := "fatal"
+	if code == exitRetryable {
+		kind = "retryable failure"
+	}
+	msg := fmt.Sprintf("baokeeper executor %s: %s: %v", a.name, kind, err)
+	fmt.Fprintln(env.stderr, msg)
+	if a.terminationLog != "" {
+		_ = os.WriteFile(a.terminationLog, []byte(msg), 0o644)
+	}
+	return code
+}
+
+// permanentError marks a failure that no retry mends (a download that is not
+// the snapshot the receipt names, an object that is not a snapshot), whatever
+// the class of its cause.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// classifyAttempt is raftops.Classify, with permanentError fatal.
+func classifyAttempt(err error) raftops.Class {
+	var p permanentError
+	if errors.As(err, &p) {
+		return raftops.ClassFatal
+	}
+	return raftops.Classify(err)
 }
 
 // takeSnapshot finds the leader and streams its snapshot into the store.
@@ -137,10 +193,13 @@ func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotSto
 	}, nil
 }
 
-// snapshotStore is what the snapshot and check-target actions need from object
-// storage; *snapshot.Store in production.
+// snapshotStore is what the snapshot, check-target, prune and restore actions
+// need from object storage; *snapshot.Store in production.
 type snapshotStore interface {
 	Upload(ctx context.Context, key string, write func(io.Writer) error) (snapshot.Uploaded, error)
+	// Download copies an object into w and returns its size; a missing one is
+	// snapshot.ErrObjectMissing.
+	Download(ctx context.Context, key string, w io.Writer) (int64, error)
 	Reachable(ctx context.Context) error
 	List(ctx context.Context, prefix string) ([]snapshot.Object, error)
 	Remove(ctx context.Context, key string) error
@@ -163,19 +222,4 @@ func s3Missing(c *snapshot.S3Config, getenv func(string) string) map[string]bool
 		"--s3-endpoint": c.Endpoint == "", "--s3-bucket": c.Bucket == "",
 		"$" + snapshot.EnvAccessKeyID: c.AccessKeyID == "", "$" + snapshot.EnvSecretAccessKey: c.SecretAccessKey == "",
 	}
-}
-
-// snapshotFailed reports a failure on stderr and in the termination log, which the
-// controller copies into the upgrade's failure message.
-func snapshotFailed(env executorEnv, f snapshotFlags, code int, err error) int {
-	kind := "fatal"
-	if code == exitRetryable {
-		kind = "retryable failure"
-	}
-	msg := fmt.Sprintf("baokeeper executor snapshot: %s: %v", kind, err)
-	fmt.Fprintln(env.stderr, msg)
-	if f.terminationLog != "" {
-		_ = os.WriteFile(f.terminationLog, []byte(msg), 0o644)
-	}
-	return code
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,6 +34,26 @@ type fakeStore struct {
 	modified  map[string]time.Time
 	removeErr map[string]error
 	listErr   error
+	// downloadErrs fails Download calls, one each, in order; downloads records the
+	// key of every call.
+	downloadErrs []error
+	downloads    []string
+}
+
+// Download copies a stored object; a missing one is snapshot.ErrObjectMissing.
+func (s *fakeStore) Download(_ context.Context, key string, w io.Writer) (int64, error) {
+	s.downloads = append(s.downloads, key)
+	if len(s.downloadErrs) > 0 {
+		err := s.downloadErrs[0]
+		s.downloadErrs = s.downloadErrs[1:]
+		return 0, err
+	}
+	b, ok := s.objects[key]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s does not exist", snapshot.ErrObjectMissing, snapshot.Location("snaps", key))
+	}
+	n, err := w.Write(b)
+	return int64(n), err
 }
 
 func (s *fakeStore) List(_ context.Context, prefix string) ([]snapshot.Object, error) {

@@ -52,6 +52,21 @@ type fakeBao struct {
 	memberErr error
 	// membership records "<op> <node ID> via <receiving node>".
 	membership []string
+
+	// restoreErrs fails Restore calls, one each, in order; restores records the
+	// address of every call and restored the archive of every accepted one.
+	restoreErrs []error
+	restores    []string
+	restored    [][]byte
+	// roleErrs fails every WriteRole of a role; roleWrites records every call.
+	roleErrs   map[string]error
+	roleWrites []roleWrite
+}
+
+// roleWrite is one WriteRole call.
+type roleWrite struct {
+	addr, mount, role string
+	data              map[string]any
 }
 
 func (f *fakeBao) Leader(_ context.Context, addr string) (*openbao.Leader, error) {
@@ -150,6 +165,38 @@ func (f *fakeBao) Snapshot(_ context.Context, addr string, w io.Writer) (openbao
 	}
 	n, err := w.Write(f.snapData)
 	return openbao.SnapshotInfo{Bytes: int64(n), Index: 812, Term: 3}, err
+}
+
+// Restore takes the archive on the active node; a standby is ErrNotActive.
+func (f *fakeBao) Restore(_ context.Context, addr string, r io.ReadSeeker) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.restores = append(f.restores, addr)
+	if len(f.restoreErrs) > 0 {
+		err := f.restoreErrs[0]
+		f.restoreErrs = f.restoreErrs[1:]
+		return err
+	}
+	if addr != testMembers[f.active] {
+		return openbao.ErrNotActive
+	}
+	b, err := io.ReadAll(r)
+	f.restored = append(f.restored, b)
+	return err
+}
+
+// WriteRole records the write; a standby is ErrNotActive.
+func (f *fakeBao) WriteRole(_ context.Context, addr, mount, role string, data map[string]any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.roleWrites = append(f.roleWrites, roleWrite{addr: addr, mount: mount, role: role, data: data})
+	if err := f.roleErrs[role]; err != nil {
+		return err
+	}
+	if addr != testMembers[f.active] {
+		return openbao.ErrNotActive
+	}
+	return nil
 }
 
 func TestRunExecutor(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// DefaultTimeout bounds each call (all but MemberClient.Snapshot) when the
-// configured timeout is zero.
+// DefaultTimeout bounds each call (all but MemberClient.Snapshot and
+// MemberClient.Restore) when the configured timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
 // API paths the clients use, relative to /v1/.
@@ -31,6 +31,7 @@ const (
 	pathRaftConfiguration = "sys/storage/raft/configuration"
 	pathAutopilotState    = "sys/storage/raft/autopilot/state"
 	pathSnapshot          = "sys/storage/raft/snapshot"
+	pathSnapshotForce     = "sys/storage/raft/snapshot-force"
 	pathRaftPromote       = "sys/storage/raft/promote"
 	pathRaftDemote        = "sys/storage/raft/demote"
 	pathRaftRemovePeer    = "sys/storage/raft/remove-peer"
@@ -68,11 +69,11 @@ type Reader interface {
 // addressed directly by its API address (for example
 // https://bao-0.bao-internal.ns.svc:8200), never through a Service.
 //
-// The per-member interfaces (MemberReader, Leadership, Membership and
-// MemberClient) bound every method by ctx and, all but Snapshot, also by
-// MemberConfig.Timeout, whichever ends first; that bound covers a login and
-// one retry. Errors never contain tokens; callers sort them with errors.Is
-// and TransienceOf. Implementations are safe for concurrent use.
+// The per-member interfaces (MemberReader, Leadership, Membership, Roles and
+// MemberClient) bound every method by ctx and, all but Snapshot and Restore,
+// also by MemberConfig.Timeout, whichever ends first; that bound covers a
+// login and one retry. Errors never contain tokens; callers sort them with
+// errors.Is and TransienceOf. Implementations are safe for concurrent use.
 type MemberReader interface {
 	// Leader reads sys/leader from addr without a token.
 	Leader(ctx context.Context, addr string) (*Leader, error)
@@ -98,6 +99,16 @@ type Leadership interface {
 	// reports the Raft index and term the snapshot contains. Only ctx bounds
 	// it, since a snapshot may be large.
 	Snapshot(ctx context.Context, addr string, w io.Writer) (SnapshotInfo, error)
+	// Restore sends the snapshot archive r holds, from its current offset to
+	// its end, to addr's sys/storage/raft/snapshot-force, which must be the
+	// active node (a redirect is ErrNotActive): the cluster's data becomes the
+	// snapshot's, also when the snapshot comes from another cluster, whose
+	// keyring this one does not share. It streams r; a 403 sends it again after
+	// a fresh login, from the same offset, hence the Seeker. Only ctx bounds
+	// it, since a snapshot may be large. Check the archive first
+	// (InspectSnapshot): OpenBao refuses a broken one, but only after reading
+	// it.
+	Restore(ctx context.Context, addr string, r io.ReadSeeker) error
 }
 
 // Membership is what changing the Raft voter set needs from the member at
@@ -121,11 +132,24 @@ type Membership interface {
 	RemovePeer(ctx context.Context, addr, nodeID string) error
 }
 
+// Roles is what rewriting the JWT auth roles needs from the member at addr,
+// besides finding the active node: a cluster restored from another cluster's
+// snapshot holds that cluster's roles, which its executor rebinds to its own
+// identities.
+type Roles interface {
+	MemberReader
+	// WriteRole writes data to auth/<mount>/role/<role> through addr (the
+	// active node: a redirect is ErrNotActive), creating or replacing the
+	// role. A policy that does not grant update there is ErrPermissionDenied.
+	WriteRole(ctx context.Context, addr, mount, role string, data map[string]any) error
+}
+
 // MemberClient is every per-member operation: what an executor Job holds.
 // NewMemberClient returns one.
 type MemberClient interface {
 	Leadership
 	Membership
+	Roles
 }
 
 // Config describes how the controller reaches and authenticates to one
@@ -187,8 +211,9 @@ type MemberConfig struct {
 	// TokenFile is the projected service-account token. It is read again on
 	// every login because kubelet rotates it.
 	TokenFile string
-	// Timeout bounds each call but Snapshot; a sooner ctx deadline wins. Zero
-	// means DefaultTimeout; negative values are refused.
+	// Timeout bounds each call, and the login of Snapshot and Restore, which
+	// only ctx bounds otherwise; a sooner ctx deadline wins. Zero means
+	// DefaultTimeout; negative values are refused.
 	Timeout time.Duration
 	// Dialer opens connections; nil means a net.Dialer with a 30 s timeout.
 	Dialer Dialer

@@ -5,12 +5,18 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
 	baoapi "github.com/openbao/openbao/api/v2"
 )
+
+// ErrNotSnapshot reports data that is not a complete Raft snapshot archive: no
+// gzip tar, or one without a non-empty SHA256SUMS.sealed entry. Unlike
+// ErrIncompleteSnapshot of a stream, reading the same data again will not help.
+var ErrNotSnapshot = errors.New("openbao: not a complete Raft snapshot archive")
 
 // SnapshotInfo describes a snapshot that was streamed.
 type SnapshotInfo struct {
@@ -42,6 +48,93 @@ func (c *client) Snapshot(ctx context.Context, addr string, w io.Writer) (Snapsh
 		return err
 	})
 	return SnapshotInfo{Bytes: cw.n, Index: meta.Index, Term: meta.Term}, err
+}
+
+// Restore implements Leadership.
+//
+// It sends the archive as the api client's Sys().RaftSnapshotRestoreWithContext
+// does (POST, the raw archive as the body, streamed), but reads the answer's
+// status itself: that call reports a redirect from a standby as success and
+// would have restored nothing.
+func (c *client) Restore(ctx context.Context, addr string, r io.ReadSeeker) error {
+	action := fmt.Sprintf("failed to restore a Raft snapshot on %s", addr)
+	start, err := r.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("%s: the snapshot cannot be read: %w", action, err)
+	}
+	end, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fmt.Errorf("%s: the snapshot cannot be read: %w", action, err)
+	}
+	return c.withToken(ctx, action, addr, pathSnapshotForce, "update and sudo", func(cl *baoapi.Client) error {
+		// A second call (after a 403 and a fresh login) sends the archive again
+		// from its start.
+		if _, err := r.Seek(start, io.SeekStart); err != nil {
+			return fmt.Errorf("failed to rewind the snapshot: %w", err)
+		}
+		api := cl.NewRequest(http.MethodPost, "/v1/"+pathSnapshotForce)
+		// Not the api client's request, which would read the whole archive into
+		// memory (and leave a redirect undetected): the body is streamed.
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, api.URL.String(), io.NopCloser(r))
+		if err != nil {
+			return err
+		}
+		req.ContentLength = end - start
+		for name, values := range api.Headers {
+			req.Header[name] = values
+		}
+		if api.ClientToken != "" {
+			req.Header.Set(baoapi.AuthHeaderName, api.ClientToken)
+		}
+		httpResp, err := c.httpClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer httpResp.Body.Close()
+		resp := &baoapi.Response{Response: httpResp}
+		st := &lastStatus{}
+		st.record(resp)
+		if err := st.redirected(addr); err != nil {
+			return err
+		}
+		return resp.Error()
+	})
+}
+
+// InspectSnapshot reads a snapshot archive to its end and checks that it is
+// complete, as a snapshot stream is checked: a gzip tar whose
+// SHA256SUMS.sealed entry is present and not empty (ErrNotSnapshot otherwise).
+// It returns the archive's size and the Raft index and term its meta.json
+// names (zero when meta.json is missing or does not decode).
+func InspectSnapshot(r io.Reader) (SnapshotInfo, error) {
+	cr := &countingReader{r: r}
+	meta, ok := readArchive(cr)
+	if _, err := io.Copy(io.Discard, cr); err != nil {
+		return SnapshotInfo{Bytes: cr.n}, fmt.Errorf("failed to read the snapshot archive: %w", err)
+	}
+	if cr.err != nil {
+		return SnapshotInfo{Bytes: cr.n}, fmt.Errorf("failed to read the snapshot archive: %w", cr.err)
+	}
+	if !ok {
+		return SnapshotInfo{Bytes: cr.n}, fmt.Errorf("%w: it is no gzip tar archive with a non-empty SHA256SUMS.sealed entry", ErrNotSnapshot)
+	}
+	return SnapshotInfo{Bytes: cr.n, Index: meta.Index, Term: meta.Term}, nil
+}
+
+// countingReader counts what it reads and keeps the first read error but EOF.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // archiveMeta is the part of a snapshot archive's meta.json (hashicorp/raft's

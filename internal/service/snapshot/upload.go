@@ -22,6 +22,9 @@ import (
 // errUploadEnded is what a source still writing sees once the upload stopped.
 var errUploadEnded = errors.New("the upload ended")
 
+// ErrObjectMissing reports that the object (or its bucket) does not exist.
+var ErrObjectMissing = errors.New("no such object")
+
 // removeTimeout bounds the clean-up of a partial object.
 const removeTimeout = 30 * time.Second
 
@@ -230,6 +233,43 @@ func (s *Store) Verify(ctx context.Context, key string) (Uploaded, error) {
 		return Uploaded{}, fmt.Errorf("reading %s back gave %d bytes, but the store reports %d", loc, n, info.Size)
 	}
 	return Uploaded{Location: loc, SizeBytes: n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
+}
+
+// Download copies the object key into w and returns its size. It checks that it
+// read as many bytes as the store reports; what they hash to is the caller's to
+// check against the receipt. An object or bucket that does not exist is
+// ErrObjectMissing.
+func (s *Store) Download(ctx context.Context, key string, w io.Writer) (int64, error) {
+	loc := Location(s.cfg.Bucket, key)
+	info, err := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return 0, s.readError(loc, err)
+	}
+	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return 0, s.readError(loc, err)
+	}
+	defer obj.Close()
+	n, err := io.Copy(w, obj)
+	if err != nil {
+		return n, s.readError(loc, err)
+	}
+	if n != info.Size {
+		return n, fmt.Errorf("reading %s gave %d bytes, but the store reports %d", loc, n, info.Size)
+	}
+	return n, nil
+}
+
+// readError describes a failed read of the object at loc.
+func (s *Store) readError(loc string, err error) error {
+	switch resp := minio.ToErrorResponse(err); {
+	case resp.Code == "NoSuchKey" || resp.Code == "NoSuchBucket" || resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%w: %s does not exist at %s: check the snapshot's bucket and key: %w", ErrObjectMissing, loc, s.cfg.Endpoint, err)
+	case untrustedAuthority(err):
+		return fmt.Errorf("failed to read %s at %s: its certificate is signed by an authority this executor does not trust; "+
+			"name that CA's certificate in the S3 target's caBundle: %w", loc, s.cfg.Endpoint, err)
+	}
+	return fmt.Errorf("failed to read %s at %s: %w", loc, s.cfg.Endpoint, err)
 }
 
 // removeQuietly deletes a partial object when the stream failed but the store

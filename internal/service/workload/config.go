@@ -55,9 +55,15 @@ path "sys/ha-status" {
 }
 `
 
-// executorPolicyHCL grants exactly the operations of a version change: leadership
-// transfer, voter changes, peer removal, autopilot tuning and snapshots.
-const executorPolicyHCL = `# baokeeper executor: Raft operations of an upgrade.
+// executorPolicyHCL grants exactly the operations of a version change (leadership
+// transfer, voter changes, peer removal, autopilot tuning and snapshots) and of a
+// restore: a restore sends the snapshot with snapshot-force (the snapshot comes from
+// another cluster, whose keyring this one does not share), and a cluster restored
+// from another cluster's snapshot holds that cluster's two JWT roles, bound to the
+// source's identities, which its executor rewrites to its own (executor rebind).
+// The role paths are built from AuthMount, ExecutorRole and ControllerRole so that
+// they stay in step with them.
+const executorPolicyHCL = `# baokeeper executor: Raft operations of an upgrade and of a restore.
 path "sys/step-down" {
   capabilities = ["update", "sudo"]
 }
@@ -81,6 +87,15 @@ path "sys/storage/raft/remove-peer" {
 }
 path "sys/storage/raft/snapshot" {
   capabilities = ["read"]
+}
+path "sys/storage/raft/snapshot-force" {
+  capabilities = ["update", "sudo"]
+}
+path "auth/` + AuthMount + `/role/` + ExecutorRole + `" {
+  capabilities = ["update"]
+}
+path "auth/` + AuthMount + `/role/` + ControllerRole + `" {
+  capabilities = ["update"]
 }
 path "sys/ha-status" {
   capabilities = ["read"]
@@ -303,9 +318,9 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 		}},
 		{"baokeeper_roles", []initRequest{
 			{"controller_role", "update", "auth/" + AuthMount + "/role/" + ControllerRole,
-				roleData(auth.ControllerSubject, auth.Audience, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL)},
+				ControllerRoleData(auth.ControllerSubject, auth.Audience)},
 			{"executor_role", "update", "auth/" + AuthMount + "/role/" + ExecutorRole,
-				roleData(ServiceAccountSubject(c.Namespace, NamesFor(c).ExecutorServiceAccount()), auth.Audience, ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)},
+				ExecutorRoleData(ServiceAccountSubject(c.Namespace, NamesFor(c).ExecutorServiceAccount()), auth.Audience)},
 		}},
 	}
 
@@ -345,6 +360,24 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 
 // InitializeDisabled is the content of initialize.hcl once the cluster initialized.
 const InitializeDisabled = "# The cluster has initialized: self-initialization is disabled.\n"
+
+// ControllerRoleData is the data of the controller's JWT role,
+// auth/<AuthMount>/role/<ControllerRole>: subject (the operator's service account,
+// ServiceAccountSubject) may log in with tokens for audience, and gets the read-only
+// ControllerPolicy. Self-initialization writes it, and so does the executor's rebind
+// of a cluster restored from another cluster's snapshot.
+func ControllerRoleData(subject, audience string) map[string]any {
+	return roleData(subject, audience, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL)
+}
+
+// ExecutorRoleData is the data of the executor Jobs' JWT role,
+// auth/<AuthMount>/role/<ExecutorRole>: subject (the cluster's executor service
+// account) may log in with tokens for audience, and gets ExecutorPolicy.
+// Self-initialization writes it, and so does the executor's rebind of a cluster
+// restored from another cluster's snapshot.
+func ExecutorRoleData(subject, audience string) map[string]any {
+	return roleData(subject, audience, ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)
+}
 
 func roleData(subject, audience, policy, ttl, maxTTL string) map[string]any {
 	return map[string]any{

@@ -302,9 +302,16 @@ func TestRenderInitializePolicies(t *testing.T) {
 		"path \"sys/storage/raft/snapshot\" {\n  capabilities = [\"read\"]",
 		"path \"sys/storage/raft/promote\" {\n  capabilities = [\"update\"]",
 		"path \"sys/storage/raft/demote\" {\n  capabilities = [\"update\"]",
+		// A restore sends the snapshot with snapshot-force, and a cluster restored from
+		// another cluster's snapshot rewrites the two roles it inherited.
+		"path \"sys/storage/raft/snapshot-force\" {\n  capabilities = [\"update\", \"sudo\"]",
+		"path \"auth/baokeeper-jwt/role/baokeeper-executor\" {\n  capabilities = [\"update\"]",
+		"path \"auth/baokeeper-jwt/role/baokeeper-controller\" {\n  capabilities = [\"update\"]",
 	} {
 		g.Expect(executorPolicyHCL).To(ContainSubstring(want))
 	}
+	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"sys/policies`), "the executor must not rewrite policies, its own included")
+	g.Expect(strings.Count(executorPolicyHCL, `path "auth/`)).To(Equal(2), "of the auth method, only the two roles")
 	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"delete"`))
 	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"*"`))
 	g.Expect(executorPolicyHCL).NotTo(MatchRegexp(`path "[^"]*\*"`), "no glob paths")
@@ -372,6 +379,25 @@ func TestRenderInitializeRoles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRoleDataIsWhatInitializeWrites checks that the exported role data, which the
+// executor's rebind writes, is exactly what self-initialization writes.
+func TestRoleDataIsWhatInitializeWrites(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster()
+	out, err := RenderInitialize(c, testAuth())
+	g.Expect(err).NotTo(HaveOccurred())
+	for request, data := range map[string]map[string]any{
+		"controller_role": ControllerRoleData(testControllerSubject, JWTAudience(c)),
+		"executor_role":   ExecutorRoleData("system:serviceaccount:ns:bao-executor", JWTAudience(c)),
+	} {
+		var b strings.Builder
+		g.Expect(hclValue(&b, data, "    ")).To(Succeed())
+		g.Expect(requestBlock(g, out, request)).To(ContainSubstring("    data = "+b.String()+"\n"), request)
+	}
+	g.Expect(ExecutorRoleData("s", "a")).To(HaveKeyWithValue("token_policies", []any{ExecutorPolicy}))
+	g.Expect(ControllerRoleData("s", "a")).To(HaveKeyWithValue("token_policies", []any{ControllerPolicy}))
 }
 
 func TestRenderInitializeStanzaOrder(t *testing.T) {
