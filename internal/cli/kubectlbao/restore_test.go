@@ -69,7 +69,7 @@ func TestPlanRestore(t *testing.T) {
 			g.Expect(out.Name).To(Equal(tt.in.Into))
 			g.Expect(out.Namespace).To(Equal("vault"))
 			g.Expect(b.SHA256).To(Equal(tt.wantSHA))
-			g.Expect("s3://" + b.S3.Bucket + "/" + b.Key).To(Equal(r.Location), "bucket and key are the receipt's location")
+			g.Expect("s3://"+b.S3.Bucket+"/"+b.Key).To(Equal(r.Location), "bucket and key are the receipt's location")
 			g.Expect(b.S3.Prefix).To(BeEmpty(), "the key is whole")
 			g.Expect(b.SourceCluster).To(Equal("bao"))
 			g.Expect(b.Version).To(Equal(r.Version))

@@ -46,7 +46,7 @@ func withBucket(s *operation.Snapshot) {
 // one member so far.
 func withRestore(s *operation.Snapshot) {
 	s.Object.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
-		S3: baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+		S3:  baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
 		Key: "ns/old/x.snap", SHA256: "5f2b9c1e0d3a4b6c7d8e9f00112233445566778899aabbccddeeff0011223344", SourceCluster: "old"}}
 	s.Members = s.Members[:1]
 	s.StatefulSet.Spec.Replicas = ptr(int32(1))
