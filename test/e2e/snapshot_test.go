@@ -384,6 +384,11 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		Expect(c.Status.Snapshots.LastPrune.Deleted).To(BeNumerically(">=", 1), "the first requested snapshot, at least, is gone")
 		Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("SnapshotRequested", "SnapshotTaken", "SnapshotsPruned"))
 	}, SpecTimeout(8*time.Minute))
+
+	// Issue 24: restore as an operation, into a new cluster.
+	It("restores a snapshot into a new cluster with kubectl bao restore: no client before the restore, every write before the snapshot by value, none after, grown to 3 voters", func(ctx SpecContext) {
+		restoreIntoNewCluster(ctx, tc, restoreCheck)
+	}, SpecTimeout(12*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.

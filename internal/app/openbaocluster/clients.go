@@ -42,17 +42,29 @@ type CachingClientFactory struct {
 	clients map[string]openbao.Reader
 }
 
+// ReaderAddress is where the controller reads a cluster's leader, Raft
+// configuration and autopilot state: its client Service, or member 0 directly while
+// a cluster that starts from a snapshot has none (it gets its client Service once
+// restored, and has one member until then).
+func ReaderAddress(c *baov1.OpenBaoCluster) string {
+	if !c.Restored() {
+		return fmt.Sprintf("https://%s:%d", workload.NamesFor(c).MemberHost(0, c.Namespace), workload.APIPort)
+	}
+	return fmt.Sprintf("https://%s.%s.svc:%d", workload.NamesFor(c).ClientService(), c.Namespace, workload.APIPort)
+}
+
 // ForCluster implements ClientFactory.
 func (f *CachingClientFactory) ForCluster(c *baov1.OpenBaoCluster, caPEM []byte) (openbao.Reader, error) {
 	audience := workload.JWTAudience(c)
-	key := fmt.Sprintf("%s/%s/%s/%x", c.Namespace, c.Name, audience, sha256.Sum256(caPEM))
+	addr := ReaderAddress(c)
+	key := fmt.Sprintf("%s/%s/%s/%s/%x", c.Namespace, c.Name, audience, addr, sha256.Sum256(caPEM))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cl, ok := f.clients[key]; ok {
 		return cl, nil
 	}
 	cfg := openbao.Config{
-		Address:   fmt.Sprintf("https://%s.%s.svc:%d", workload.NamesFor(c).ClientService(), c.Namespace, workload.APIPort),
+		Address:   addr,
 		CACertPEM: caPEM,
 		AuthMount: workload.AuthMount,
 		Role:      workload.ControllerRole,

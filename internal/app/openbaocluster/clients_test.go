@@ -57,3 +57,18 @@ func TestCachingClientFactoryInstrumentsEachClustersClientOnce(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sent).To(Equal(map[string]int{"ns/a": 1, "ns/b": 2}), "every request goes through its cluster's wrapper")
 }
+
+func TestReaderAddress(t *testing.T) {
+	c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao2", Namespace: "ns"}}
+	if got, want := ReaderAddress(c), "https://bao2.ns.svc:8200"; got != want {
+		t.Errorf("a cluster without bootstrap is read through its client Service: got %s, want %s", got, want)
+	}
+	c.Spec.Bootstrap = &baov1.BootstrapSpec{}
+	if got, want := ReaderAddress(c), "https://bao2-0.bao2-internal.ns.svc:8200"; got != want {
+		t.Errorf("a cluster that restores has no client Service yet and is read through member 0: got %s, want %s", got, want)
+	}
+	c.Status.Restore = &baov1.RestoreStatus{Step: baov1.RestoreStepDone}
+	if got, want := ReaderAddress(c), "https://bao2.ns.svc:8200"; got != want {
+		t.Errorf("once restored, through its client Service: got %s, want %s", got, want)
+	}
+}

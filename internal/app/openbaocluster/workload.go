@@ -269,10 +269,11 @@ func (r *Reconciler) applyConfig(ctx context.Context, p *pass) error {
 
 func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {
 	for _, svc := range workload.Services(p.cluster) {
-		if svc.Name == workload.NamesFor(p.cluster).ClientService() && !p.cluster.Restored() {
+		n := workload.NamesFor(p.cluster)
+		if (svc.Name == n.ClientService() || svc.Name == n.ActiveService()) && !p.cluster.Restored() {
 			// A cluster that starts from a snapshot serves no client before its data
 			// is the snapshot's: a write into the data the restore replaces would be
-			// acknowledged and lost.
+			// acknowledged and lost. The controller reads member 0 directly meanwhile.
 			continue
 		}
 		if err := applyObject(ctx, r.Client, svc); err != nil {

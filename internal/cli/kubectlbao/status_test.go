@@ -127,7 +127,7 @@ func TestRenderStatus(t *testing.T) {
 				"not yet: kubectl bao rollback bao -n vault keeps blue"}},
 		{reason: "past the point of no return the way back is a restore", c: newCluster(withBlueGreen(baov1.BlueGreenCutover, baov1.PromotionRequested),
 			func(c *baov1.OpenBaoCluster) { c.Status.BlueGreen.LeaderMovedAt = minutesAgo(1) }),
-			want: []string{"passed at", "docs/runbooks/restore-from-snapshot.md", "(phase 8 of 10)"}},
+			want: []string{"passed at", "docs/restore.md", "(phase 8 of 10)"}},
 		{reason: "break-glass shows the nonce, the steps and the acknowledgement", c: newCluster(withBreakGlass("abc123")),
 			want: []string{"ACTIVE since", "Nonce:            abc123", "1. Read what baokeeper saw", "kubectl bao break-glass ack bao -n vault --nonce abc123",
 				"docs/runbooks/break-glass-quorum-lost.md"}},

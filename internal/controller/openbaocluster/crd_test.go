@@ -2,6 +2,7 @@ package openbaocluster_test
 
 import (
 	"context"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -111,6 +112,13 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("@every as schedule", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "@every 1h", S3: snapshotBucket()}
 		}, "or one of @hourly, @daily, @weekly, @monthly"),
+		Entry("a bootstrap snapshot whose sha256 is not 64 hex digits", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Bootstrap = bootstrapFrom("ab12")
+		}, "spec.bootstrap.fromSnapshot.sha256 must be the 64 lowercase hex digits of the snapshot's receipt"),
+		Entry("a bootstrap snapshot without a key", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Bootstrap = bootstrapFrom(strings.Repeat("a", 64))
+			c.Spec.Bootstrap.FromSnapshot.Key = ""
+		}, "spec.bootstrap.fromSnapshot.key in body should be at least 1 chars long"),
 		Entry("a snapshot schedule without a bucket", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil
 			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "0 * * * *"}
@@ -165,6 +173,22 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 			cur.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
 		})).
 			To(Succeed(), "other workload fields change freely: they roll out")
+	})
+
+	It("takes spec.bootstrap only at creation: never added, changed or removed later", func() {
+		c := newCluster(ns, "boot")
+		c.Spec.Bootstrap = bootstrapFrom(strings.Repeat("a", 64))
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		err := tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Bootstrap.FromSnapshot.SHA256 = strings.Repeat("b", 64) })
+		Expect(err).To(MatchError(ContainSubstring("spec.bootstrap cannot change once the cluster exists")))
+		err = tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Bootstrap = nil })
+		Expect(err).To(MatchError(ContainSubstring("spec.bootstrap can only be given when the cluster is created")))
+
+		plain := newCluster(ns, "noboot")
+		Expect(k8s.Create(ctx, plain)).To(Succeed())
+		err = tryUpdate(ctx, plain, func(cur *baov1.OpenBaoCluster) { cur.Spec.Bootstrap = bootstrapFrom(strings.Repeat("a", 64)) })
+		Expect(err).To(MatchError(ContainSubstring("kubectl bao restore --into NAME")))
+		Expect(tryUpdate(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Spec.Upgrade.Paused = true })).To(Succeed(), "the rest of the spec changes freely")
 	})
 
 	It("refuses a strategy change while an upgrade runs, and allows it otherwise", func() {
@@ -226,3 +250,8 @@ func snapshotBucket() *baov1.S3Target {
 }
 
 func durationPtr(s string) *baov1.Duration { d := baov1.Duration(s); return &d }
+
+// bootstrapFrom is a spec.bootstrap from a snapshot with the given checksum.
+func bootstrapFrom(sha string) *baov1.BootstrapSpec {
+	return &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{S3: *snapshotBucket(), Key: "ns/bao/x.snap", SHA256: sha, SourceCluster: "bao"}}
+}

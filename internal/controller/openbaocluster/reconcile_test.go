@@ -594,4 +594,43 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Consistently(func() error { return k8s.Get(ctx, key(ns, n.SealSecret()), &corev1.Secret{}) }, 2*time.Second, 200*time.Millisecond).
 			ShouldNot(Succeed())
 	})
+
+	It("starts a cluster from a snapshot with one member, the source's seal key and no client Service; without that key it creates nothing", func() {
+		c := newCluster(ns, "fromsnap")
+		c.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
+			S3:  baov1.S3Target{Endpoint: "https://s3.example.com", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+			Key: ns + "/old/x.snap", SHA256: strings.Repeat("a", 64), SourceCluster: "old"}}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		n := workload.NamesFor(c)
+
+		By("without the source's seal key: Degraded, saying which Secret, and no StatefulSet")
+		Eventually(func(g Gomega) {
+			cur := getCluster(ctx, c)
+			cond := condition(cur, baov1.ConditionDegraded)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal(string(baov1.ReasonSealKeyMissing)))
+			g.Expect(cond.Message).To(ContainSubstring("in Secret old-seal"))
+			g.Expect(cond.Message).To(ContainSubstring("Nothing was created"))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, key(ns, n.StatefulSet()), &appsv1.StatefulSet{}))
+		}, 2*time.Second, 200*time.Millisecond).Should(BeTrue())
+
+		By("with it: the key is copied, one member, no client Service")
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old-seal"},
+			Data: map[string][]byte{workload.SealKeyKey: []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")}})).To(Succeed())
+		updateCluster(ctx, c, func(cur *baov1.OpenBaoCluster) { cur.Annotations = map[string]string{"test/nudge": "1"} })
+		sts := &appsv1.StatefulSet{}
+		Eventually(func() error { return k8s.Get(ctx, key(ns, n.StatefulSet()), sts) }, timeout, interval).Should(Succeed())
+		Expect(*sts.Spec.Replicas).To(Equal(int32(1)), "the snapshot is restored into one member before any other joins")
+		seal := &corev1.Secret{}
+		Expect(k8s.Get(ctx, key(ns, n.SealSecret()), seal)).To(Succeed())
+		Expect(string(seal.Data[workload.SealKeyKey])).To(Equal("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"))
+		Expect(k8s.Get(ctx, key(ns, n.HeadlessService()), &corev1.Service{})).To(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, key(ns, n.ClientService()), &corev1.Service{})) &&
+				apierrors.IsNotFound(k8s.Get(ctx, key(ns, n.ActiveService()), &corev1.Service{}))
+		}, 2*time.Second, 200*time.Millisecond).Should(BeTrue(), "no client writes into data the restore replaces: neither the client nor the active Service")
+		Expect(getCluster(ctx, c).Status.Phase).NotTo(Equal(baov1.PhaseRunning))
+	})
 })

@@ -95,14 +95,15 @@ func RecoverySteps(in Input) []string {
 	case baov1.BreakGlassGreenLeads:
 		steps = append(steps,
 			fmt.Sprintf("Green member %s leads and has written with its version: blue must not lead after it. Do not step it down", orDash(in.Leader)),
-			"Decide with the application owners: keep green (restore nothing) or go back to blue's version by restoring the pre-upgrade snapshot as docs/runbooks/restore-from-snapshot.md says"+snapshotHint(in.Snapshot))
+			"Decide with the application owners: keep green (restore nothing) or go back to blue's version by restoring the pre-upgrade snapshot into a new cluster: "+
+				restoreCommand(name, ns, in.Snapshot)+" (docs/restore.md)"+snapshotHint(in.Snapshot))
 	default:
 		if in.Job != "" {
 			steps = append(steps, fmt.Sprintf("Read why the executor failed: kubectl logs -n %s job/%s", ns, in.Job))
 		}
 		steps = append(steps,
 			"Fix the cause (the executor image, its OpenBao role, a member that does not answer); after the acknowledgement the rollback retries its step from what it observes",
-			fmt.Sprintf("If the rollback cannot finish, the pre-upgrade snapshot restores blue: docs/runbooks/restore-from-snapshot.md%s", snapshotHint(in.Snapshot)))
+			fmt.Sprintf("If the rollback cannot finish, the pre-upgrade snapshot restores blue into a new cluster: %s (docs/restore.md)%s", restoreCommand(name, ns, in.Snapshot), snapshotHint(in.Snapshot)))
 		if in.Green != "" {
 			steps = append(steps, fmt.Sprintf("Green's StatefulSet %s is left as it is until the rollback finishes", in.Green))
 		}
@@ -121,6 +122,15 @@ func Acknowledge(bg *baov1.BreakGlassStatus, value string) (bool, string) {
 		return false, fmt.Sprintf("%q is not the current nonce (status.breakGlass.nonce): a stale or mistyped value leaves automation stopped", value)
 	}
 	return true, ""
+}
+
+// restoreCommand is the command that restores the pre-upgrade snapshot into a new
+// cluster, with its checksum and version when status records them.
+func restoreCommand(name, ns string, s *baov1.SnapshotReceipt) string {
+	if s == nil || s.SHA256 == "" {
+		return fmt.Sprintf("kubectl bao restore %s -n %s --into %s-back --sha256 <status.lastSnapshot.sha256> --version <status.lastSnapshot.version>", name, ns, name)
+	}
+	return fmt.Sprintf("kubectl bao restore %s -n %s --into %s-back --sha256 %s --version %s", name, ns, name, s.SHA256, s.Version)
 }
 
 func snapshotHint(s *baov1.SnapshotReceipt) string {

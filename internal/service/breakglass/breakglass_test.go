@@ -81,7 +81,7 @@ func TestRecoverySteps(t *testing.T) {
 			Snapshot: &baov1.SnapshotReceipt{Location: "s3://b/k.snap"}},
 			want: []string{"kubectl logs -n ns job/bao-removepeer-1a2b-2-3", "kubectl exec -n ns bao-x-2", "s3://b/k.snap", "bao-x is left as it is"}},
 		{in: Input{Name: "bao", Namespace: "ns", Reason: baov1.BreakGlassGreenLeads, Nonce: "abc", Leader: "bao-x-0"},
-			want: []string{"bao-x-0 leads", "Do not step it down", "restore-from-snapshot.md", "no pre-upgrade snapshot"}},
+			want: []string{"bao-x-0 leads", "Do not step it down", "kubectl bao restore bao", "no pre-upgrade snapshot"}},
 	} {
 		t.Run(string(tc.in.Reason), func(t *testing.T) {
 			g := NewWithT(t)

@@ -62,7 +62,7 @@ func CheckVersionPair(from, to string) string {
 			}
 		}
 		way := fmt.Sprintf("upgrade to the last release before %s first if you are not on it, then move to %s by restoring a snapshot into a new cluster "+
-			"(docs/runbooks/restore-from-snapshot.md)", b.At, to)
+			"(kubectl bao restore CLUSTER --into NEW --version %s; docs/restore.md)", b.At, to, to)
 		if b.FixedIn != "" {
 			way = fmt.Sprintf("set spec.version to %s or later instead, which carries the fix and runs beside %s; or %s", b.FixedIn, from, way)
 		}

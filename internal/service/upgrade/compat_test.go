@@ -39,7 +39,7 @@ func TestCheckVersionPair(t *testing.T) {
 			}
 			g.Expect(msg).To(ContainSubstring("cannot run in one cluster"))
 			g.Expect(msg).To(ContainSubstring("openbao/openbao#3899"))
-			g.Expect(msg).To(ContainSubstring("restore-from-snapshot.md"))
+			g.Expect(msg).To(ContainSubstring("kubectl bao restore CLUSTER --into NEW"))
 			g.Expect(msg).To(ContainSubstring("set spec.version to 2.6.3 or later instead"), "the refusal names the first release with the fix")
 		})
 	}

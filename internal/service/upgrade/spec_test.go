@@ -74,6 +74,17 @@ listener "tcp" {
 }`}
 			},
 			want: baov1.ReasonInvalidSealStanza, message: []string{`spec.seal.customStanza may hold only seal blocks, and holds "listener"`, "nothing was changed"}},
+		{name: "a bootstrap snapshot newer than spec.version", reason: "OpenBao does not read data a newer version wrote; the API server cannot compare versions",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Version = "2.4.0"
+				c.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{Key: "ns/bao/x.snap", Version: "2.5.0"}}
+			},
+			want: baov1.ReasonSnapshotNewerThanVersion, message: []string{"taken on OpenBao 2.5.0, newer than spec.version 2.4.0", "Set spec.version to 2.5.0 or later", "nothing was restored"}},
+		{name: "a bootstrap snapshot at spec.version, or a restored one", reason: "same version restores; once restored the check no longer applies",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Version = "2.5.0"
+				c.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{Key: "ns/bao/x.snap", Version: "v2.5.0"}}
+			}},
 		{name: "a schedule that does not parse", reason: "the API server checks five fields, not their values",
 			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "99 * * * *" },
 			want:   baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.schedule "99 * * * *" does not parse`, "nothing was changed"}},

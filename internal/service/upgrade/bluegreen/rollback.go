@@ -67,8 +67,8 @@ func AcceptsRollback(st *baov1.BlueGreenStatus, c *operation.Cluster) RollbackVe
 		return RollbackVerdict{Why: fmt.Sprintf("a rollback runs already (%s, because %s)", st.Phase, orNone(st.RollbackReason))}
 	case PastPointOfNoReturn(st, c):
 		return RollbackVerdict{PastPointOfNoReturn: true, Why: fmt.Sprintf("green (%s) has led, which is the point of no return: "+
-			"the upgrade goes on to the end; to go back to %s, restore the pre-upgrade snapshot (status.lastSnapshot) as %s says",
-			st.Green.StatefulSet, st.Blue.Version, RestoreRunbook)}
+			"the upgrade goes on to the end; to go back to %s, restore the pre-upgrade snapshot (status.lastSnapshot) into a new cluster: %s (%s)",
+			st.Green.StatefulSet, st.Blue.Version, upgrade.RestoreCommand("CLUSTER", "", st.Blue.Version), RestoreRunbook)}
 	case st.Phase == baov1.BlueGreenTransferLeadership && st.CurrentStep != nil && st.CurrentStep.Action == StepStepDown:
 		return RollbackVerdict{Why: fmt.Sprintf("the step-down of blue leader %s is in flight and green may lead within seconds: "+
 			"set a new baokeeper.dev/rollback value once it settled; if green leads by then, the upgrade goes on to the end", st.CurrentStep.Pod)}
