@@ -147,9 +147,12 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 	if u.BlueGreen.ValidationHook != nil {
 		hookTimeout = u.BlueGreen.ValidationHook.Timeout
 	}
-	var retentionMaxAge *Duration
+	var retentionMaxAge, drillTimeout *Duration
 	if r := c.Spec.Snapshots.Retention; r != nil {
 		retentionMaxAge = r.MaxAge
+	}
+	if v := c.Spec.Snapshots.Verify; v != nil {
+		drillTimeout = v.Timeout
 	}
 	return []DurationField{
 		{Path: "spec.upgrade.rolling.stepTimeout", Value: u.Rolling.StepTimeout, Default: DefaultStepTimeout},
@@ -161,7 +164,19 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 		{Path: "spec.tls.certificateDuration", Value: c.Spec.TLS.CertificateDuration, Default: DefaultCertificateDuration},
 		{Path: "spec.tls.renewBefore", Value: c.Spec.TLS.RenewBefore, Default: DefaultRenewBefore},
 		{Path: "spec.snapshots.retention.maxAge", Value: retentionMaxAge},
+		{Path: "spec.snapshots.verify.timeout", Value: drillTimeout, Default: DefaultDrillTimeout},
 	}
+}
+
+// DefaultDrillTimeout bounds a restore drill when spec.snapshots.verify.timeout is unset.
+const DefaultDrillTimeout = 20 * time.Minute
+
+// DrillTimeout is how long one restore drill may take.
+func (c *OpenBaoCluster) DrillTimeout() time.Duration {
+	if v := c.Spec.Snapshots.Verify; v != nil {
+		return DurationOr(v.Timeout, DefaultDrillTimeout)
+	}
+	return DefaultDrillTimeout
 }
 
 // ValidateDurations checks every duration field as the API server does, for objects
@@ -314,6 +329,14 @@ func (c *OpenBaoCluster) SnapshotTarget() *S3Target {
 		return c.Spec.Snapshots.S3
 	}
 	return c.Spec.Upgrade.PreUpgradeSnapshot.S3
+}
+
+// GetDrills returns status.snapshots.drills; nil for a nil status.
+func (s *SnapshotsStatus) GetDrills() *DrillsStatus {
+	if s == nil {
+		return nil
+	}
+	return s.Drills
 }
 
 // GetSchedule returns the schedule status.snapshots recorded; "" for a nil status.

@@ -54,6 +54,7 @@ const (
 )
 
 // OpenBaoClusterSpec is the desired state of an OpenBao Raft cluster.
+// +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.verify) || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.verify needs a bucket to restore from: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3)"
 // +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="spec.bootstrap can only be given when the cluster is created: it says what a new cluster starts from. To restore a snapshot, create a new cluster with kubectl bao restore --into NAME"
 // +kubebuilder:validation:XValidation:rule="!has(self.seal) || !has(self.seal.type) || self.seal.type != 'Custom' || (has(self.seal.customStanza) && size(self.seal.customStanza) > 0)",message="spec.seal.customStanza is required when spec.seal.type is Custom; add the seal stanza or set spec.seal.type to Static"
 // +kubebuilder:validation:XValidation:rule="!has(self.snapshots) || !has(self.snapshots.schedule) || size(self.snapshots.schedule) == 0 || has(self.snapshots.s3) || (has(self.upgrade) && has(self.upgrade.preUpgradeSnapshot) && has(self.upgrade.preUpgradeSnapshot.s3))",message="spec.snapshots.schedule needs a bucket: set spec.snapshots.s3 (or spec.upgrade.preUpgradeSnapshot.s3, which scheduled snapshots use when spec.snapshots.s3 is unset)"
@@ -201,6 +202,17 @@ type SnapshotsSpec struct {
 	// the newest verified snapshot, and any snapshot an upgrade's receipt names.
 	// +optional
 	Retention *SnapshotRetention `json:"retention,omitempty"`
+
+	// verify runs restore drills on a schedule: the newest verified snapshot is
+	// restored into a short-lived one-member cluster in the same namespace
+	// (<name>-drill), checked (its SHA-256, the restore, the member unsealed and
+	// leading, read with baokeeper's own role, at the snapshot's Raft index or past
+	// it), and deleted with its volume. The result is in status.snapshots.drills,
+	// the baokeeper_restore_drill_* series and the BaokeeperRestoreDrillFailed
+	// alert. A drill while the cluster is degraded is skipped and says so. See
+	// docs/restore.md.
+	// +optional
+	Verify *SnapshotVerifySpec `json:"verify,omitempty"`
 }
 
 // SnapshotRetention says which snapshot objects are kept.
@@ -1190,6 +1202,10 @@ type SnapshotsStatus struct {
 	// lastPrune is the outcome of the last pruning of the bucket.
 	// +optional
 	LastPrune *PruneRecord `json:"lastPrune,omitempty"`
+	// drills reports restore drills (spec.snapshots.verify): the next scheduled
+	// time, the drill in progress and the last result.
+	// +optional
+	Drills *DrillsStatus `json:"drills,omitempty"`
 }
 
 // SnapshotRun is a scheduled or requested snapshot in progress.

@@ -174,3 +174,118 @@ func (c *OpenBaoCluster) InitialReplicas() int32 {
 	}
 	return c.GetReplicas()
 }
+
+// SnapshotVerifySpec configures restore drills.
+type SnapshotVerifySpec struct {
+	// schedule runs a drill at these times: a cron expression of five fields, or
+	// @hourly, @daily, @weekly, @monthly, read in spec.snapshots.timeZone. A drill
+	// missed while another operation held the cluster runs once, as soon as it can.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$') || self.matches('^\\\\s*\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s*$')",message="spec.snapshots.verify.schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), for example \"0 3 * * 0\", or one of @hourly, @daily, @weekly, @monthly"
+	Schedule string `json:"schedule"`
+
+	// timeout bounds one drill, from the drill cluster's creation to its verdict.
+	// Default 20m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.snapshots.verify.timeout must be a duration with a unit, for example 20m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('1m')",message="spec.snapshots.verify.timeout must be at least 1m"
+	Timeout *Duration `json:"timeout,omitempty"`
+}
+
+// DrillStep is the step a restore drill is at.
+// +kubebuilder:validation:Enum=Create;Restore;Delete
+type DrillStep string
+
+const (
+	// DrillStepCreate: the drill cluster is created from the newest receipt.
+	DrillStepCreate DrillStep = "Create"
+	// DrillStepRestore: the drill cluster restores the snapshot; its Restored
+	// condition is the verdict.
+	DrillStepRestore DrillStep = "Restore"
+	// DrillStepDelete: the drill cluster and its volume are deleted.
+	DrillStepDelete DrillStep = "Delete"
+)
+
+// DrillOutcome is how a restore drill ended.
+// +kubebuilder:validation:Enum=Passed;Failed;Skipped
+type DrillOutcome string
+
+const (
+	// DrillPassed: the snapshot restored and the drill cluster was verified.
+	DrillPassed DrillOutcome = "Passed"
+	// DrillFailed: the snapshot did not restore, or the drill cluster could not be verified.
+	DrillFailed DrillOutcome = "Failed"
+	// DrillSkipped: no drill ran (the cluster was degraded, or had no snapshot).
+	DrillSkipped DrillOutcome = "Skipped"
+)
+
+// DrillsStatus reports restore drills.
+type DrillsStatus struct {
+	// schedule is the schedule and time zone nextScheduledAt was computed from.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+	// nextScheduledAt is the next time a drill runs.
+	// +optional
+	NextScheduledAt *metav1.Time `json:"nextScheduledAt,omitempty"`
+	// due is the scheduled time of a drill that waits for the operation lock.
+	// +optional
+	Due *metav1.Time `json:"due,omitempty"`
+	// current is the drill in progress.
+	// +optional
+	Current *DrillRun `json:"current,omitempty"`
+	// last is the last drill's result.
+	// +optional
+	Last *DrillResult `json:"last,omitempty"`
+	// lastPassedAt is when the last drill that passed finished.
+	// +optional
+	LastPassedAt *metav1.Time `json:"lastPassedAt,omitempty"`
+}
+
+// DrillRun is a restore drill in progress.
+type DrillRun struct {
+	// id names the drill (the drill cluster's baokeeper.dev/drill-id label).
+	ID string `json:"id"`
+	// cluster is the drill cluster's name.
+	Cluster string `json:"cluster"`
+	// snapshot is the location of the snapshot it restores, sha256 its checksum.
+	Snapshot string `json:"snapshot"`
+	SHA256   string `json:"sha256"`
+	// scheduledFor is the scheduled time of the drill.
+	// +optional
+	ScheduledFor *metav1.Time `json:"scheduledFor,omitempty"`
+	// startedAt is when the drill took the operation lock.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// step is Create, Restore, then Delete.
+	Step DrillStep `json:"step"`
+	// result is the verdict, once known (kept while the drill cluster is deleted).
+	// +optional
+	Result *DrillResult `json:"result,omitempty"`
+}
+
+// DrillResult is how a restore drill ended.
+type DrillResult struct {
+	// id and cluster name the drill.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+	// snapshot is the location of the snapshot it restored.
+	// +optional
+	Snapshot string `json:"snapshot,omitempty"`
+	// outcome is Passed, Failed or Skipped.
+	Outcome DrillOutcome `json:"outcome"`
+	// startedAt and finishedAt bound the drill.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// raftIndex is the Raft index the drill cluster restored.
+	// +optional
+	RaftIndex int64 `json:"raftIndex,omitempty"`
+	// message says what was checked, or why it failed or was skipped.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

@@ -30,6 +30,7 @@ type StatusCollector struct {
 	phase, versionInfo, desired, ready, members, leader, healthyVoters *prometheus.Desc
 	stepStarted, stepTimeout, failed, snapshotTaken                    *prometheus.Desc
 	snapshotFailed, snapshotNext, snapshotDue                          *prometheus.Desc
+	drillFailed, drillPassed, drillNext                                *prometheus.Desc
 	certStored, certServed                                             *prometheus.Desc
 }
 
@@ -60,6 +61,10 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 		snapshotNext: d("baokeeper_snapshot_next_scheduled_timestamp_seconds", "Unix time of the next scheduled snapshot (status.snapshots.nextScheduledAt)."),
 		snapshotDue: d("baokeeper_snapshot_due_timestamp_seconds",
 			"Unix time a scheduled snapshot became due that has not started yet (status.snapshots.due): it waits for the operation lock or for break-glass."),
+		drillFailed: d("baokeeper_restore_drill_failed",
+			"1 when the last restore drill failed, 0 when it passed or was skipped (status.snapshots.drills.last.outcome); absent before the first drill."),
+		drillPassed: d("baokeeper_restore_drill_last_passed_timestamp_seconds", "Unix time when the last restore drill that passed finished (status.snapshots.drills.lastPassedAt)."),
+		drillNext:   d("baokeeper_restore_drill_next_scheduled_timestamp_seconds", "Unix time of the next scheduled restore drill (status.snapshots.drills.nextScheduledAt)."),
 		certStored: d("baokeeper_certificate_expiry_timestamp_seconds",
 			"Unix time when the serving certificate the cluster's TLS Secret holds expires (status.tls.notAfter)."),
 		certServed: d("baokeeper_member_certificate_expiry_timestamp_seconds",
@@ -70,7 +75,7 @@ func NewStatusCollector(reader client.Reader, timeout time.Duration, log logr.Lo
 // Describe implements prometheus.Collector.
 func (s *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{s.phase, s.versionInfo, s.desired, s.ready, s.members, s.leader, s.healthyVoters,
-		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken, s.snapshotFailed, s.snapshotNext, s.snapshotDue, s.certStored, s.certServed} {
+		s.stepStarted, s.stepTimeout, s.failed, s.snapshotTaken, s.snapshotFailed, s.snapshotNext, s.snapshotDue, s.drillFailed, s.drillPassed, s.drillNext, s.certStored, s.certServed} {
 		ch <- d
 	}
 }
@@ -139,6 +144,17 @@ func (s *StatusCollector) metricsOf(c *baov1.OpenBaoCluster) []prometheus.Metric
 		}
 		if ss.Due != nil {
 			gauge(s.snapshotDue, float64(ss.Due.Unix()))
+		}
+		if d := ss.Drills; d != nil {
+			if d.Last != nil {
+				gauge(s.drillFailed, boolValue(d.Last.Outcome == baov1.DrillFailed))
+			}
+			if d.LastPassedAt != nil {
+				gauge(s.drillPassed, float64(d.LastPassedAt.Unix()))
+			}
+			if d.NextScheduledAt != nil {
+				gauge(s.drillNext, float64(d.NextScheduledAt.Unix()))
+			}
 		}
 	}
 	for _, m := range st.Members {

@@ -45,7 +45,8 @@ func TestStatusCollectorReportsWhatStatusSays(t *testing.T) {
 		Spec:       baov1.OpenBaoClusterSpec{Version: "2.4.0"},
 		Status: baov1.OpenBaoClusterStatus{Phase: baov1.PhaseRunning, CurrentVersion: "2.4.0",
 			LastSnapshot: &baov1.SnapshotReceipt{TakenAt: &t0},
-			Snapshots:    &baov1.SnapshotsStatus{NextScheduledAt: &t1, LastFailure: &baov1.SnapshotFailure{At: &t1}}},
+			Snapshots: &baov1.SnapshotsStatus{NextScheduledAt: &t1, LastFailure: &baov1.SnapshotFailure{At: &t1},
+				Drills: &baov1.DrillsStatus{NextScheduledAt: &t1, LastPassedAt: &t0, Last: &baov1.DrillResult{Outcome: baov1.DrillFailed}}}},
 	}
 	r := fake.NewClientBuilder().WithScheme(scheme).WithObjects(upgrading, idle).Build()
 	c := NewStatusCollector(r, time.Second, logr.Discard())
@@ -93,6 +94,15 @@ baokeeper_snapshot_last_failure_timestamp_seconds{name="vault",namespace="other"
 # HELP baokeeper_snapshot_next_scheduled_timestamp_seconds Unix time of the next scheduled snapshot (status.snapshots.nextScheduledAt).
 # TYPE baokeeper_snapshot_next_scheduled_timestamp_seconds gauge
 baokeeper_snapshot_next_scheduled_timestamp_seconds{name="vault",namespace="other"} 1.9e+09
+# HELP baokeeper_restore_drill_failed 1 when the last restore drill failed, 0 when it passed or was skipped (status.snapshots.drills.last.outcome); absent before the first drill.
+# TYPE baokeeper_restore_drill_failed gauge
+baokeeper_restore_drill_failed{name="vault",namespace="other"} 1
+# HELP baokeeper_restore_drill_last_passed_timestamp_seconds Unix time when the last restore drill that passed finished (status.snapshots.drills.lastPassedAt).
+# TYPE baokeeper_restore_drill_last_passed_timestamp_seconds gauge
+baokeeper_restore_drill_last_passed_timestamp_seconds{name="vault",namespace="other"} 1.8e+09
+# HELP baokeeper_restore_drill_next_scheduled_timestamp_seconds Unix time of the next scheduled restore drill (status.snapshots.drills.nextScheduledAt).
+# TYPE baokeeper_restore_drill_next_scheduled_timestamp_seconds gauge
+baokeeper_restore_drill_next_scheduled_timestamp_seconds{name="vault",namespace="other"} 1.9e+09
 # HELP baokeeper_cluster_desired_members spec.replicas.
 # TYPE baokeeper_cluster_desired_members gauge
 baokeeper_cluster_desired_members{name="bao",namespace="ns"} 3
@@ -101,7 +111,8 @@ baokeeper_cluster_desired_members{name="vault",namespace="other"} 3
 		"baokeeper_upgrade_failed", "baokeeper_upgrade_step_started_timestamp_seconds", "baokeeper_upgrade_step_timeout_seconds",
 		"baokeeper_snapshot_last_taken_timestamp_seconds", "baokeeper_cluster_desired_members",
 		"baokeeper_snapshot_last_failure_timestamp_seconds", "baokeeper_snapshot_next_scheduled_timestamp_seconds",
-		"baokeeper_certificate_expiry_timestamp_seconds", "baokeeper_member_certificate_expiry_timestamp_seconds")).To(Succeed())
+		"baokeeper_certificate_expiry_timestamp_seconds", "baokeeper_member_certificate_expiry_timestamp_seconds",
+		"baokeeper_restore_drill_failed", "baokeeper_restore_drill_last_passed_timestamp_seconds", "baokeeper_restore_drill_next_scheduled_timestamp_seconds")).To(Succeed())
 
 	// One phase series per phase and cluster.
 	g.Expect(testutil.CollectAndCount(c, "baokeeper_cluster_phase")).To(Equal(2 * len(clusterPhases())))

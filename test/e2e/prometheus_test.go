@@ -73,6 +73,7 @@ const (
 	scenarioBreakGlass     scenarioKind = "break-glass"
 	scenarioSnapshot       scenarioKind = "snapshot"
 	scenarioSnapshotFailed scenarioKind = "failed snapshot"
+	scenarioDrillFailed    scenarioKind = "failed restore drill"
 )
 
 // healthyScenarios are the kinds through which no alert may fire.
@@ -430,6 +431,8 @@ var alertScenarios = map[string]struct {
 }{
 	"BaokeeperBreakGlassActive": {scenarioBreakGlass, "firing"},
 	"BaokeeperSnapshotFailed":   {scenarioSnapshotFailed, "firing"},
+	// No for: it fires at the first evaluation after the failed drill.
+	"BaokeeperRestoreDrillFailed": {scenarioDrillFailed, "firing"},
 	// for: 1m; the spec fixes the cause about 40 s after the failure.
 	"BaokeeperUpgradeFailed": {scenarioFailed, "pending"},
 }
@@ -442,6 +445,7 @@ var alertsNotInRun = map[string]string{
 	"BaokeeperNoLeader":            "for: 2m: the specs that take the leader away (a frozen majority) end in break-glass within a minute",
 	"BaokeeperVersionSkew":         "for: 15m with no upgrade running, longer than any spec",
 	"BaokeeperSnapshotStale":       "needs a snapshot older than a day",
+	"BaokeeperRestoreDrillStale":   "needs a drill that passed over 8 days ago",
 	"BaokeeperCertificateExpiring": "for: 10m and a certificate within a week of expiry; the renewal spec renews long before that",
 	"BaokeeperReconcileErrors":     "for: 15m of reconcile errors, longer than any spec",
 	"BaokeeperOperatorDown":        "for: 5m without the operator; the specs that kill it see it back within seconds",
@@ -449,7 +453,7 @@ var alertsNotInRun = map[string]string{
 
 // failureAlerts mean that something failed: through a healthy upgrade they may not
 // even be pending.
-var failureAlerts = []string{"BaokeeperBreakGlassActive", "BaokeeperSnapshotFailed", "BaokeeperUpgradeFailed"}
+var failureAlerts = []string{"BaokeeperBreakGlassActive", "BaokeeperSnapshotFailed", "BaokeeperUpgradeFailed", "BaokeeperRestoreDrillFailed"}
 
 // Serial: it reads what Prometheus kept of the whole run, on process 1, after every
 // other spec.
@@ -480,7 +484,7 @@ var _ = Describe("The dashboard and the alerts against a real Prometheus", Seria
 		}
 		suiteCfg, _ := GinkgoConfiguration()
 		full := len(suiteCfg.FocusStrings) == 0 && len(suiteCfg.SkipStrings) == 0 && len(suiteCfg.FocusFiles) == 0
-		for _, k := range []scenarioKind{scenarioRolling, scenarioBlueGreen, scenarioScaling, scenarioFailed, scenarioRollback, scenarioBreakGlass, scenarioSnapshot, scenarioSnapshotFailed} {
+		for _, k := range []scenarioKind{scenarioRolling, scenarioBlueGreen, scenarioScaling, scenarioFailed, scenarioRollback, scenarioBreakGlass, scenarioSnapshot, scenarioSnapshotFailed, scenarioDrillFailed} {
 			if full {
 				Expect(kinds[k]).NotTo(BeEmpty(), "no spec recorded a %s window in a full run", k)
 			} else if len(kinds[k]) == 0 {

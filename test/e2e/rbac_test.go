@@ -26,6 +26,7 @@ var unusedGrants = map[rbaccheck.Grant]string{
 	{Resource: "pods", Verb: "patch"}:                  "held for the same reason as get: the service-registration Role grants it on the cluster's member pods",
 	{Resource: "events", Verb: "patch"}:                "core/v1 events come from leader election's recorder, which patches the count of a repeated event",
 	{Group: "batch", Resource: "jobs", Verb: "delete"}: "a Job left by an earlier attempt or upgrade is deleted before its name is reused; no run of the suite leaves one",
+	{Resource: "serviceaccounts", Verb: "delete"}:      "a restore whose source cluster is gone creates the source's executor account for its rebind and deletes it afterwards; the suite restores from a source that exists (its own account is used and kept)",
 }
 
 // explainUnused adds the reasons that follow from how the operator reads and writes,

@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -172,4 +175,84 @@ func restoreIntoNewCluster(ctx context.Context, tc *testCluster, restoreCheck st
 	By("its identity is its own: the source's keeps working too")
 	Expect(tc.get(ctx, Default).Status.Phase).To(Equal(baov1.PhaseRunning))
 	tc.writeKV(ctx, "source-still-serves", "yes")
+}
+
+// restoreDrills is the spec of issue 24's restore drills, on the snapshot spec's
+// cluster and S3 server, while the cluster serves: a drill on a schedule that passes
+// and leaves nothing behind, then one of a corrupted object that fails and alerts.
+func restoreDrills(ctx context.Context, tc *testCluster, cl *minio.Client) {
+	GinkgoHelper()
+	const drill = name + "-drill"
+	drillGone := func(g Gomega) {
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: drill}, &baov1.OpenBaoCluster{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the drill cluster is deleted: %v", err)
+		pvcs := &corev1.PersistentVolumeClaimList{}
+		g.Expect(k8s.List(ctx, pvcs, client.InNamespace(snapNS), client.MatchingLabels{workload.LabelCluster: drill})).To(Succeed())
+		g.Expect(pvcs.Items).To(BeEmpty(), "its volume claims are deleted")
+		err = k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: drill + "-seal"}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "its copy of the seal key is deleted: %v", err)
+	}
+	obs := tc.observe(ctx)
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "* * * * *"}
+	})
+	receipt := tc.get(ctx, Default).Status.Snapshots.Taken[0]
+
+	By("a scheduled drill restores the newest snapshot into " + drill + ", passes, and deletes it")
+	var sawDrill bool
+	var passed *baov1.DrillResult
+	Eventually(func(g Gomega) {
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: drill}, &baov1.OpenBaoCluster{}); err == nil {
+			sawDrill = true
+		}
+		d := tc.get(ctx, g).Status.Snapshots.Drills
+		g.Expect(d).NotTo(BeNil())
+		g.Expect(d.Last).NotTo(BeNil(), "no drill ended yet: %+v", d)
+		g.Expect(d.Current).To(BeNil())
+		passed = d.Last
+	}, 4*time.Minute, pollEvery).Should(Succeed())
+	Expect(passed.Outcome).To(Equal(baov1.DrillPassed), passed.Message)
+	Expect(passed.Snapshot).To(Equal(receipt.Location), "the newest verified snapshot")
+	Expect(passed.RaftIndex).To(Equal(receipt.RaftIndex))
+	Expect(sawDrill).To(BeTrue(), "the drill cluster existed while the drill ran")
+	Eventually(drillGone, 30*time.Second, pollEvery).Should(Succeed())
+	Expect(tc.get(ctx, Default).Status.Snapshots.Drills.LastPassedAt).NotTo(BeNil())
+	GinkgoWriter.Printf("drill passed: %s\n", passed.Message)
+	AddReportEntry("restore drill: " + passed.Message)
+
+	By("the object corrupted in the bucket: the next drill fails on its checksum")
+	key := strings.TrimPrefix(receipt.Location, "s3://"+snapBucket+"/")
+	junk := []byte(strings.Repeat("not a snapshot ", 64))
+	_, err := cl.PutObject(ctx, snapBucket, key, bytes.NewReader(junk), int64(len(junk)), minio.PutObjectOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var failed *baov1.DrillResult
+	Eventually(func(g Gomega) {
+		d := tc.get(ctx, g).Status.Snapshots.Drills
+		g.Expect(d.Current).To(BeNil())
+		g.Expect(d.Last).NotTo(BeNil())
+		g.Expect(d.Last.ID).NotTo(Equal(passed.ID), "a drill after the corruption ended")
+		failed = d.Last
+	}, 4*time.Minute, pollEvery).Should(Succeed())
+	failedAt := time.Now()
+	Expect(failed.Outcome).To(Equal(baov1.DrillFailed), failed.Message)
+	Expect(failed.Message).To(ContainSubstring("not " + receipt.SHA256 + " as its receipt says"))
+	Eventually(drillGone, 30*time.Second, pollEvery).Should(Succeed())
+	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("RestoreDrillStarted", "RestoreDrillPassed", "RestoreDrillFailed"))
+	GinkgoWriter.Printf("drill failed: %s\n", failed.Message)
+
+	By("no further drills; the failure stays in status (and its alert) until a drill passes")
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Verify = nil })
+	Eventually(func(g Gomega) {
+		g.Expect(tc.get(ctx, g).Status.Snapshots.Drills.Current).To(BeNil())
+		drillGone(g)
+	}, 2*time.Minute, pollEvery).Should(Succeed(), "a drill that started before the schedule was removed ends")
+	obs.endWindow()
+	res := obs.finish(ctx)
+	res.report("two restore drills beside the serving cluster")
+	res.expectNoLoss()
+	res.expectElections(0, "")
+	// The failure's window: the series says 1 from the failed drill on.
+	time.Sleep(time.Until(failedAt.Add(30 * time.Second)))
+	recordScenario(scenarioDrillFailed, snapNS, failedAt, time.Now())
+	Expect(tc.get(ctx, Default).Status.Snapshots.Drills.Last.Outcome).To(Equal(baov1.DrillFailed))
 }

@@ -389,6 +389,13 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 	It("restores a snapshot into a new cluster with kubectl bao restore: no client before the restore, every write before the snapshot by value, none after, grown to 3 voters", func(ctx SpecContext) {
 		restoreIntoNewCluster(ctx, tc, restoreCheck)
 	}, SpecTimeout(12*time.Minute))
+
+	// Issue 24: restore drills.
+	It("runs restore drills on a schedule: one passes and leaves nothing behind, one of a corrupted object fails and alerts", func(ctx SpecContext) {
+		cl, err := s3.Client()
+		Expect(err).NotTo(HaveOccurred())
+		restoreDrills(ctx, tc, cl)
+	}, SpecTimeout(12*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.

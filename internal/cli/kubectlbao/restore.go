@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 )
 
@@ -60,17 +60,10 @@ func PlanRestore(src *baov1.OpenBaoCluster, in RestoreInput) (*baov1.OpenBaoClus
 				src.Namespace, src.Name, in.SHA256, src.Name)
 		}
 	}
-	bucket, key, ok := strings.Cut(strings.TrimPrefix(r.Location, "s3://"), "/")
-	if !strings.HasPrefix(r.Location, "s3://") || !ok || key == "" {
-		return nil, nil, fmt.Errorf("the receipt's location %q is not s3://BUCKET/KEY", r.Location)
+	s3, key, err := snapshot.TargetFor(src, r.Location)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: write the new cluster's spec.bootstrap.fromSnapshot by hand (docs/restore.md)", err)
 	}
-	target := bucketTarget(src, bucket)
-	if target == nil {
-		return nil, nil, fmt.Errorf("the snapshot is in bucket %s, which neither spec.snapshots.s3 nor spec.upgrade.preUpgradeSnapshot.s3 of %s/%s names any more: "+
-			"write the new cluster's spec.bootstrap.fromSnapshot by hand (docs/restore.md)", bucket, src.Namespace, src.Name)
-	}
-	s3 := target.DeepCopy()
-	s3.Prefix = ""
 	out := &baov1.OpenBaoCluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: baov1.GroupVersion.String(), Kind: "OpenBaoCluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: in.Into, Namespace: src.Namespace, Labels: src.Labels},
@@ -122,16 +115,6 @@ func Receipts(c *baov1.OpenBaoCluster) []baov1.SnapshotReceipt {
 		return b.TakenAt.Compare(a.TakenAt.Time)
 	})
 	return out
-}
-
-// bucketTarget is the source's target that holds bucket.
-func bucketTarget(c *baov1.OpenBaoCluster, bucket string) *baov1.S3Target {
-	for _, t := range []*baov1.S3Target{c.Spec.Snapshots.S3, c.Spec.Upgrade.PreUpgradeSnapshot.S3} {
-		if t != nil && t.Bucket == bucket {
-			return t
-		}
-	}
-	return nil
 }
 
 // restoreFlags are the flags of kubectl bao restore.

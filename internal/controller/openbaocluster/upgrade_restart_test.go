@@ -104,6 +104,12 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		restoreCrashAfterEveryStatusWrite(ctx, k)
 	})
 
+	// A restore drill creates one drill cluster, records its verdict and deletes it
+	// with its volume and seal key, whichever pass the operator dies after.
+	It("runs a restore drill once and leaves nothing behind, whichever pass the operator dies after", func() {
+		drillCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// The operation's serving executor may end while a request of its operation waits
 	// (out of restarts, or idle just as the request lands): the next pass deletes it
 	// and the one after starts it again, and the request is answered by the new one.

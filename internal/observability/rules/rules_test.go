@@ -21,7 +21,7 @@ import (
 func required() []string {
 	return []string{"BaokeeperUpgradeStuck", "BaokeeperUpgradeFailed", "BaokeeperBreakGlassActive",
 		"BaokeeperFailureToleranceLow", "BaokeeperNoLeader", "BaokeeperVersionSkew", "BaokeeperSnapshotFailed",
-		"BaokeeperSnapshotStale", "BaokeeperReconcileErrors", "BaokeeperOperatorDown"}
+		"BaokeeperSnapshotStale", "BaokeeperReconcileErrors", "BaokeeperOperatorDown", "BaokeeperRestoreDrillFailed", "BaokeeperRestoreDrillStale"}
 }
 
 func load(t *testing.T) *PrometheusRule {

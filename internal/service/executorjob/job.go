@@ -177,12 +177,16 @@ func memberOrdinal(c *baov1.OpenBaoCluster, member string) string {
 	return ordinal
 }
 
-func boundedName(name string) string {
-	if len(name) <= maxNameLength {
+func boundedName(name string) string { return BoundedNameN(name, maxNameLength) }
+
+// BoundedNameN is name when it has at most n characters, else its first characters
+// and a hash of the whole, n characters in all: distinct names stay distinct.
+func BoundedNameN(name string, n int) string {
+	if len(name) <= n {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	prefix := strings.TrimRight(name[:maxNameLength-nameHashChars-1], "-.")
+	prefix := strings.TrimRight(name[:n-nameHashChars-1], "-.")
 	return prefix + "-" + hex.EncodeToString(sum[:])[:nameHashChars]
 }
 

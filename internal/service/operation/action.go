@@ -76,6 +76,10 @@ const (
 	// restore's rebind Job runs as: created (owned by this cluster) only when no
 	// object of that name exists, deleted afterwards only when this cluster owns it.
 	ObjectRestoreIdentity Object = "RestoreIdentity"
+	// ObjectDrillCluster is the drill cluster of a restore drill: created from
+	// the persisted drill, deleted (with its volume claims and seal key) only when
+	// it is labelled as this cluster's drill.
+	ObjectDrillCluster Object = "DrillCluster"
 )
 
 // JobKind is the executor action of a CreateJob.

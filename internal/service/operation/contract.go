@@ -47,6 +47,9 @@ type Snapshot struct {
 	ClientSelects string
 	// ExecutorImage is the image of executor Jobs.
 	ExecutorImage string
+	// Drill is the cluster's restore-drill cluster (labelled baokeeper.dev/drill-of
+	// with its name), nil when there is none.
+	Drill *baov1.OpenBaoCluster
 	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
 	// operator's service account, which the cluster's controller role binds.
 	ControllerSubject string

@@ -23,6 +23,8 @@ const (
 	OperationSnapshot = "Snapshot"
 	// OperationRestore restores a snapshot into a cluster that starts from one.
 	OperationRestore = "Restore"
+	// OperationDrill restores the newest snapshot into a short-lived drill cluster.
+	OperationDrill = "RestoreDrill"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.

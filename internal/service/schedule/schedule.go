@@ -20,6 +20,12 @@ type Schedule struct {
 // @daily, in the IANA time zone tz (empty: UTC). The error names the field and says
 // how to write it.
 func Parse(expr, tz string) (*Schedule, error) {
+	return ParseField("spec.snapshots.schedule", expr, tz)
+}
+
+// ParseField is Parse for the schedule in field (spec.snapshots.verify.schedule),
+// which its errors name.
+func ParseField(field, expr, tz string) (*Schedule, error) {
 	loc := time.UTC
 	if tz != "" {
 		l, err := time.LoadLocation(tz)
@@ -29,15 +35,15 @@ func Parse(expr, tz string) (*Schedule, error) {
 		loc = l
 	}
 	if strings.HasPrefix(strings.TrimSpace(expr), "@every") || strings.Contains(expr, "TZ=") {
-		return nil, fmt.Errorf("spec.snapshots.schedule %q: use five cron fields or @hourly, @daily, @weekly, @monthly; the time zone goes in spec.snapshots.timeZone", expr)
+		return nil, fmt.Errorf("%s %q: use five cron fields or @hourly, @daily, @weekly, @monthly; the time zone goes in spec.snapshots.timeZone", field, expr)
 	}
 	s, err := cron.ParseStandard(expr)
 	if err != nil {
-		return nil, fmt.Errorf("spec.snapshots.schedule %q does not parse (%w): write five fields, minute hour day-of-month month day-of-week, for example \"0 */6 * * *\" for every 6 hours", expr, err)
+		return nil, fmt.Errorf("%s %q does not parse (%w): write five fields, minute hour day-of-month month day-of-week, for example \"0 */6 * * *\" for every 6 hours", field, expr, err)
 	}
 	spec, ok := s.(*cron.SpecSchedule)
 	if !ok {
-		return nil, fmt.Errorf("spec.snapshots.schedule %q: use five cron fields or @hourly, @daily, @weekly, @monthly", expr)
+		return nil, fmt.Errorf("%s %q: use five cron fields or @hourly, @daily, @weekly, @monthly", field, expr)
 	}
 	spec.Location = loc
 	return &Schedule{spec: spec}, nil

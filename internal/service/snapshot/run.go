@@ -39,27 +39,40 @@ func Tend(c *baov1.OpenBaoCluster, now time.Time) {
 	key := schedule.Key(spec.Schedule, spec.TimeZone)
 	st := &c.Status
 	if st.Snapshots == nil {
-		if key == "" {
+		if key == "" && spec.Verify == nil {
 			return
 		}
 		st.Snapshots = &baov1.SnapshotsStatus{}
 	}
 	ss := st.Snapshots
-	if key == "" {
-		ss.Schedule, ss.NextScheduledAt, ss.Due = "", nil, nil
-	} else if sched, err := schedule.Parse(spec.Schedule, spec.TimeZone); err == nil {
-		switch {
-		case ss.Schedule != key || ss.NextScheduledAt == nil:
-			ss.Schedule = key
-			ss.NextScheduledAt = ptrTime(sched.Next(now))
-		case !now.Before(ss.NextScheduledAt.Time):
-			if ss.Due == nil {
-				ss.Due = ss.NextScheduledAt.DeepCopy()
-			}
-			ss.NextScheduledAt = ptrTime(sched.Next(now))
-		}
-	}
+	tendSchedule(spec.Schedule, spec.TimeZone, &ss.Schedule, &ss.NextScheduledAt, &ss.Due, now)
 	ss.WaitingFor = waitingFor(st)
+	tendDrills(c, now)
+}
+
+// tendSchedule keeps one schedule's bookkeeping: the next time is computed again
+// when the schedule (or its time zone) changed, from now; once it came, the time is
+// due (one due time however many were missed) and the next is computed.
+func tendSchedule(expr, tz string, recorded *string, next, due **metav1.Time, now time.Time) {
+	key := schedule.Key(expr, tz)
+	if key == "" {
+		*recorded, *next, *due = "", nil, nil
+		return
+	}
+	sched, err := schedule.Parse(expr, tz)
+	if err != nil {
+		return
+	}
+	switch {
+	case *recorded != key || *next == nil:
+		*recorded = key
+		*next = ptrTime(sched.Next(now))
+	case !now.Before((*next).Time):
+		if *due == nil {
+			*due = (*next).DeepCopy()
+		}
+		*next = ptrTime(sched.Next(now))
+	}
 }
 
 func waitingFor(st *baov1.OpenBaoClusterStatus) string {
@@ -91,12 +104,17 @@ func Running(st *baov1.OpenBaoClusterStatus) bool {
 	return st.Snapshots != nil && st.Snapshots.Current != nil
 }
 
-// Wake is how long until the next scheduled snapshot; 0 without one.
+// Wake is how long until the next scheduled snapshot or restore drill; 0 without
+// either.
 func Wake(st *baov1.OpenBaoClusterStatus, now time.Time) time.Duration {
+	wake := DrillWake(st, now)
 	if st.Snapshots == nil || st.Snapshots.NextScheduledAt == nil {
-		return 0
+		return wake
 	}
-	return max(st.Snapshots.NextScheduledAt.Sub(now), time.Second)
+	if w := max(st.Snapshots.NextScheduledAt.Sub(now), time.Second); wake == 0 || w < wake {
+		wake = w
+	}
+	return wake
 }
 
 // Newest is the newest verified snapshot of any trigger: status.lastSnapshot (the

@@ -50,6 +50,11 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 			return &SpecRefusal{Reason: baov1.ReasonInvalidSchedule, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
 		}
 	}
+	if v := c.Spec.Snapshots.Verify; v != nil {
+		if _, err := schedule.ParseField("spec.snapshots.verify.schedule", v.Schedule, c.Spec.Snapshots.TimeZone); err != nil {
+			return &SpecRefusal{Reason: baov1.ReasonInvalidSchedule, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
+		}
+	}
 	if msg := bootstrapProblem(c); msg != "" {
 		return &SpecRefusal{Reason: baov1.ReasonSnapshotNewerThanVersion, Message: msg}
 	}

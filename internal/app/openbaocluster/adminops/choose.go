@@ -37,7 +37,8 @@ import (
 //  5. a scheduled or requested snapshot that is due, when no operation holds the
 //     lock (one that runs goes on before anything else but break-glass and a
 //     refused spec; an upgrade that has not started yet holds no lock and lets a
-//     due snapshot go first);
+//     due snapshot go first); then a restore drill that is due (one that runs goes
+//     on, like a snapshot);
 //  6. otherwise the planner, which starts a version change or a rollout when the
 //     spec asks for one, and does nothing when it does not.
 //
@@ -53,6 +54,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return snapshot.RestoreOperation{}
 	case snapshot.Running(st):
 		return snapshot.RunOperation{}
+	case snapshot.DrillRunning(st):
+		return snapshot.DrillOperation{}
 	case st.Upgrade != nil && notStarted(st) && snapshot.Pending(st) && st.OperationLock == nil:
 		return snapshot.RunOperation{}
 	case st.Upgrade != nil && !(notStarted(st) && scaling.ShouldStart(s)):
@@ -63,6 +66,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return recreateOperation{}
 	case snapshot.Pending(st) && st.OperationLock == nil:
 		return snapshot.RunOperation{}
+	case snapshot.DrillPending(st) && st.OperationLock == nil:
+		return snapshot.DrillOperation{}
 	}
 	return startOperation{}
 }

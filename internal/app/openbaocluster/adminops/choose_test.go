@@ -91,6 +91,21 @@ func TestChoose(t *testing.T) {
 				withRestore(s)
 				s.Object.Status.Restore = &baov1.RestoreStatus{Step: baov1.RestoreStepDone}
 			}, want: scaling.Operation{}, wantKind: operation.KindPersist},
+		{name: "restore drill due", reason: "a due drill starts when no operation holds the lock",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "@daily"}
+				s.Object.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/x.snap", SHA256: "ab", TakenAt: &metav1.Time{Time: s.Now.Add(-time.Hour)}}
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Due: &metav1.Time{Time: s.Now}}}
+			}, want: snapshot.DrillOperation{}, wantKind: operation.KindPersist},
+		{name: "restore drill running, version changed", reason: "a drill in progress goes on; the upgrade waits for the lock",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Current: &baov1.DrillRun{ID: "d1", Cluster: "bao-drill",
+					Snapshot: "s3://snaps/ns/bao/x.snap", Step: baov1.DrillStepCreate}}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationDrill}
+			}, want: snapshot.DrillOperation{}, wantKind: operation.KindApply},
 		{name: "upgrade not started, scaling asked for", reason: "an upgrade that has not started waits on its prechecks and holds no lock: it yields to the scaling its prechecks wait for (the member count differs)",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))

@@ -153,6 +153,8 @@ func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, s
 		return r.applyReplicas(ctx, s.StatefulSet, a.Replicas)
 	case operation.ObjectGreenStatefulSet:
 		return r.createGreen(ctx, c)
+	case operation.ObjectDrillCluster:
+		return r.createDrillCluster(ctx, c)
 	case operation.ObjectClientService:
 		// Under the workload loop's field manager: it computes the same selector
 		// from status.statefulSet and owns the Service afterwards.
@@ -176,6 +178,8 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 		return r.deleteStatefulSet(ctx, c, c.Status.BlueGreen.Green.StatefulSet, "green")
 	case operation.ObjectRestoreIdentity:
 		return r.deleteRestoreIdentity(ctx, c)
+	case operation.ObjectDrillCluster:
+		return r.deleteDrillCluster(ctx, c)
 	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes, operation.ObjectVolume:
 		for _, name := range a.Volumes {
 			if err := r.deleteVolume(ctx, c, name); err != nil {
@@ -215,6 +219,62 @@ func (r *Reconciler) deleteRestoreIdentity(ctx context.Context, c *baov1.OpenBao
 	}
 	if err := r.Client.Delete(ctx, sa, client.Preconditions{UID: &sa.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("failed to delete ServiceAccount %s/%s after the restore's rebind: %w", sa.Namespace, sa.Name, err)
+	}
+	return nil
+}
+
+// createDrillCluster creates the drill cluster of the persisted drill.
+func (r *Reconciler) createDrillCluster(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	d, err := snapshot.DrillCluster(c)
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Creating the restore-drill cluster", "drill", d.Name, "snapshot", d.Spec.Bootstrap.FromSnapshot.Key)
+	if err := r.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("failed to create restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
+}
+
+// deleteDrillCluster deletes the cluster's restore-drill cluster (only one it
+// controls, labelled as its drill), then the volume claims and the seal key the
+// drill cluster leaves behind (they have no owner: a cluster's data outlives it).
+func (r *Reconciler) deleteDrillCluster(ctx context.Context, c *baov1.OpenBaoCluster) error {
+	drills := &baov1.OpenBaoClusterList{}
+	if err := r.Client.List(ctx, drills, client.InNamespace(c.Namespace), client.MatchingLabels{snapshot.LabelDrillOf: c.Name}); err != nil {
+		return fmt.Errorf("failed to list the restore-drill clusters of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	for i := range drills.Items {
+		d := &drills.Items[i]
+		if !metav1.IsControlledBy(d, c) {
+			continue
+		}
+		if d.DeletionTimestamp.IsZero() {
+			ctrl.LoggerFrom(ctx).Info("Deleting the restore-drill cluster", "drill", d.Name)
+			if err := r.Client.Delete(ctx, d, client.Preconditions{UID: &d.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+				return fmt.Errorf("failed to delete restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+			}
+		}
+		pvcs := &corev1.PersistentVolumeClaimList{}
+		if err := r.Client.List(ctx, pvcs, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: d.Name}); err != nil {
+			return fmt.Errorf("failed to list the volume claims of restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		for j := range pvcs.Items {
+			if pvc := &pvcs.Items[j]; pvc.DeletionTimestamp.IsZero() {
+				if err := r.Client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID}); client.IgnoreNotFound(err) != nil {
+					return fmt.Errorf("failed to delete volume claim %s/%s of restore-drill cluster %s: %w", pvc.Namespace, pvc.Name, d.Name, err)
+				}
+			}
+		}
+		seal := &corev1.Secret{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(d).SealSecret()}, seal)
+		if err == nil && seal.Labels[workload.LabelCluster] == d.Name {
+			if err := r.Client.Delete(ctx, seal, client.Preconditions{UID: &seal.UID}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("failed to delete the seal key of restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+			}
+		} else if client.IgnoreNotFound(err) != nil {
+			return err
+		}
 	}
 	return nil
 }

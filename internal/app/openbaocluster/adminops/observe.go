@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -384,6 +386,18 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 		s.ClientSelects = svc.Spec.Selector[workload.LabelInstance]
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	if c.Spec.Snapshots.Verify != nil || snapshot.DrillRunning(&c.Status) {
+		drills := &baov1.OpenBaoClusterList{}
+		if err := r.Client.List(ctx, drills, client.InNamespace(c.Namespace), client.MatchingLabels{snapshot.LabelDrillOf: c.Name}); err != nil {
+			return nil, fmt.Errorf("failed to list the restore-drill clusters of %s/%s: %w", c.Namespace, c.Name, err)
+		}
+		for i := range drills.Items {
+			if metav1.IsControlledBy(&drills.Items[i], c) {
+				s.Drill = &drills.Items[i]
+				break
+			}
+		}
 	}
 	return s, nil
 }

@@ -326,11 +326,18 @@ func (r *Reconciler) eventNow(c *baov1.OpenBaoCluster, typ string, reason baov1.
 // seedCurrentVersion sets status.currentVersion the first time every member is Ready
 // and reports the same version. Afterwards only a completed upgrade changes it.
 func seedCurrentVersion(c *baov1.OpenBaoCluster, obs *operation.Cluster) {
-	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(obs.Members)) != c.InitialReplicas() {
+	members := obs.Members
+	if n := int(c.InitialReplicas()); c.Spec.Bootstrap != nil && len(members) > n {
+		// A cluster that starts from a snapshot starts with one member; the others
+		// observed (spec.replicas) join after the restore, through the scaling that
+		// this version allows.
+		members = members[:n]
+	}
+	if c.Status.CurrentVersion != "" || c.Status.Upgrade != nil || int32(len(members)) != c.InitialReplicas() {
 		return
 	}
 	v := ""
-	for _, m := range obs.Members {
+	for _, m := range members {
 		if !m.PodReady || m.Version == "" || (v != "" && !upgrade.SameVersion(m.Version, v)) {
 			return
 		}

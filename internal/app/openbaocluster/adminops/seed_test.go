@@ -28,7 +28,9 @@ func TestSeedCurrentVersion(t *testing.T) {
 		current string
 		upgrade *baov1.UpgradeStatus
 		members []operation.Member
-		want    string
+		// bootstrap: the cluster starts from a snapshot, with one member.
+		bootstrap bool
+		want      string
 	}{
 		{name: "all agree", reason: "every member Ready on one version seeds it", members: members("2.4.0", "2.4.0", "2.4.0"), want: "2.4.0"},
 		{name: "one not ready", reason: "a member that is not Ready has not reported yet", members: members("2.4.0", "", "2.4.0")},
@@ -37,11 +39,17 @@ func TestSeedCurrentVersion(t *testing.T) {
 		{name: "already set", reason: "only a completed upgrade changes a seeded version", current: "2.4.0", members: members("2.4.1", "2.4.1", "2.4.1"), want: "2.4.0"},
 		{name: "upgrade running", reason: "during an upgrade the version is the upgrade's to set", upgrade: &baov1.UpgradeStatus{}, members: members("2.4.1", "2.4.1", "2.4.1")},
 		{name: "leading v", reason: "v2.4.0 and 2.4.0 are the same version", members: members("2.4.0", "v2.4.0", "2.4.0"), want: "2.4.0"},
+		{name: "from a snapshot", reason: "a cluster that starts from a snapshot starts with one member, of the 3 observed (found on the rig: it never grew)",
+			bootstrap: true, members: members("2.4.0", "", ""), want: "2.4.0"},
+		{name: "from a snapshot, not ready", reason: "its one member has not reported yet", bootstrap: true, members: members("", "", "")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			c := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao"}, Status: baov1.OpenBaoClusterStatus{CurrentVersion: tc.current, Upgrade: tc.upgrade}}
+			if tc.bootstrap {
+				c.Spec.Bootstrap = &baov1.BootstrapSpec{}
+			}
 			seedCurrentVersion(c, &operation.Cluster{Members: tc.members})
 			g.Expect(c.Status.CurrentVersion).To(Equal(tc.want), tc.reason)
 		})
