@@ -330,6 +330,32 @@ func renderSnapshots(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
 	for i, r := range ss.Taken {
 		d.kv(1, fmt.Sprintf("Taken %d", i+1), "%s %s, %s, %s", r.Trigger, when(r.TakenAt, now), orDash(r.Location), bytesIEC(r.SizeBytes))
 	}
+	renderDrills(d, c, now)
+}
+
+// renderDrills shows restore drills: the schedule and the next time, the drill in
+// progress, and the last verdict.
+func renderDrills(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	dr := c.Status.Snapshots.GetDrills()
+	if dr == nil && c.Spec.Snapshots.Verify == nil {
+		return
+	}
+	if v := c.Spec.Snapshots.Verify; v != nil {
+		next := "-"
+		if dr != nil && dr.NextScheduledAt != nil {
+			next = when(dr.NextScheduledAt, now)
+		}
+		d.kv(1, "Restore drills", "%s, next %s", v.Schedule, next)
+	}
+	if dr == nil {
+		return
+	}
+	if run := dr.Current; run != nil {
+		d.kv(1, "Drill running", "%s into %s since %s, step %s", run.Snapshot, run.Cluster, when(run.StartedAt, now), run.Step)
+	}
+	if l := dr.Last; l != nil {
+		d.kv(1, "Last drill", "%s %s: %s", l.Outcome, when(l.FinishedAt, now), orDash(l.Message))
+	}
 }
 
 // snapshotPending says why the running upgrade has no snapshot receipt.

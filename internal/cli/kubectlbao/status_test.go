@@ -120,6 +120,12 @@ func TestRenderStatus(t *testing.T) {
 		{reason: "the plan marks done, in progress and the leader", c: newCluster(withRollingUpgrade()),
 			want: []string{"1. bao-2 (done)  2. bao-1 (in progress)  3. bao-0 (leader)", "Waiting for:      waiting for bao-1 to rejoin Raft as a voter",
 				"Progress:         ReplaceMember, 1 of 3 done", "s3://snaps/prod/vault/bao/2.4.0-to-2.4.1-20261201T095300Z-1.snap", "1.5 MiB (1572864 bytes)"}},
+		{reason: "restore drills show the schedule and the last verdict", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "0 3 * * 0"}
+			c.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{NextScheduledAt: minutesAgo(-60),
+				Last: &baov1.DrillResult{Outcome: baov1.DrillFailed, FinishedAt: minutesAgo(5), Message: "the object has sha256 00, not 5f as its receipt says"}}}
+		}),
+			want: []string{"Restore drills:  0 3 * * 0, next", "Last drill:      Failed", "not 5f as its receipt says"}},
 		{reason: "a failure says how to retry", c: newCluster(withRollingUpgrade(), withUpgradeFailure(baov1.FailureStepTimeout)),
 			want: []string{"Failure:          StepTimeout on bao-1", "kubectl bao retry bao -n vault"}},
 		{reason: "the hold for promotion names the command", c: newCluster(withBlueGreen(baov1.BlueGreenAwaitPromotion, baov1.PromotionWaiting)),
