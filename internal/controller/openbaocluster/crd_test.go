@@ -119,6 +119,13 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 			c.Spec.Bootstrap = bootstrapFrom(strings.Repeat("a", 64))
 			c.Spec.Bootstrap.FromSnapshot.Key = ""
 		}, "spec.bootstrap.fromSnapshot.key in body should be at least 1 chars long"),
+		Entry("a drill schedule that is not five cron fields", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Verify: &baov1.SnapshotVerifySpec{Schedule: "every sunday"}}
+		}, "spec.snapshots.verify.schedule must be a cron expression of five fields"),
+		Entry("a drill without a bucket", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil
+			c.Spec.Snapshots = baov1.SnapshotsSpec{Verify: &baov1.SnapshotVerifySpec{Schedule: "@weekly"}}
+		}, "spec.snapshots.verify needs a bucket to restore from"),
 		Entry("a snapshot schedule without a bucket", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.PreUpgradeSnapshot.S3 = nil
 			c.Spec.Snapshots = baov1.SnapshotsSpec{Schedule: "0 * * * *"}
