@@ -1119,6 +1119,13 @@ type OperationLock struct {
 	// acquiredAt is when the lock was taken.
 	// +optional
 	AcquiredAt *metav1.Time `json:"acquiredAt,omitempty"`
+	// waiting lists what waits for the lock, in words: a due or requested snapshot,
+	// a due restore drill, an upgrade or rollout that has not started, a scaling the
+	// spec asks for.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 // SnapshotReceipt records a snapshot that was taken.

@@ -32,6 +32,9 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 	d.kv(0, "Members", "%d ready of %d desired (StatefulSet %s)", st.ReadyMembers, c.GetReplicas(), c.ServingStatefulSet())
 	if l := st.OperationLock; l != nil {
 		d.kv(0, "Operation lock", "%s since %s: %s", l.Operation, when(l.AcquiredAt, now), orDash(l.Message))
+		for i, w := range l.Waiting {
+			d.kv(1, fmt.Sprintf("Waiting %d", i+1), "%s", w)
+		}
 	}
 
 	renderRaft(d, c)

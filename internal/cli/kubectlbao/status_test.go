@@ -120,6 +120,10 @@ func TestRenderStatus(t *testing.T) {
 		{reason: "the plan marks done, in progress and the leader", c: newCluster(withRollingUpgrade()),
 			want: []string{"1. bao-2 (done)  2. bao-1 (in progress)  3. bao-0 (leader)", "Waiting for:      waiting for bao-1 to rejoin Raft as a voter",
 				"Progress:         ReplaceMember, 1 of 3 done", "s3://snaps/prod/vault/bao/2.4.0-to-2.4.1-20261201T095300Z-1.snap", "1.5 MiB (1572864 bytes)"}},
+		{reason: "the lock shows what waits behind it", c: newCluster(withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
+			c.Status.OperationLock.Waiting = []string{"Snapshot: requested (baokeeper.dev/snapshot=r1)"}
+		}),
+			want: []string{"Operation lock:", "Waiting 1:  Snapshot: requested (baokeeper.dev/snapshot=r1)"}},
 		{reason: "restore drills show the schedule and the last verdict", c: newCluster(func(c *baov1.OpenBaoCluster) {
 			c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "0 3 * * 0"}
 			c.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{NextScheduledAt: minutesAgo(-60),

@@ -110,16 +110,7 @@ func finishRestoreJobs(ctx context.Context, k client.Client, w *upgradeWorld, c 
 			msg, _ = json.Marshal(snapshot.RestoreResult{Location: snapshot.Location("snaps", key), SHA256: args[slices.Index(args, "--sha256")+1],
 				SizeBytes: 4096, RaftIndex: 90, RaftTerm: 2, RestoredTo: c.Name + "-0", RestoredAt: time.Now().UTC()})
 		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: job.Name + "-x",
-				Labels: map[string]string{workload.LabelCluster: c.Name, batchv1.JobNameLabel: job.Name}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: executorjob.ExecutorContainerName, Image: "executor"}}},
-		}
-		Expect(k.Create(ctx, pod)).To(Succeed())
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: executorjob.ExecutorContainerName,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: string(msg)}}}}
-		Expect(k.Status().Update(ctx, pod)).To(Succeed())
-		finishStep(ctx, k, c, job.Name, metav1.Now().Time, "")
+		finishJobWithMessage(ctx, k, c, job.Name, string(msg))
 	}
 }
 

@@ -94,16 +94,7 @@ func finishSnapshotJobs(ctx context.Context, k client.Client, c *baov1.OpenBaoCl
 		} else {
 			msg, _ = json.Marshal(snapshot.PruneResult{Listed: 3, Deleted: []string{"p/" + c.Namespace + "/bao/old.snap"}, Kept: 2})
 		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: job.Name + "-x",
-				Labels: map[string]string{workload.LabelCluster: c.Name, batchv1.JobNameLabel: job.Name}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: executorjob.ExecutorContainerName, Image: "executor"}}},
-		}
-		Expect(k.Create(ctx, pod)).To(Succeed())
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: executorjob.ExecutorContainerName,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: string(msg)}}}}
-		Expect(k.Status().Update(ctx, pod)).To(Succeed())
-		finishStep(ctx, k, c, job.Name, metav1.Now().Time, "")
+		finishJobWithMessage(ctx, k, c, job.Name, string(msg))
 	}
 }
 
@@ -153,4 +144,20 @@ func snapshotCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch)
 		GinkgoWriter.Printf("snapshot: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
 		expectOneSnapshot(ctx, k, w)
 	})
+}
+
+// finishJobWithMessage plays the executor of one Job: its pod terminated with msg as
+// its termination message (the result the operator reads), and the Job succeeded.
+func finishJobWithMessage(ctx context.Context, k client.Client, c *baov1.OpenBaoCluster, job, msg string) {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: job + "-x",
+			Labels: map[string]string{workload.LabelCluster: c.Name, batchv1.JobNameLabel: job}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: executorjob.ExecutorContainerName, Image: "executor"}}},
+	}
+	Expect(k.Create(ctx, pod)).To(Succeed())
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: executorjob.ExecutorContainerName,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: msg}}}}
+	Expect(k.Status().Update(ctx, pod)).To(Succeed())
+	finishStep(ctx, k, c, job, metav1.Now().Time, "")
 }

@@ -2,6 +2,7 @@ package adminops
 
 import (
 	"fmt"
+	"time"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -70,6 +71,42 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return snapshot.DrillOperation{}
 	}
 	return startOperation{}
+}
+
+// waiters lists, in words, what waits for the operation that holds the lock in st
+// (the status a pass leaves): a due or requested snapshot, a due restore drill, an
+// upgrade or rollout that has not started, a scaling the spec asks for. nil when no
+// operation holds the lock. Pure.
+func waiters(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) []string {
+	l := st.OperationLock
+	if l == nil {
+		return nil
+	}
+	var out []string
+	if ss := st.Snapshots; snapshot.Pending(st) && l.Operation != operation.OperationSnapshot {
+		if ss.Requested != "" {
+			out = append(out, fmt.Sprintf("%s: requested (%s=%s)", operation.OperationSnapshot, baov1.AnnotationSnapshot, ss.Requested))
+		} else {
+			out = append(out, fmt.Sprintf("%s: scheduled, due since %s", operation.OperationSnapshot, ss.Due.UTC().Format(time.RFC3339)))
+		}
+	}
+	if snapshot.DrillPending(st) && l.Operation != operation.OperationDrill {
+		out = append(out, fmt.Sprintf("%s: scheduled, due since %s", operation.OperationDrill, st.Snapshots.Drills.Due.UTC().Format(time.RFC3339)))
+	}
+	if up := st.Upgrade; up != nil && notStarted(st) {
+		lock := upgrade.LockOf(up)
+		if up.Kind == baov1.OperationRollout {
+			lock = operation.OperationRollout
+		}
+		if lock != "" && lock != l.Operation {
+			out = append(out, fmt.Sprintf("%s: from %s to %s, waiting on its prechecks", lock, up.FromVersion, up.TargetVersion))
+		}
+	}
+	if l.Operation != operation.OperationScaling && st.Scaling == nil && s.StatefulSet != nil && s.StatefulSet.Spec.Replicas != nil &&
+		*s.StatefulSet.Spec.Replicas != s.Object.GetReplicas() {
+		out = append(out, fmt.Sprintf("%s: from %d to %d members", operation.OperationScaling, *s.StatefulSet.Spec.Replicas, s.Object.GetReplicas()))
+	}
+	return out
 }
 
 // upgradeOperation is an upgrade or rollout in progress: the steps every strategy

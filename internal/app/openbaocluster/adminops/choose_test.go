@@ -273,3 +273,34 @@ func TestSnapshotTargetCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestWaiters(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(s *operation.Snapshot)
+		want   []string
+	}{
+		{name: "no lock, nothing waits", change: func(s *operation.Snapshot) {
+			s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "r1"}
+		}},
+		{name: "a requested snapshot, a due drill and a scaling wait for an upgrade", change: func(s *operation.Snapshot) {
+			s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRollingUpgrade}
+			s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Requested: "r1",
+				Drills: &baov1.DrillsStatus{Due: &metav1.Time{Time: time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)}}}
+			s.Object.Spec.Replicas = ptr(int32(5))
+		}, want: []string{"Snapshot: requested (baokeeper.dev/snapshot=r1)", "RestoreDrill: scheduled, due since 2026-12-06T03:00:00Z", "Scaling: from 3 to 5 members"}},
+		{name: "an upgrade that has not started waits for a drill; the drill does not wait for itself", change: func(s *operation.Snapshot) {
+			s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationDrill}
+			s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Current: &baov1.DrillRun{ID: "d"}}}
+			s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}
+		}, want: []string{"RollingUpgrade: from 2.4.0 to 2.4.1, waiting on its prechecks"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := restingSnapshot()
+			tc.change(s)
+			g.Expect(waiters(s, &s.Object.Status)).To(Equal(tc.want))
+		})
+	}
+}

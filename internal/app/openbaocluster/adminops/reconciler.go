@@ -165,6 +165,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	plan := op.Decide(snap)
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "operation", op.Name(), "action", string(plan.Kind), "waitingFor", plan.WaitingFor)
 	res, err = r.execute(ctx, c, snap, plan)
+	if l := c.Status.OperationLock; l != nil {
+		l.Waiting = waiters(snap, &c.Status)
+	}
 	if _, isScaling := op.(scaling.Operation); !isScaling && err == nil {
 		// A scaling the spec asks for but that cannot be decided yet, or a non-voter
 		// that becomes stable: nothing else wakes this loop when it is time.
