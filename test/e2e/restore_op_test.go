@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	mathrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -111,6 +112,13 @@ func restoreIntoNewCluster(ctx context.Context, tc *testCluster, restoreCheck st
 	out = kubectlBao(ctx, "restore", name, "--into", into, "-n", snapNS, "--sha256", receipt.SHA256)
 	GinkgoWriter.Printf("kubectl bao restore: %s\n", out)
 	Expect(out).To(ContainSubstring("Created openbaocluster " + snapNS + "/" + into + " from " + receipt.Location))
+	// A random-time operator kill while the new cluster restores (issue 24: each
+	// operation survives one on the rig): its steps are persisted before they are
+	// taken, and the new operator goes on from status.
+	delay := time.Duration(mathrand.Int64N(int64(15 * time.Second)))
+	time.Sleep(delay)
+	took := killOperator(ctx)
+	GinkgoWriter.Printf("operator killed %s after kubectl bao restore; a new one led after %s\n", delay.Round(time.Millisecond), took.Round(time.Millisecond))
 	_, stderr, err := runKubectlBao(ctx, "restore", name, "--into", into, "-n", snapNS)
 	Expect(err).To(HaveOccurred(), "a second restore into the same name is refused")
 	Expect(stderr).To(ContainSubstring("exists"))
@@ -142,8 +150,8 @@ func restoreIntoNewCluster(ctx context.Context, tc *testCluster, restoreCheck st
 	}, 8*time.Minute, pollEvery).Should(Succeed())
 	Expect(sawRestoring).To(BeTrue(), "the restore was seen in progress")
 	r := restored.Status.Restore
-	AddReportEntry(fmt.Sprintf("restore into a new cluster: %s restored at Raft index %d; Restored and 3 voters %s after kubectl bao restore",
-		r.Source, r.RaftIndex, time.Since(started).Round(time.Second)))
+	AddReportEntry(fmt.Sprintf("restore into a new cluster: %s restored at Raft index %d; Restored and 3 voters %s after kubectl bao restore (operator killed %s after it)",
+		r.Source, r.RaftIndex, time.Since(started).Round(time.Second), delay.Round(time.Millisecond)))
 	GinkgoWriter.Printf("status.restore: %+v\n", *r)
 	Expect(r.Source).To(Equal(receipt.Location))
 	Expect(r.SHA256).To(Equal(receipt.SHA256))
