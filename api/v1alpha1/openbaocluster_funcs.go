@@ -165,6 +165,7 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 		{Path: "spec.tls.renewBefore", Value: c.Spec.TLS.RenewBefore, Default: DefaultRenewBefore},
 		{Path: "spec.snapshots.retention.maxAge", Value: retentionMaxAge},
 		{Path: "spec.snapshots.verify.timeout", Value: drillTimeout, Default: DefaultDrillTimeout},
+		{Path: "spec.upgrade.rehearsalTimeout", Value: u.RehearsalTimeout, Default: DefaultRehearsalTimeout},
 	}
 }
 

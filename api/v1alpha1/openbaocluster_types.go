@@ -246,6 +246,24 @@ type UpgradeSpec struct {
 	// +kubebuilder:default=RollingUpdate
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
 
+	// rehearsal runs a version change on a copy first. Required: before the real
+	// upgrade starts (it is the last precheck, Rehearsal), the newest verified
+	// snapshot is restored into a short-lived cluster of the same size
+	// (<name>-rehearsal), the same upgrade runs there with the same strategy and
+	// gates, and the copy is deleted; only a rehearsal that reached the target lets
+	// the real upgrade start, and a failed one holds it with the rehearsal's failure.
+	// Default: no rehearsal. See docs/upgrades.md.
+	// +optional
+	// +kubebuilder:validation:Enum=Required;Disabled
+	Rehearsal RehearsalPolicy `json:"rehearsal,omitempty"`
+
+	// rehearsalTimeout bounds one rehearsal, from the copy's creation to its
+	// verdict. Default 30m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$')",message="spec.upgrade.rehearsalTimeout must be a duration with a unit, for example 30m"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^-?([0-9]+(\\\\.[0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) >= duration('1m')",message="spec.upgrade.rehearsalTimeout must be at least 1m"
+	RehearsalTimeout *Duration `json:"rehearsalTimeout,omitempty"`
+
 	// paused holds an upgrade at the next safe point (before the snapshot, or between
 	// two members), with the UpgradePaused condition saying so. Setting it back to
 	// false resumes.
@@ -948,6 +966,10 @@ type UpgradeStatus struct {
 	// snapshot is the receipt of the pre-upgrade snapshot.
 	// +optional
 	Snapshot *SnapshotReceipt `json:"snapshot,omitempty"`
+	// rehearsal is the rehearsal of this upgrade on a copy (spec.upgrade.rehearsal:
+	// Required): its step, and its verdict once known.
+	// +optional
+	Rehearsal *RehearsalStatus `json:"rehearsal,omitempty"`
 	// failure says why the upgrade stopped.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -289,3 +291,65 @@ type DrillResult struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 }
+
+// RehearsalPolicy says whether a version change is rehearsed on a copy first.
+type RehearsalPolicy string
+
+const (
+	// RehearsalRequired rehearses every version change on a copy restored from the
+	// newest snapshot, and starts the real one only after the rehearsal passed.
+	RehearsalRequired RehearsalPolicy = "Required"
+	// RehearsalDisabled rehearses nothing (the default).
+	RehearsalDisabled RehearsalPolicy = "Disabled"
+)
+
+// RehearsalStep is the step a rehearsal is at.
+// +kubebuilder:validation:Enum=Create;Restore;Upgrade;Delete;Done
+type RehearsalStep string
+
+const (
+	// RehearsalStepCreate: the copy is created from the newest receipt.
+	RehearsalStepCreate RehearsalStep = "Create"
+	// RehearsalStepRestore: the copy restores the snapshot and grows to its size.
+	RehearsalStepRestore RehearsalStep = "Restore"
+	// RehearsalStepUpgrade: the copy's spec.version is the target; its own upgrade
+	// runs, with the same strategy and gates.
+	RehearsalStepUpgrade RehearsalStep = "Upgrade"
+	// RehearsalStepDelete: the copy is deleted with its volumes.
+	RehearsalStepDelete RehearsalStep = "Delete"
+	// RehearsalStepDone: the verdict is final.
+	RehearsalStepDone RehearsalStep = "Done"
+)
+
+// RehearsalStatus reports the rehearsal of an upgrade on a copy.
+type RehearsalStatus struct {
+	// id names the rehearsal (the copy's baokeeper.dev/rehearsal-id label).
+	ID string `json:"id"`
+	// cluster is the copy's name.
+	Cluster string `json:"cluster"`
+	// snapshot is the location of the snapshot the copy starts from.
+	Snapshot string `json:"snapshot"`
+	// sha256 is its checksum.
+	SHA256 string `json:"sha256"`
+	// targetVersion is the version the copy is upgraded to.
+	TargetVersion string `json:"targetVersion"`
+	// step is what the rehearsal does now.
+	Step RehearsalStep `json:"step"`
+	// startedAt is when the rehearsal started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// waitingFor says what the rehearsal waits for.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// result is the verdict, once known: Passed or Failed, and what was seen.
+	// +optional
+	Result *DrillResult `json:"result,omitempty"`
+}
+
+// RehearsalTimeout is how long one rehearsal may take.
+func (c *OpenBaoCluster) RehearsalTimeout() time.Duration {
+	return DurationOr(c.Spec.Upgrade.RehearsalTimeout, DefaultRehearsalTimeout)
+}
+
+// DefaultRehearsalTimeout bounds a rehearsal when spec.upgrade.rehearsalTimeout is unset.
+const DefaultRehearsalTimeout = 30 * time.Minute

@@ -192,6 +192,9 @@ func decideRetry(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
 			next += " The validation hook runs once more; if it fails again the upgrade holds again."
 		}
 		return Verdict{Write: true, Next: next}
+	case control.RetryRehearsal:
+		return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator drops the failed rehearsal of the upgrade to %s (event RetryRequested) "+
+			"and rehearses it again on a new copy, from the newest snapshot; the real upgrade starts only after that one passed.", st.Upgrade.TargetVersion)}
 	default:
 		f := st.Scaling.Failure
 		return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator clears status.scaling.failure (%s on %s, event RetryRequested) and runs the step again from what it observes.",

@@ -30,6 +30,8 @@ const (
 	RetryUpgrade Retry = "Upgrade"
 	// RetryScaling clears a failed scaling's failure.
 	RetryScaling Retry = "Scaling"
+	// RetryRehearsal drops a failed rehearsal: the upgrade is rehearsed again.
+	RetryRehearsal Retry = "Rehearsal"
 )
 
 // Event reasons of refusals.
@@ -93,6 +95,9 @@ func Judge(kind upgrade.RequestKind, value string, c *baov1.OpenBaoCluster, obs 
 			return Verdict{Accept: true, Retry: RetryUpgrade}
 		case st.Scaling != nil && st.Scaling.Failure != nil:
 			return Verdict{Accept: true, Retry: RetryScaling}
+		case st.Upgrade != nil && st.Upgrade.Rehearsal != nil && st.Upgrade.Rehearsal.Step == baov1.RehearsalStepDone &&
+			st.Upgrade.Rehearsal.Result != nil && st.Upgrade.Rehearsal.Result.Outcome == baov1.DrillFailed:
+			return Verdict{Accept: true, Retry: RetryRehearsal}
 		}
 		return refused()
 	case upgrade.RequestRestart:

@@ -80,6 +80,13 @@ const (
 	// the persisted drill, deleted (with its volume claims and seal key) only when
 	// it is labelled as this cluster's drill.
 	ObjectDrillCluster Object = "DrillCluster"
+	// ObjectRehearsalCluster is the copy of a rehearsal: created from the
+	// persisted rehearsal, deleted (with its volume claims and seal key) only when
+	// it is labelled as this cluster's rehearsal.
+	ObjectRehearsalCluster Object = "RehearsalCluster"
+	// ObjectRehearsalVersion is the copy's spec.version (and spec.image), set to
+	// the rehearsal's target.
+	ObjectRehearsalVersion Object = "RehearsalVersion"
 )
 
 // JobKind is the executor action of a CreateJob.

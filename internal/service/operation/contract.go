@@ -50,6 +50,9 @@ type Snapshot struct {
 	// Drill is the cluster's restore-drill cluster (labelled baokeeper.dev/drill-of
 	// with its name), nil when there is none.
 	Drill *baov1.OpenBaoCluster
+	// Rehearsal is the copy of the cluster's upgrade rehearsal (labelled
+	// baokeeper.dev/rehearsal-of with its name), nil when there is none.
+	Rehearsal *baov1.OpenBaoCluster
 	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
 	// operator's service account, which the cluster's controller role binds.
 	ControllerSubject string

@@ -164,7 +164,14 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 			return operation.Plan{Status: st, Job: check, Events: events,
 				Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobCheckTarget, RequeueAfter: openbaoPollInterval}}
 		}
-		if upgrade.FirstUnpassedPrecheck(up.Plan.Prechecks) != nil {
+		if first := upgrade.FirstUnpassedPrecheck(up.Plan.Prechecks); first != nil {
+			if first.Name == snapshot.PrecheckRehearsal && first.Result == baov1.PrecheckPending {
+				// Every other precheck passed: the rehearsal's next step, on the copy
+				// (nothing of this cluster changes before it passed).
+				p := snapshot.Rehearse(s, st)
+				p.Events = append(events, p.Events...)
+				return p
+			}
 			return wait()
 		}
 	}
@@ -301,6 +308,12 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
 		LockHeldBy: operation.HeldByOther(st, lock),
 	})
+	if st.Upgrade != nil && k != baov1.OperationRollout && snapshot.RehearsalRequired(c, st.Upgrade) {
+		// The last precheck: the rehearsal starts once every other one passed.
+		withSt := *c
+		withSt.Status = *st
+		pcs = append(pcs, snapshot.RehearsalPrecheck(&withSt, st.Upgrade))
+	}
 	first := upgrade.FirstUnpassedPrecheck(pcs)
 	if first == nil || first.Name != upgrade.PrecheckSnapshotTarget || first.Result != baov1.PrecheckPending {
 		return pcs, nil

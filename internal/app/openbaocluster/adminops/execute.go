@@ -154,7 +154,11 @@ func (r *Reconciler) applyObject(ctx context.Context, c *baov1.OpenBaoCluster, s
 	case operation.ObjectGreenStatefulSet:
 		return r.createGreen(ctx, c)
 	case operation.ObjectDrillCluster:
-		return r.createDrillCluster(ctx, c)
+		return r.createChildCluster(ctx, c, snapshot.DrillCluster)
+	case operation.ObjectRehearsalCluster:
+		return r.createChildCluster(ctx, c, snapshot.RehearsalCluster)
+	case operation.ObjectRehearsalVersion:
+		return r.setRehearsalVersion(ctx, c, s)
 	case operation.ObjectClientService:
 		// Under the workload loop's field manager: it computes the same selector
 		// from status.statefulSet and owns the Service afterwards.
@@ -179,7 +183,9 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 	case operation.ObjectRestoreIdentity:
 		return r.deleteRestoreIdentity(ctx, c)
 	case operation.ObjectDrillCluster:
-		return r.deleteDrillCluster(ctx, c)
+		return r.deleteChildCluster(ctx, c, snapshot.LabelDrillOf)
+	case operation.ObjectRehearsalCluster:
+		return r.deleteChildCluster(ctx, c, snapshot.LabelRehearsalOf)
 	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes, operation.ObjectVolume:
 		for _, name := range a.Volumes {
 			if err := r.deleteVolume(ctx, c, name); err != nil {
@@ -223,36 +229,53 @@ func (r *Reconciler) deleteRestoreIdentity(ctx context.Context, c *baov1.OpenBao
 	return nil
 }
 
-// createDrillCluster creates the drill cluster of the persisted drill.
-func (r *Reconciler) createDrillCluster(ctx context.Context, c *baov1.OpenBaoCluster) error {
-	d, err := snapshot.DrillCluster(c)
+// createChildCluster creates a drill or rehearsal copy, built from the persisted
+// status by build.
+func (r *Reconciler) createChildCluster(ctx context.Context, c *baov1.OpenBaoCluster, build func(*baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error)) error {
+	d, err := build(c)
 	if err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("Creating the restore-drill cluster", "drill", d.Name, "snapshot", d.Spec.Bootstrap.FromSnapshot.Key)
+	ctrl.LoggerFrom(ctx).Info("Creating a copy of the cluster from a snapshot", "copy", d.Name, "snapshot", d.Spec.Bootstrap.FromSnapshot.Key)
 	if err := r.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("failed to create restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+		return fmt.Errorf("failed to create %s/%s from a snapshot: %w", d.Namespace, d.Name, err)
 	}
 	return nil
 }
 
-// deleteDrillCluster deletes the cluster's restore-drill cluster (only one it
-// controls, labelled as its drill), then the volume claims and the seal key the
-// drill cluster leaves behind (they have no owner: a cluster's data outlives it).
-func (r *Reconciler) deleteDrillCluster(ctx context.Context, c *baov1.OpenBaoCluster) error {
-	drills := &baov1.OpenBaoClusterList{}
-	if err := r.Client.List(ctx, drills, client.InNamespace(c.Namespace), client.MatchingLabels{snapshot.LabelDrillOf: c.Name}); err != nil {
-		return fmt.Errorf("failed to list the restore-drill clusters of %s/%s: %w", c.Namespace, c.Name, err)
+// setRehearsalVersion sets the rehearsal copy's spec.version to the target (and its
+// spec.image to the cluster's): the copy's own upgrade runs.
+func (r *Reconciler) setRehearsalVersion(ctx context.Context, c *baov1.OpenBaoCluster, s *operation.Snapshot) error {
+	d := s.Rehearsal
+	if d == nil || c.Status.Upgrade == nil || c.Status.Upgrade.Rehearsal == nil {
+		return fmt.Errorf("no rehearsal copy of %s/%s to upgrade", c.Namespace, c.Name)
 	}
-	for i := range drills.Items {
-		d := &drills.Items[i]
+	orig := d.DeepCopy()
+	d.Spec.Version, d.Spec.Image = c.Status.Upgrade.Rehearsal.TargetVersion, c.Spec.Image
+	ctrl.LoggerFrom(ctx).Info("Upgrading the rehearsal copy", "copy", d.Name, "version", d.Spec.Version)
+	if err := r.Client.Patch(ctx, d, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to set spec.version of rehearsal copy %s/%s to %s: %w", d.Namespace, d.Name, d.Spec.Version, err)
+	}
+	return nil
+}
+
+// deleteChildCluster deletes the cluster's drill or rehearsal copy (only one it
+// controls, carrying label with its name), then the volume claims and the seal key
+// the copy leaves behind (they have no owner: a cluster's data outlives it).
+func (r *Reconciler) deleteChildCluster(ctx context.Context, c *baov1.OpenBaoCluster, label string) error {
+	children := &baov1.OpenBaoClusterList{}
+	if err := r.Client.List(ctx, children, client.InNamespace(c.Namespace), client.MatchingLabels{label: c.Name}); err != nil {
+		return fmt.Errorf("failed to list the copies of %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	for i := range children.Items {
+		d := &children.Items[i]
 		if !metav1.IsControlledBy(d, c) {
 			continue
 		}
 		if d.DeletionTimestamp.IsZero() {
-			ctrl.LoggerFrom(ctx).Info("Deleting the restore-drill cluster", "drill", d.Name)
+			ctrl.LoggerFrom(ctx).Info("Deleting a copy of the cluster", "copy", d.Name)
 			if err := r.Client.Delete(ctx, d, client.Preconditions{UID: &d.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-				return fmt.Errorf("failed to delete restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+				return fmt.Errorf("failed to delete %s/%s: %w", d.Namespace, d.Name, err)
 			}
 		}
 		pvcs := &corev1.PersistentVolumeClaimList{}
@@ -262,7 +285,7 @@ func (r *Reconciler) deleteDrillCluster(ctx context.Context, c *baov1.OpenBaoClu
 		for j := range pvcs.Items {
 			if pvc := &pvcs.Items[j]; pvc.DeletionTimestamp.IsZero() {
 				if err := r.Client.Delete(ctx, pvc, client.Preconditions{UID: &pvc.UID}); client.IgnoreNotFound(err) != nil {
-					return fmt.Errorf("failed to delete volume claim %s/%s of restore-drill cluster %s: %w", pvc.Namespace, pvc.Name, d.Name, err)
+					return fmt.Errorf("failed to delete volume claim %s/%s of %s: %w", pvc.Namespace, pvc.Name, d.Name, err)
 				}
 			}
 		}
@@ -270,7 +293,7 @@ func (r *Reconciler) deleteDrillCluster(ctx context.Context, c *baov1.OpenBaoClu
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(d).SealSecret()}, seal)
 		if err == nil && seal.Labels[workload.LabelCluster] == d.Name {
 			if err := r.Client.Delete(ctx, seal, client.Preconditions{UID: &seal.UID}); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("failed to delete the seal key of restore-drill cluster %s/%s: %w", d.Namespace, d.Name, err)
+				return fmt.Errorf("failed to delete the seal key of %s/%s: %w", d.Namespace, d.Name, err)
 			}
 		} else if client.IgnoreNotFound(err) != nil {
 			return err

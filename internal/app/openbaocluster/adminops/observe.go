@@ -388,18 +388,31 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 		return nil, fmt.Errorf("failed to get the client Service of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	if c.Spec.Snapshots.Verify != nil || snapshot.DrillRunning(&c.Status) {
-		drills := &baov1.OpenBaoClusterList{}
-		if err := r.Client.List(ctx, drills, client.InNamespace(c.Namespace), client.MatchingLabels{snapshot.LabelDrillOf: c.Name}); err != nil {
-			return nil, fmt.Errorf("failed to list the restore-drill clusters of %s/%s: %w", c.Namespace, c.Name, err)
+		if s.Drill, err = r.childCluster(ctx, c, snapshot.LabelDrillOf); err != nil {
+			return nil, err
 		}
-		for i := range drills.Items {
-			if metav1.IsControlledBy(&drills.Items[i], c) {
-				s.Drill = &drills.Items[i]
-				break
-			}
+	}
+	if up := c.Status.Upgrade; up != nil && up.Rehearsal != nil {
+		if s.Rehearsal, err = r.childCluster(ctx, c, snapshot.LabelRehearsalOf); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// childCluster is the cluster's drill or rehearsal copy: the OpenBaoCluster it
+// controls that carries label with its name; nil when there is none.
+func (r *Reconciler) childCluster(ctx context.Context, c *baov1.OpenBaoCluster, label string) (*baov1.OpenBaoCluster, error) {
+	list := &baov1.OpenBaoClusterList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{label: c.Name}); err != nil {
+		return nil, fmt.Errorf("failed to list the clusters labelled %s=%s: %w", label, c.Name, err)
+	}
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], c) {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
 }
 
 // observeJob is one executor Job as read, with what its pods say: why a running

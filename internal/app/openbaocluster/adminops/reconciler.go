@@ -251,6 +251,9 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 			case control.RetryScaling:
 				r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Retrying the scaling after %s (%s)", c.Status.Scaling.Failure.Reason, req.Value))
 				retryScaling(c.Status.Scaling, now)
+			case control.RetryRehearsal:
+				r.event(c, corev1.EventTypeNormal, eventRetry, fmt.Sprintf("Rehearsing the upgrade to %s again after a failed rehearsal (%s)", c.Status.Upgrade.TargetVersion, req.Value))
+				c.Status.Upgrade.Rehearsal = nil
 			}
 		}
 		upgrade.MarkHandled(&c.Status.Requests, req)
