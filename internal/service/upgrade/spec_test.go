@@ -86,8 +86,10 @@ listener "tcp" {
 				c.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{Key: "ns/bao/x.snap", Version: "v2.5.0"}}
 			}},
 		{name: "a drill schedule that does not parse", reason: "the API server checks five fields, not their values",
-			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "0 25 * * *"} },
-			want:   baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.verify.schedule "0 25 * * *" does not parse`, "nothing was changed"}},
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "0 25 * * *"}
+			},
+			want: baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.verify.schedule "0 25 * * *" does not parse`, "nothing was changed"}},
 		{name: "a schedule that does not parse", reason: "the API server checks five fields, not their values",
 			mutate: func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "99 * * * *" },
 			want:   baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.schedule "99 * * * *" does not parse`, "nothing was changed"}},

@@ -2,8 +2,8 @@ package adminops
 
 import (
 	"fmt"
-	"time"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
