@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
@@ -183,6 +184,9 @@ func restoreIntoNewCluster(ctx context.Context, tc *testCluster, restoreCheck st
 	By("its identity is its own: the source's keeps working too")
 	Expect(tc.get(ctx, Default).Status.Phase).To(Equal(baov1.PhaseRunning))
 	tc.writeKV(ctx, "source-still-serves", "yes")
+
+	// The rig's resources go to the specs after this one.
+	Expect(k8s.Delete(ctx, restored)).To(Succeed())
 }
 
 // restoreDrills is the spec of issue 24's restore drills, on the snapshot spec's
@@ -263,4 +267,101 @@ func restoreDrills(ctx context.Context, tc *testCluster, cl *minio.Client) {
 	time.Sleep(time.Until(failedAt.Add(30 * time.Second)))
 	recordScenario(scenarioDrillFailed, snapNS, failedAt, time.Now())
 	Expect(tc.get(ctx, Default).Status.Snapshots.Drills.Last.Outcome).To(Equal(baov1.DrillFailed))
+}
+
+// rehearseUpgrades is the spec of issue 24's rehearsals, on the snapshot spec's
+// cluster: an upgrade rehearsed on a copy that passes and lets the real upgrade go
+// (under the observer: one election, no lost write), then one whose copy cannot
+// reach the target (an image the rig does not have) that fails and holds the real
+// upgrade with nothing of the cluster changed.
+func rehearseUpgrades(ctx context.Context, tc *testCluster) {
+	GinkgoHelper()
+	const copyName = name + "-rehearsal"
+	copyGone := func(g Gomega) {
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: copyName}, &baov1.OpenBaoCluster{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the copy is deleted: %v", err)
+		pvcs := &corev1.PersistentVolumeClaimList{}
+		g.Expect(k8s.List(ctx, pvcs, client.InNamespace(snapNS), client.MatchingLabels{workload.LabelCluster: copyName})).To(Succeed())
+		g.Expect(pvcs.Items).To(BeEmpty(), "its volume claims are deleted")
+	}
+	from := tc.get(ctx, Default).Status.CurrentVersion
+	obs := tc.observe(ctx)
+	uids := tc.podUIDs(ctx)
+	By("a version change with rehearsal Required: rehearsed on " + copyName + " first")
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.Rehearsal = baov1.RehearsalRequired
+		c.Spec.Version = "2.4.1"
+	})
+	var sawCopy bool
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		if c.Status.Upgrade == nil || c.Status.Upgrade.Rehearsal == nil || c.Status.Upgrade.Rehearsal.Step != baov1.RehearsalStepDone {
+			// Nothing of the cluster changes before the rehearsal passed.
+			Expect(tc.podUIDs(ctx)).To(Equal(uids), "no member replaced while the rehearsal runs: %s", c.Status.Message)
+			Expect(templateImage(ctx, g)).To(HaveSuffix(":"+from), "the pod template is untouched while the rehearsal runs")
+		}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: copyName}, &baov1.OpenBaoCluster{}); err == nil {
+			sawCopy = true
+		}
+		g.Expect(c.Status.Upgrade).NotTo(BeNil())
+		r := c.Status.Upgrade.Rehearsal
+		g.Expect(r).NotTo(BeNil(), c.Status.Message)
+		g.Expect(r.Step).To(Equal(baov1.RehearsalStepDone), "%s: %s", r.Step, r.WaitingFor)
+		g.Expect(r.Result.Outcome).To(Equal(baov1.DrillPassed), r.Result.Message)
+	}, 8*time.Minute, pollEvery).Should(Succeed())
+	Expect(sawCopy).To(BeTrue())
+	rehearsal := tc.get(ctx, Default).Status.Upgrade.Rehearsal
+	GinkgoWriter.Printf("rehearsal passed: %s\n", rehearsal.Result.Message)
+	AddReportEntry("rehearsal: " + rehearsal.Result.Message)
+	Eventually(copyGone, 30*time.Second, pollEvery).Should(Succeed())
+
+	By("the real upgrade goes on after the rehearsal")
+	tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
+	obs.endWindow()
+	res := obs.finish(ctx)
+	res.report("rolling upgrade rehearsed on a copy first", "rehearsal: "+rehearsal.Result.Message)
+	res.expectClean(tc, 1, "2.4.1")
+	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("RehearsalStarted", "RehearsalPassed"))
+
+	By("a rehearsal whose copy cannot reach the target fails and holds the real upgrade, nothing changed")
+	uids = tc.podUIDs(ctx)
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.RehearsalTimeout = ptrTo(baov1.Duration("3m"))
+		// 2.4.99: a version the rig has no image of: the copy's first replaced member
+		// never starts.
+		c.Spec.Version = "2.4.99"
+	})
+	var held *baov1.OpenBaoCluster
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		Expect(tc.podUIDs(ctx)).To(Equal(uids), "no member of the cluster replaced: %s", c.Status.Message)
+		g.Expect(c.Status.Upgrade).NotTo(BeNil())
+		r := c.Status.Upgrade.Rehearsal
+		g.Expect(r).NotTo(BeNil())
+		g.Expect(r.TargetVersion).To(Equal("2.4.99"))
+		g.Expect(r.Step).To(Equal(baov1.RehearsalStepDone), "%s: %s", r.Step, r.WaitingFor)
+		held = c
+	}, 9*time.Minute, pollEvery).Should(Succeed())
+	r := held.Status.Upgrade.Rehearsal
+	Expect(r.Result.Outcome).To(Equal(baov1.DrillFailed))
+	GinkgoWriter.Printf("rehearsal failed: %s\n", r.Result.Message)
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		pc := upgrade.FirstUnpassedPrecheck(c.Status.Upgrade.Plan.Prechecks)
+		g.Expect(pc).NotTo(BeNil())
+		g.Expect(pc.Name).To(Equal("Rehearsal"))
+		g.Expect(pc.Result).To(Equal(baov1.PrecheckFailed))
+		g.Expect(pc.Message).To(ContainSubstring("kubectl bao retry"))
+	}, time.Minute, pollEvery).Should(Succeed())
+	Eventually(copyGone, time.Minute, pollEvery).Should(Succeed())
+	Consistently(func(g Gomega) {
+		g.Expect(tc.podUIDs(ctx)).To(Equal(uids))
+		g.Expect(templateImage(ctx, g)).To(HaveSuffix(":2.4.1"))
+		g.Expect(tc.get(ctx, g).Status.CurrentVersion).To(Equal("2.4.1"))
+	}, 5*time.Second, pollEvery).Should(Succeed(), "the failed rehearsal holds the real upgrade")
+	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("RehearsalFailed"))
+
+	By("back to 2.4.1: the held upgrade is cancelled")
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+	Eventually(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade).To(BeNil()) }, 2*time.Minute, pollEvery).Should(Succeed())
 }

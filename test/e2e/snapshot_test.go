@@ -396,6 +396,11 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 		Expect(err).NotTo(HaveOccurred())
 		restoreDrills(ctx, tc, cl)
 	}, SpecTimeout(12*time.Minute))
+
+	// Issue 24: an upgrade rehearsed on a copy, passing and failing.
+	It("rehearses an upgrade on a copy restored from the newest snapshot: one passes and lets the upgrade go, one fails and holds it", func(ctx SpecContext) {
+		rehearseUpgrades(ctx, tc)
+	}, SpecTimeout(20*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.
