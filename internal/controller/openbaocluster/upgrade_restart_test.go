@@ -110,6 +110,12 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		drillCrashAfterEveryStatusWrite(ctx, k)
 	})
 
+	// A rehearsal creates one copy, upgrades it, records its verdict and deletes it,
+	// touching no member of the cluster, whichever pass the operator dies after.
+	It("rehearses an upgrade on one copy and touches nothing of the cluster, whichever pass the operator dies after", func() {
+		rehearsalCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// The operation's serving executor may end while a request of its operation waits
 	// (out of restarts, or idle just as the request lands): the next pass deletes it
 	// and the one after starts it again, and the request is answered by the new one.

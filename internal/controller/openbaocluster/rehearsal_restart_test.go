@@ -1,0 +1,136 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+)
+
+// rehearsalTarget is the version the rehearsal runs in these tests.
+const rehearsalTarget = "2.4.1"
+
+// runRehearsal creates a cluster at rest with a verified snapshot and rehearsal
+// Required, changes spec.version, and runs passes of a new upgrade reconciler until
+// the rehearsal ended, crashing after pass crashAt. Between passes the world plays
+// the copy's own reconcilers: it restores and runs, and once its spec.version is
+// the target, reaches it.
+func runRehearsal(ctx context.Context, k client.WithWatch, run *drillRun) *upgradeWorld {
+	GinkgoHelper()
+	c := createRestartCluster(ctx, k, run.ns, 3)
+	c.Spec.Snapshots = baov1.SnapshotsSpec{
+		S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+	}
+	c.Spec.Upgrade.Rehearsal = baov1.RehearsalRequired
+	Expect(k.Update(ctx, c)).To(Succeed())
+	taken := metav1.Now()
+	c.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/" + run.ns + "/bao/x.snap", SHA256: restoreTestSHA, TakenAt: &taken, Version: restartFrom, RaftIndex: 90}
+	Expect(k.Status().Update(ctx, c)).To(Succeed())
+	w := newUpgradeWorld(k, c, 0, rehearsalTarget)
+	w.step(ctx) // pods created
+	w.step(ctx) // and Ready
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	_, err := w.reconciler(k).Reconcile(ctx, req) // currentVersion seeded
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+	c.Spec.Version = rehearsalTarget
+	Expect(k.Update(ctx, c)).To(Succeed())
+
+	w.crashAt = run.crashAt
+	const maxPasses = 60
+	for w.pass = 0; ; w.pass++ {
+		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+		if up := c.Status.Upgrade; up != nil && up.Rehearsal != nil && up.Rehearsal.Step == baov1.RehearsalStepDone {
+			return w
+		}
+		if w.pass == maxPasses {
+			Fail(fmt.Sprintf("%s: the rehearsal did not finish in %d passes: %+v; passes:%s", run.ns, maxPasses, c.Status.Upgrade, w.history()))
+		}
+		w.writes[w.pass] = nil
+		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
+		if w.pass == w.crashAt {
+			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", run.ns, w.pass)
+		} else {
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", run.ns, w.pass)
+		}
+		w.step(ctx)
+		playRehearsalCopy(ctx, k, run, c)
+	}
+}
+
+// playRehearsalCopy is the copy's reconcilers: restored and running on its version
+// once it exists, on the target once its spec names it.
+func playRehearsalCopy(ctx context.Context, k client.Client, run *drillRun, c *baov1.OpenBaoCluster) {
+	GinkgoHelper()
+	d := &baov1.OpenBaoCluster{}
+	err := k.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: snapshot.RehearsalClusterName(c)}, d)
+	if apierrors.IsNotFound(err) || (err == nil && !d.DeletionTimestamp.IsZero()) {
+		return
+	}
+	Expect(err).NotTo(HaveOccurred())
+	run.children[d.UID] = true
+	want := d.Status.DeepCopy()
+	want.Restore = &baov1.RestoreStatus{Source: "s3://snaps/x", SHA256: restoreTestSHA, Step: baov1.RestoreStepDone, RaftIndex: 90}
+	want.Phase, want.CurrentVersion = baov1.PhaseRunning, d.Spec.Version
+	if d.Status.CurrentVersion == "" {
+		want.CurrentVersion = restartFrom
+	}
+	if d.Spec.Version == rehearsalTarget {
+		want.CurrentVersion = rehearsalTarget
+	}
+	if !equalStatus(&d.Status, want) {
+		d.Status = *want
+		Expect(k.Status().Update(ctx, d)).To(Succeed())
+	}
+}
+
+func equalStatus(a, b *baov1.OpenBaoClusterStatus) bool {
+	return a.Phase == b.Phase && a.CurrentVersion == b.CurrentVersion && a.Restore != nil && b.Restore != nil && a.Restore.Step == b.Restore.Step
+}
+
+// expectOneRehearsal asserts what holds after every run, crash or not: one copy was
+// created, it was upgraded to the target, the rehearsal passed, and the copy is
+// gone; no member of the cluster was touched.
+func expectOneRehearsal(ctx context.Context, k client.Client, w *upgradeWorld, run *drillRun) {
+	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	r := c.Status.Upgrade.Rehearsal
+	name := c.Namespace + fmt.Sprintf(" (rehearsal %+v; passes:%s)", r, w.history())
+	Expect(r.Result).NotTo(BeNil(), name)
+	Expect(r.Result.Outcome).To(Equal(baov1.DrillPassed), name)
+	Expect(r.TargetVersion).To(Equal(rehearsalTarget), name)
+	Expect(run.children).To(HaveLen(1), "%s: one copy was created", name)
+	err := k.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: snapshot.RehearsalClusterName(c)}, &baov1.OpenBaoCluster{})
+	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s: the copy is deleted", name)
+	Expect(w.deletions()).To(BeEmpty(), "%s: no member of the cluster was taken down", name)
+	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "%s: the real upgrade has not run yet", name)
+}
+
+// rehearsalCrashAfterEveryStatusWrite runs a rehearsal without a crash, then once
+// per pass of it that wrote status, crashing after that pass.
+func rehearsalCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
+	GinkgoHelper()
+	ref := &drillRun{ns: "rehearse-ref", crashAt: -1, children: map[types.UID]bool{}}
+	w := runRehearsal(ctx, k, ref)
+	expectOneRehearsal(ctx, k, w, ref)
+	passes := len(w.writes)
+	GinkgoWriter.Printf("rehearsal reference run: %d passes%s\n", passes, w.history())
+	Expect(passes).To(BeNumerically(">=", 6), "plan, start, create, restored, version, passed, delete, done")
+	eachCrash(passes, w.writes, restartWorkers, func(crashAt int) {
+		run := &drillRun{ns: fmt.Sprintf("rehearse-k%d", crashAt), crashAt: crashAt, children: map[types.UID]bool{}}
+		cw := runRehearsal(ctx, k, run)
+		GinkgoWriter.Printf("rehearsal: crash after pass %2d (%s): %d passes\n", crashAt, w.describePass(crashAt), len(cw.writes))
+		expectOneRehearsal(ctx, k, cw, run)
+	})
+}
