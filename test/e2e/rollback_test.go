@@ -276,7 +276,7 @@ var _ = Describe("Rolling back blue-green upgrades, and break-glass", Ordered, S
 		}, blueGreenTimeout, 200*time.Millisecond).Should(Succeed())
 		tc.update(ctx, func(c *baov1.OpenBaoCluster) { setAnnotation(c, baov1.AnnotationRollback, "too-late") })
 		Eventually(func(g Gomega) {
-			g.Expect(eventMessagesOf(ctx, ns, "RollbackRefused")).To(ContainElement(And(ContainSubstring("too-late"), ContainSubstring("restore-from-snapshot.md"))))
+			g.Expect(eventMessagesOf(ctx, ns, "RollbackRefused")).To(ContainElement(And(ContainSubstring("too-late"), ContainSubstring("kubectl bao restore"))))
 		}, time.Minute, pollEvery).Should(Succeed())
 		tc.waitUpgraded(ctx, "2.4.1", blueGreenTimeout)
 		tc.setMembers(green...)
