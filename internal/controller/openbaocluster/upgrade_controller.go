@@ -20,7 +20,7 @@ import (
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;delete
-// +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters,verbs=create;delete
+// +kubebuilder:rbac:groups=openbao.baokeeper.dev,resources=openbaoclusters,verbs=create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=delete
 
 // raftViewChanged wakes the upgrade manager when the workload loop, which observes
