@@ -35,6 +35,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/app/openbaocluster/adminops"
 	controller "github.com/baokeeper/baokeeper/internal/controller/openbaocluster"
 	"github.com/baokeeper/baokeeper/internal/metrics"
+	"github.com/baokeeper/baokeeper/internal/platform/eventnote"
 	"github.com/baokeeper/baokeeper/internal/platform/saissuer"
 	"github.com/baokeeper/baokeeper/internal/platform/satoken"
 )
@@ -156,7 +157,7 @@ func runManager(args []string) error {
 	r := &app.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("baokeeper"),
+		Recorder:  eventnote.Recorder{EventRecorder: mgr.GetEventRecorder("baokeeper")},
 		Clock:     clk,
 		Rand:      rand.Reader,
 		Issuer:    saissuer.NewCachedSource(saissuer.RESTGetter{Client: cs.Discovery().RESTClient()}, clk, 10*time.Minute),
@@ -181,7 +182,7 @@ func runManager(args []string) error {
 		Metrics:       upgradeMetrics,
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("baokeeper-upgrade"),
+		Recorder:      eventnote.Recorder{EventRecorder: mgr.GetEventRecorder("baokeeper-upgrade")},
 		Clock:         clk,
 		OpenBao:       r.OpenBao,
 		HealthTimeout: *openbaoTimeout,
