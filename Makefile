@@ -145,7 +145,7 @@ E2E_PROCS ?= 2
 test-e2e: rig-bins openbao-bins s3-bins helm-bins rig-build image-host ## End-to-end specs on the local rig (needs root).
 	@echo "== e2e on the local rig (inside a private network namespace), $(E2E_PROCS) Ginkgo processes =="
 	ns=baokeeper-e2e-$$$$; code=0; \
-		$(TEST_ENV) HELM_BIN=$(HELM_BIN) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=40m --output-interceptor-mode=none \
+		$(TEST_ENV) HELM_BIN=$(HELM_BIN) $(BIN)/rig netns-run --name $$ns -- $(BIN)/ginkgo --procs=$(E2E_PROCS) -v --timeout=60m --output-interceptor-mode=none \
 			--label-filter='!bench && !scale' $(E2E_FLAGS) $(BIN)/e2e.test || code=$$?; \
 		hack/check-rig-clean.sh $$ns || code=1; exit $$code
 
