@@ -212,6 +212,12 @@ const (
 	// AnnotationSnapshot takes a verified snapshot (spec.snapshots), once per new
 	// value; kubectl bao snapshot sets it.
 	AnnotationSnapshot = "baokeeper.dev/snapshot"
+	// AnnotationRestore restores, in place, the snapshot whose SHA-256 it names: the
+	// value must be the sha256 of a receipt this cluster recorded
+	// (status.snapshots.taken or status.lastSnapshot), which binds the request to
+	// exactly one snapshot. Every write made since that snapshot is lost. Once per
+	// new value; kubectl bao restore CLUSTER --in-place sets it.
+	AnnotationRestore = "baokeeper.dev/restore"
 )
 
 // Annotations baokeeper sets on the member pod template. Each carries what a running

@@ -805,6 +805,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
 
+	// inPlaceRestore reports the last restore of a snapshot into this running
+	// cluster (baokeeper.dev/restore): its step, and why it stopped if it did. It
+	// stays after it ended, until the next one.
+	// +optional
+	InPlaceRestore *RestoreStatus `json:"inPlaceRestore,omitempty"`
+
 	// lastRollback records the last upgrade that was rolled back. While spec.version
 	// still names its target, no upgrade to it starts again until baokeeper.dev/retry
 	// is set to a new value; a new upgrade clears it.
@@ -1600,6 +1606,9 @@ type RequestsStatus struct {
 	// snapshot is the last handled baokeeper.dev/snapshot value.
 	// +optional
 	Snapshot string `json:"snapshot,omitempty"`
+	// restore is the last handled baokeeper.dev/restore value.
+	// +optional
+	Restore string `json:"restore,omitempty"`
 }
 
 // RaftStatus counts the servers of the Raft configuration.

@@ -72,7 +72,8 @@ type RestoreStep string
 
 const (
 	// RestoreStepRestore: an executor Job downloads the object, checks its
-	// SHA-256 and sends it to the one member (snapshot-force).
+	// SHA-256 and sends it to the active node (snapshot-force): the one member of a
+	// new cluster, the leader of a running one.
 	RestoreStepRestore RestoreStep = "Restore"
 	// RestoreStepRestart: the member is restarted, so that it loads the restored
 	// keyring before any other member joins.
@@ -80,7 +81,9 @@ const (
 	// RestoreStepRebind: an executor Job logs in with the source cluster's identity
 	// and rewrites the two baokeeper roles to this cluster's.
 	RestoreStepRebind RestoreStep = "Rebind"
-	// RestoreStepCheck: the controller reads the restored member with its own role.
+	// RestoreStepCheck: the controller reads the restored member with its own role;
+	// in place, every member must be an unsealed, healthy voter at the restored
+	// index.
 	RestoreStepCheck RestoreStep = "Check"
 	// RestoreStepDone: the data is the snapshot's; the cluster grows and serves.
 	RestoreStepDone RestoreStep = "Done"
@@ -89,13 +92,20 @@ const (
 	RestoreStepFailed RestoreStep = "Failed"
 )
 
-// RestoreStatus reports the restore of a cluster bootstrapped from a snapshot.
+// RestoreStatus reports a restore: of a cluster bootstrapped from a snapshot
+// (status.restore; steps Restore, Restart, Rebind, Check), or of a snapshot into a
+// running cluster (status.inPlaceRestore; steps Restore, Check).
 type RestoreStatus struct {
 	// source is the snapshot's location, s3://BUCKET/KEY.
 	Source string `json:"source"`
 
 	// sha256 is the checksum the object must have.
 	SHA256 string `json:"sha256"`
+
+	// request is the baokeeper.dev/restore value that asked for an in-place
+	// restore.
+	// +optional
+	Request string `json:"request,omitempty"`
 
 	// id identifies this restore in its Jobs' names.
 	// +optional
@@ -138,6 +148,26 @@ type RestoreStatus struct {
 	// sizeBytes is the size of the object that was restored.
 	// +optional
 	SizeBytes int64 `json:"sizeBytes,omitempty"`
+
+	// version is the OpenBao version the snapshot was taken on (an in-place
+	// restore: its receipt's).
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// appliedIndex is the Raft index the active node had reached once it applied
+	// the snapshot (an in-place restore): every member must reach it.
+	// +optional
+	AppliedIndex int64 `json:"appliedIndex,omitempty"`
+
+	// lastVoters are the voters last seen while an in-place restore is checked: a
+	// majority of them silent is a loss of quorum.
+	// +optional
+	LastVoters []string `json:"lastVoters,omitempty"`
+
+	// quorumLostSince is when a majority of lastVoters stopped answering during an
+	// in-place restore; break-glass follows once it lasted the grace.
+	// +optional
+	QuorumLostSince *metav1.Time `json:"quorumLostSince,omitempty"`
 
 	// waitingFor says what the restore waits for.
 	// +optional

@@ -568,6 +568,11 @@ func (in *OpenBaoClusterStatus) DeepCopyInto(out *OpenBaoClusterStatus) {
 		*out = new(RestoreStatus)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.InPlaceRestore != nil {
+		in, out := &in.InPlaceRestore, &out.InPlaceRestore
+		*out = new(RestoreStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.LastRollback != nil {
 		in, out := &in.LastRollback, &out.LastRollback
 		*out = new(RollbackRecord)
@@ -830,6 +835,15 @@ func (in *RestoreStatus) DeepCopyInto(out *RestoreStatus) {
 	}
 	if in.CompletedAt != nil {
 		in, out := &in.CompletedAt, &out.CompletedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.LastVoters != nil {
+		in, out := &in.LastVoters, &out.LastVoters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.QuorumLostSince != nil {
+		in, out := &in.QuorumLostSince, &out.QuorumLostSince
 		*out = (*in).DeepCopy()
 	}
 }

@@ -29,6 +29,11 @@ type restoreFlags struct {
 	workDir        string
 	timeout        time.Duration
 	terminationLog string
+	// waitApplied waits, after sending, until the active node applied the
+	// snapshot (a running cluster: OpenBao applies it after it answered).
+	waitApplied bool
+	// applyTimeout bounds that wait.
+	applyTimeout time.Duration
 }
 
 func parseRestoreFlags(args []string, getenv func(string) string, stderr io.Writer) (restoreFlags, error) {
@@ -42,6 +47,8 @@ func parseRestoreFlags(args []string, getenv func(string) string, stderr io.Writ
 	fs.StringVar(&f.workDir, "work-dir", "", "Writable directory the object is downloaded into (the root filesystem is read-only; the Job mounts an emptyDir).")
 	fs.DurationVar(&f.timeout, "timeout", 25*time.Minute, "How long the whole restore may take, download and retries included.")
 	fs.StringVar(&f.terminationLog, "termination-log", "/dev/termination-log", "File that receives the result for the controller; empty disables it.")
+	fs.BoolVar(&f.waitApplied, "wait-applied", false, "After sending, wait until the active node answers again with a Raft committed index above the one it had before: it applied the snapshot (OpenBao applies it after answering).")
+	fs.DurationVar(&f.applyTimeout, "apply-timeout", 5*time.Minute, "How long --wait-applied waits for the active node to apply the snapshot.")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -61,6 +68,8 @@ func parseRestoreFlags(args []string, getenv func(string) string, stderr io.Writ
 		return f, fmt.Errorf("--sha256 %q is not a SHA-256: give the 64 lowercase hex digits of the snapshot's receipt", f.sha256)
 	case f.timeout <= 0:
 		return f, fmt.Errorf("--timeout %s must be positive", f.timeout)
+	case f.applyTimeout <= 0:
+		return f, fmt.Errorf("--apply-timeout %s must be positive", f.applyTimeout)
 	}
 	return f, nil
 }
@@ -151,17 +160,65 @@ func (r *restoreRun) attempt(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var before uint64
+	if r.f.waitApplied {
+		l, err := r.bao.Leader(ctx, addr)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the Raft index of the active node %s before the restore: %w", leader, err)
+		}
+		before = l.RaftCommittedIndex
+	}
 	if _, err := r.file.Seek(0, io.SeekStart); err != nil {
 		return nil, permanentError{fmt.Errorf("failed to rewind the downloaded snapshot %s: %w", r.file.Name(), err)}
 	}
 	if err := r.bao.Restore(ctx, addr, r.file); err != nil {
 		return nil, err
 	}
-	return snapshot.RestoreResult{
+	res := snapshot.RestoreResult{
 		Location: r.location(), SHA256: r.f.sha256, SizeBytes: r.checked.size,
 		RaftIndex: r.checked.info.Index, RaftTerm: r.checked.info.Term,
 		RestoredTo: leader, RestoredAt: r.env.clock.Now().UTC(),
-	}, nil
+	}
+	if r.f.waitApplied {
+		applied, err := r.waitApplied(ctx, leader, addr, before)
+		if err != nil {
+			return nil, err
+		}
+		res.AppliedIndex = applied
+	}
+	return res, nil
+}
+
+// waitApplied polls the active node the snapshot went to until it answers as the
+// active node with a Raft committed index above before: OpenBao answers the
+// restore request once it holds the upload, then applies it through Raft (an index
+// of its own, and a no-op after it) and reloads its keyring, answering nothing
+// meanwhile. A node that answers as a standby lost the lead (it may have sealed
+// itself on a snapshot it could not use); the attempt then fails, and the next one
+// sends the snapshot to whichever node is active.
+func (r *restoreRun) waitApplied(ctx context.Context, leader, addr string, before uint64) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.f.applyTimeout)
+	defer cancel()
+	var last string
+	for {
+		l, err := r.bao.Leader(ctx, addr)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case !l.IsSelf:
+			last = fmt.Sprintf("it answers as a standby (leader %s)", l.LeaderAddress)
+		case l.RaftCommittedIndex > before:
+			return l.RaftCommittedIndex, nil
+		default:
+			last = fmt.Sprintf("its committed index is still %d", l.RaftCommittedIndex)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("the active node %s took the snapshot but did not apply it within %s (Raft committed index %d before; last: %s): "+
+				"read its log (kubectl logs %s -c openbao)", leader, r.f.applyTimeout, before, last, leader)
+		case <-r.env.clock.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // download copies the object into the work file (anew on every call), hashing

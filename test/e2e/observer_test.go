@@ -264,6 +264,9 @@ type upgradeObserver struct {
 	// an election).
 	raftViews  []raftView
 	raftErrors int
+	// replaced is a span whose acknowledged writes a restore replaces by design
+	// (allowReplaced): the read-back skips them and the spec checks them itself.
+	replaced [2]time.Time
 }
 
 // raftView is one Raft configuration as a member reported it: the servers, each
@@ -639,6 +642,9 @@ type upgradeResult struct {
 	lost       int
 	unreadable int
 	problems   []string
+	// replaced counts the acknowledged writes of the observer's replaced span,
+	// which the read-back skipped.
+	replaced int
 	// sampled is how many writes were read back through each member and compared;
 	// sampleBad counts those missing, wrong or unreadable through a member that is
 	// still in the cluster.
@@ -733,6 +739,17 @@ func (r upgradeResult) allowGap(d time.Duration, why string) upgradeResult {
 	return r
 }
 
+// allowReplaced marks the writes acknowledged from from to to as replaced by a
+// restore, by design: the read-back skips them (the spec checks them itself,
+// missing or present as the restore implies); every other acknowledged write must
+// still read back by value. why says what replaces them.
+func (o *upgradeObserver) allowReplaced(from, to time.Time, why string) {
+	GinkgoWriter.Printf("this spec expects the writes acknowledged from %s to %s to be replaced: %s\n", from.Format(clock), to.Format(clock), why)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.replaced = [2]time.Time{from, to}
+}
+
 // readBack reads every acknowledged write through the leader and a sample through
 // each current member, and fills the read-back part of r.
 func (o *upgradeObserver) readBack(ctx context.Context, acks []ack, r *upgradeResult) {
@@ -744,6 +761,19 @@ func (o *upgradeObserver) readBack(ctx context.Context, acks []ack, r *upgradeRe
 		if len(r.problems) < 10 {
 			r.problems = append(r.problems, s)
 		}
+	}
+	o.mu.Lock()
+	replaced := o.replaced
+	o.mu.Unlock()
+	if !replaced[0].IsZero() {
+		kept := acks[:0:0]
+		for _, a := range acks {
+			if a.at.Before(replaced[0]) || a.at.After(replaced[1]) {
+				kept = append(kept, a)
+			}
+		}
+		r.replaced = len(acks) - len(kept)
+		acks = kept
 	}
 	for _, a := range acks {
 		var got string

@@ -51,6 +51,9 @@ var _ = Describe("Network partitions during an upgrade", Ordered, SpecPriority(2
 	// answer: one more down costs the majority); once healed, it joins and the
 	// upgrade completes with the one planned election and no acknowledged write lost.
 	It("holds an upgrade while a replaced follower is partitioned as it starts, takes no other member down, and completes once healed: one election", func(ctx SpecContext) {
+		// From a settled leader, as the other rollout specs: the group's cluster has just
+		// formed, and an election as it settles would count against the one planned.
+		tc.settledLeader(ctx)
 		before := tc.podUIDs(ctx)
 		obs := tc.observe(ctx)
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })

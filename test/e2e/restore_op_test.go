@@ -369,3 +369,105 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
 	Eventually(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade).To(BeNil()) }, 2*time.Minute, pollEvery).Should(Succeed())
 }
+
+// restoreInPlace is the spec of issue 24's in-place restore, on the snapshot spec's
+// cluster and S3 server while it serves: a snapshot, writes after it, kubectl bao
+// restore --in-place --wait with the operator killed at a random time while it runs.
+// Every write acknowledged before the snapshot reads back by value, none of those
+// acknowledged after it (and before the request) exists, every write acknowledged
+// after the restore completed is kept, and no member is replaced.
+func restoreInPlace(ctx context.Context, tc *testCluster) {
+	GinkgoHelper()
+	obs := tc.observe(ctx)
+	time.Sleep(3 * time.Second) // writes before the snapshot
+	requested := time.Now()
+	obs.beginWindow()
+	kubectlBao(ctx, "snapshot", name, "-n", snapNS, "--wait")
+	receipt := tc.get(ctx, Default).Status.Snapshots.Taken[0]
+	Expect(receipt.TakenAt).NotTo(BeNil())
+	after := receipt.TakenAt.Add(time.Second) // TakenAt is to the second, set after the upload
+	for time.Now().Before(after.Add(3 * time.Second)) {
+		time.Sleep(pollEvery)
+	}
+	tc.writeKV(ctx, "after-inplace-snapshot", "replaced-by-the-restore")
+	uids := tc.podUIDs(ctx)
+
+	By("a request that names no receipt is refused before anything is written")
+	_, stderr, err := runKubectlBao(ctx, "restore", name, "--in-place", "--sha256", strings.Repeat("e", 64), "-n", snapNS)
+	Expect(err).To(HaveOccurred())
+	Expect(stderr).To(ContainSubstring("no snapshot receipt of this cluster has sha256 " + strings.Repeat("e", 64)))
+	Expect(tc.get(ctx, Default).Annotations).NotTo(HaveKey(baov1.AnnotationRestore), "nothing was written")
+
+	By("kubectl bao restore --in-place --wait, the operator killed while it runs")
+	askedAt := time.Now()
+	type result struct {
+		out, stderr string
+		err         error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer GinkgoRecover()
+		out, stderr, err := runKubectlBao(ctx, "restore", name, "--in-place", "--sha256", receipt.SHA256, "-n", snapNS, "--wait", "--timeout", "8m")
+		done <- result{out, stderr, err}
+	}()
+	delay := time.Duration(mathrand.Int64N(int64(10 * time.Second)))
+	time.Sleep(delay)
+	took := killOperator(ctx)
+	GinkgoWriter.Printf("operator killed %s after the in-place restore was asked for; a new one led after %s\n", delay.Round(time.Millisecond), took.Round(time.Millisecond))
+	var res result
+	Eventually(done, 9*time.Minute).Should(Receive(&res))
+	GinkgoWriter.Printf("kubectl bao restore --in-place: %s%s\n", res.out, res.stderr)
+	Expect(res.err).NotTo(HaveOccurred(), "%s%s", res.out, res.stderr)
+	Expect(res.out).To(ContainSubstring("Restored in place:"))
+	c := tc.get(ctx, Default)
+	r := c.Status.InPlaceRestore
+	Expect(r).NotTo(BeNil())
+	Expect(r.Step).To(Equal(baov1.RestoreStepDone), r.Failure)
+	Expect(r.SHA256).To(Equal(receipt.SHA256))
+	Expect(r.CompletedAt).NotTo(BeNil())
+	Expect(c.Status.OperationLock).To(BeNil())
+	cond := meta.FindStatusCondition(c.Status.Conditions, string(baov1.ConditionRestored))
+	Expect(cond).NotTo(BeNil())
+	Expect(cond.Status).To(Equal(metav1.ConditionTrue), cond.Message)
+	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("RestoreRequested", "RestoreStarted", "SnapshotRestored", "RestoreCompleted"))
+	completed := r.CompletedAt.Add(time.Second) // to the second
+	for time.Now().Before(completed.Add(3 * time.Second)) {
+		time.Sleep(pollEvery) // writes after the restore
+	}
+	obs.endWindow()
+	obs.allowReplaced(requested, completed, "the in-place restore replaces the writes made after the snapshot")
+	fin := obs.finish(ctx)
+	fin.report("an in-place restore, the operator killed while it ran", fmt.Sprintf("%s applied at Raft index %d; %s from the request to Done; %d writes in the replaced span skipped by the read-back, operator killed %s after the request",
+		r.Source, r.AppliedIndex, r.CompletedAt.Sub(askedAt).Round(time.Second), fin.replaced, delay.Round(time.Millisecond)))
+	fin.expectNoLoss()
+	fin.expectElections(0, "")
+	Expect(tc.podUIDs(ctx)).To(Equal(uids), "no member was replaced: OpenBao restores into the running members")
+
+	By("every write before the snapshot by value (the read-back above), none after it, every one after the restore")
+	var lost, kept []ack
+	for _, a := range obs.w.acks {
+		switch {
+		case a.at.After(after) && a.at.Before(askedAt):
+			lost = append(lost, a)
+		case a.at.After(completed):
+			kept = append(kept, a)
+		}
+	}
+	Expect(len(lost)).To(BeNumerically(">=", 5), "writes acknowledged between the snapshot and the request")
+	Expect(len(kept)).To(BeNumerically(">=", 5), "writes acknowledged after the restore")
+	tok, err := tc.login(ctx, token(ctx, tc.ns, appSA), "app")
+	Expect(err).NotTo(HaveOccurred())
+	for i, a := range lost {
+		m := tc.memberList()[i%len(tc.memberList())]
+		s, err := tc.client(m, tok).Logical().ReadWithContext(ctx, a.key)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s).To(BeNil(), "%s was acknowledged at %s, after the snapshot: the restore replaced it (read through %s)", a.key, a.at.Format(time.RFC3339Nano), m)
+	}
+	_, found := tc.readKV(ctx, tc.memberList()[0], "after-inplace-snapshot")
+	Expect(found).To(BeFalse())
+	GinkgoWriter.Printf("in-place restore: %d writes after the snapshot absent through every member, %d after the restore kept\n", len(lost), len(kept))
+	tc.writeKV(ctx, "after-inplace-restore", "kept")
+	v, found := tc.readKV(ctx, tc.memberList()[1], "after-inplace-restore")
+	Expect(found).To(BeTrue())
+	Expect(v).To(Equal("kept"))
+}

@@ -401,6 +401,11 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 	It("rehearses an upgrade on a copy restored from the newest snapshot: one passes and lets the upgrade go, one fails and holds it", func(ctx SpecContext) {
 		rehearseUpgrades(ctx, tc)
 	}, SpecTimeout(20*time.Minute))
+
+	// Issue 24: restore as an operation, in place.
+	It("restores a snapshot in place with kubectl bao restore --in-place while the cluster serves, the operator killed meanwhile: every write before it by value, none after it, no member replaced", func(ctx SpecContext) {
+		restoreInPlace(ctx, tc)
+	}, SpecTimeout(12*time.Minute))
 })
 
 // setCredentials writes the snapshot credentials Secret.

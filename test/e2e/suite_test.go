@@ -142,6 +142,22 @@ var _ = ReportAfterEach(func(report SpecReport) {
 	}
 })
 
+// The failures again, each with its message, after every other node: a run's output
+// is often kept only by its tail, and Ginkgo's closing summary names a failed spec's
+// location but not what it found.
+var _ = ReportAfterSuite("the failures, with their messages", func(report Report) {
+	for _, s := range report.SpecReports {
+		if !s.Failed() {
+			continue
+		}
+		msg := s.Failure.Message
+		if len(msg) > 2000 {
+			msg = msg[:2000] + " ..."
+		}
+		GinkgoWriter.Printf("FAILED: %s\n  at %s\n  %s\n", s.FullText(), s.Failure.Location, msg)
+	}
+})
+
 // kubectl runs the rig's kubectl and fails the spec on error.
 func kubectl(ctx context.Context, args ...string) string {
 	GinkgoHelper()

@@ -276,9 +276,11 @@ type controlFlags struct {
 	output       string
 	fieldManager string
 	nonce        string
-	// wait and timeout: snapshot --wait.
+	// wait and timeout: snapshot --wait, restore --in-place --wait.
 	wait    bool
 	timeout time.Duration
+	// sha256: restore --in-place --sha256.
+	sha256 string
 }
 
 func (f *controlFlags) add(cmd *cobra.Command) {
@@ -360,7 +362,7 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 			return err
 		}
 		now := r.opts.Now()
-		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now})
+		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256})
 		res = &RequestResult{Cluster: c.Namespace + "/" + c.Name, Control: ctl, Field: ctl.Field(), FieldManager: manager,
 			Next: v.Next, Warnings: v.Warnings, Follow: Follow(c)}
 		switch {
@@ -373,6 +375,9 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		value, err := Value(c, ctl, f.nonce, now, r.opts.Rand)
 		if err != nil {
 			return err
+		}
+		if v.ValuePrefix != "" {
+			value = v.ValuePrefix + "-" + value
 		}
 		orig := c.DeepCopy()
 		Set(c, ctl, value)
@@ -394,8 +399,11 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		return fmt.Errorf("failed to write %s on openbaocluster %s/%s: %w", ctl.Field(), s.namespace, name, err)
 	}
 	var waitErr error
-	if ctl == ControlSnapshot && f.wait && res.Written {
+	switch {
+	case ctl == ControlSnapshot && f.wait && res.Written:
 		res.Receipt, waitErr = waitSnapshot(ctx, s, name, res.Value, f.timeout)
+	case ctl == ControlRestore && f.wait && res.Written:
+		res.Restore, waitErr = waitRestore(ctx, s, name, res.Value, f.timeout)
 	}
 	if f.output != OutputText {
 		return errors.Join(PrintObject(cmd.OutOrStdout(), f.output, res), waitErr)
@@ -423,6 +431,28 @@ func waitSnapshot(ctx context.Context, s *session, name, token string, timeout t
 		case <-ctx.Done():
 			return nil, fmt.Errorf("the snapshot %s=%s was not taken within %s; kubectl bao status %s -n %s says what it waits for (status.snapshots.waitingFor)",
 				baov1.AnnotationSnapshot, token, timeout, name, s.namespace)
+		case <-time.After(snapshotPoll):
+		}
+	}
+}
+
+// waitRestore waits until the in-place restore requested with value is done or
+// failed (status.inPlaceRestore).
+func waitRestore(ctx context.Context, s *session, name, value string, timeout time.Duration) (*baov1.RestoreStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		c, err := s.get(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if r, ferr := RestoreOutcome(c, value); r != nil || ferr != nil {
+			return r, ferr
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the in-place restore %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.inPlaceRestore.waitingFor)",
+				baov1.AnnotationRestore, value, timeout, name, s.namespace)
 		case <-time.After(snapshotPoll):
 		}
 	}

@@ -423,3 +423,33 @@ var _ = Describe("completion", func() {
 		Expect(strings.Split(out, "\n")).To(ContainElement("cmp-one"))
 	})
 })
+
+var _ = Describe("restore --in-place", func() {
+	It("writes the newest receipt's checksum with a fresh token, and refuses during an upgrade without writing", func() {
+		createCluster("rip", withReceipts(takenReceipt("a", 30, "2.4.0"), takenReceipt("b", 60, "2.4.0")), func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}
+			c.Status.CurrentVersion = "2.4.0"
+		})
+		out, err := kubectlBao("restore", "rip", "--in-place", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		v := get("rip").Annotations[baov1.AnnotationRestore]
+		Expect(v).To(HavePrefix(strings.Repeat("a", 64)+"-"), "bound to the newest receipt")
+		Expect(strings.TrimPrefix(v, strings.Repeat("a", 64)+"-")).To(MatchRegexp(tokenPattern.String()))
+		Expect(managerOf(get("rip"), baov1.AnnotationRestore)).To(Equal("kubectl-bao/alice"))
+		Expect(out).To(ContainSubstring("Every write made to rip since"))
+
+		By("--sha256 picks another receipt")
+		_, err = kubectlBao("restore", "rip", "--in-place", "--sha256", strings.Repeat("b", 64), "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(get("rip").Annotations[baov1.AnnotationRestore]).To(HavePrefix(strings.Repeat("b", 64) + "-"))
+
+		By("during an upgrade: refused, nothing written")
+		before := createCluster("rip-up", withReceipts(takenReceipt("a", 30, "2.4.0")), withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}
+		})
+		_, err = kubectlBao("restore", "rip-up", "--in-place", "-n", ns)
+		Expect(errors.Is(err, ErrRefused)).To(BeTrue())
+		Expect(err).To(MatchError(ContainSubstring("the cluster is upgrading")))
+		Expect(get("rip-up").ResourceVersion).To(Equal(before.ResourceVersion))
+	})
+})

@@ -85,6 +85,8 @@ type RequestResult struct {
 	Follow []string `json:"follow"`
 	// Receipt is the snapshot taken for this request (snapshot --wait).
 	Receipt *baov1.SnapshotReceipt `json:"receipt,omitempty"`
+	// Restore is the in-place restore this request ran (restore --in-place --wait).
+	Restore *baov1.RestoreStatus `json:"restore,omitempty"`
 }
 
 // RenderResult writes a control command's result for a person.
@@ -109,6 +111,15 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 		d.kv(1, "Raft index", "%d (from %s, OpenBao %s)", rc.RaftIndex, orDash(rc.FromMember), orDash(rc.Version))
 		if rc.TakenAt != nil {
 			d.kv(1, "Taken at", "%s", rc.TakenAt.UTC().Format(time.RFC3339))
+		}
+		return d.flush()
+	}
+	if rs := r.Restore; rs != nil {
+		d.line(0, "Restored in place:")
+		d.kv(1, "Snapshot", "%s (sha256 %s)", rs.Source, rs.SHA256)
+		d.kv(1, "Applied", "at Raft index %d", rs.AppliedIndex)
+		if rs.StartedAt != nil && rs.CompletedAt != nil {
+			d.kv(1, "Took", "%s", rs.CompletedAt.Sub(rs.StartedAt.Time).Round(time.Second))
 		}
 		return d.flush()
 	}

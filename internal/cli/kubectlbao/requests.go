@@ -36,6 +36,8 @@ const (
 	ControlRestart Control = "restart"
 	// ControlSnapshot writes baokeeper.dev/snapshot.
 	ControlSnapshot Control = "snapshot"
+	// ControlRestore writes baokeeper.dev/restore (restore --in-place).
+	ControlRestore Control = "restore --in-place"
 )
 
 // Field is the field a control writes, as a person would name it.
@@ -53,6 +55,8 @@ func (ctl Control) Field() string {
 		return "metadata.annotations[" + baov1.AnnotationRestart + "]"
 	case ControlSnapshot:
 		return "metadata.annotations[" + baov1.AnnotationSnapshot + "]"
+	case ControlRestore:
+		return "metadata.annotations[" + baov1.AnnotationRestore + "]"
 	}
 	return "spec.upgrade.paused"
 }
@@ -72,6 +76,8 @@ func (ctl Control) annotation() string {
 		return baov1.AnnotationRestart
 	case ControlSnapshot:
 		return baov1.AnnotationSnapshot
+	case ControlRestore:
+		return baov1.AnnotationRestore
 	}
 	return ""
 }
@@ -89,6 +95,9 @@ type Verdict struct {
 	Next string
 	// Warnings are what a person should know although the request is written.
 	Warnings []string
+	// ValuePrefix starts the written value (restore --in-place: the receipt's
+	// SHA-256, which binds the request to it); a fresh token follows it.
+	ValuePrefix string
 }
 
 // DecideInput is what Decide needs besides the cluster.
@@ -102,6 +111,9 @@ type DecideInput struct {
 	FieldManager string
 	// Now is the one clock reading.
 	Now time.Time
+	// SHA256 is --sha256 of restore --in-place: the receipt to restore; empty
+	// picks the newest.
+	SHA256 string
 }
 
 // Decide says whether a control request is written, mirroring how the operator
@@ -129,6 +141,12 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 		return decideRestart(c, control.Judge(upgrade.RequestRestart, "", c, obs))
 	case ControlSnapshot:
 		v = decideSnapshot(c, control.Judge(upgrade.RequestSnapshot, "", c, obs))
+	case ControlRestore:
+		sha := in.SHA256
+		if rs := Receipts(c); sha == "" && len(rs) > 0 {
+			sha = rs[0].SHA256
+		}
+		v = decideRestore(c, sha, control.Judge(upgrade.RequestRestore, sha, c, obs))
 	default:
 		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
 	}
@@ -235,6 +253,45 @@ func decideSnapshot(c *baov1.OpenBaoCluster, j control.Verdict) Verdict {
 		next += " It is queued behind the snapshot in progress."
 	}
 	return Verdict{Write: true, Next: next}
+}
+
+// decideRestore uses the operator's own rule (snapshot.DecideRestore): refused
+// during an upgrade, for a checksum no receipt has, for a snapshot newer than the
+// cluster; queued behind an operation in progress.
+func decideRestore(c *baov1.OpenBaoCluster, sha string, j control.Verdict) Verdict {
+	if !j.Accept {
+		return Verdict{Why: j.Why}
+	}
+	rc := snapshot.FindReceipt(&c.Status, sha)
+	next := fmt.Sprintf("The operator records the request in status.inPlaceRestore (event RestoreRequested) and, holding the operation lock, restores %s "+
+		"(taken %s, Raft index %d): an executor Job downloads it, checks its SHA-256 and archive, sends it to the leader and waits until the leader applied it; "+
+		"then every member must be an unsealed, healthy voter at the restored index (event RestoreCompleted). Every write made to %s since %s is lost. "+
+		"A loss of quorum during the restore is break-glass.",
+		rc.Location, fmtTime(rc.TakenAt), rc.RaftIndex, c.Name, fmtTime(rc.TakenAt))
+	if l := c.Status.OperationLock; l != nil {
+		next += fmt.Sprintf(" It is queued: %s runs now (%s); the restore starts when it ends.", l.Operation, l.Message)
+	}
+	return Verdict{Write: true, Next: next, ValuePrefix: sha}
+}
+
+// RestoreOutcome is the outcome of the in-place restore requested with value:
+// its status once it ended, an error once it failed or was refused, neither while
+// it is pending.
+func RestoreOutcome(c *baov1.OpenBaoCluster, value string) (*baov1.RestoreStatus, error) {
+	if c == nil || c.Status.Requests.Restore != value {
+		return nil, nil
+	}
+	r := c.Status.InPlaceRestore
+	switch {
+	case r == nil || r.Request != value:
+		return nil, fmt.Errorf("the operator handled %s=%s without restoring: kubectl describe openbaocluster %s -n %s shows the RequestRefused event",
+			baov1.AnnotationRestore, value, c.Name, c.Namespace)
+	case r.Step == baov1.RestoreStepFailed:
+		return r.DeepCopy(), fmt.Errorf("the in-place restore %s=%s failed: %s", baov1.AnnotationRestore, value, r.Failure)
+	case r.Step == baov1.RestoreStepDone:
+		return r.DeepCopy(), nil
+	}
+	return nil, nil
 }
 
 // SnapshotOutcome is the outcome of the snapshot requested with token: its receipt

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,10 +37,10 @@ type RestoreInput struct {
 // source's own name while it exists.
 func PlanRestore(src *baov1.OpenBaoCluster, in RestoreInput) (*baov1.OpenBaoCluster, *baov1.SnapshotReceipt, error) {
 	if in.Into == "" {
-		return nil, nil, errors.New("name the new cluster with --into NAME: the snapshot is restored into a new OpenBaoCluster")
+		return nil, nil, errors.New("name the new cluster with --into NAME (the snapshot is restored into a new OpenBaoCluster), or restore into CLUSTER itself with --in-place")
 	}
 	if in.Into == src.Name {
-		return nil, nil, fmt.Errorf("--into %s names the cluster the snapshot comes from: restoring in place is not supported; restore into a new cluster "+
+		return nil, nil, fmt.Errorf("--into %s names the cluster the snapshot comes from: to replace its data use --in-place instead, or restore into a new cluster "+
 			"(--into %s-restored), check it, then point clients at it", in.Into, src.Name)
 	}
 	receipts := Receipts(src)
@@ -119,22 +121,27 @@ func Receipts(c *baov1.OpenBaoCluster) []baov1.SnapshotReceipt {
 
 // restoreFlags are the flags of kubectl bao restore.
 type restoreFlags struct {
-	into, sha256, version, output string
-	replicas                      int32
-	dryRun                        bool
+	into, sha256, version, output, fieldManager string
+	replicas                                    int32
+	dryRun, inPlace, wait                       bool
+	timeout                                     time.Duration
 }
 
 func (r *runner) restoreCommand() *cobra.Command {
 	var f restoreFlags
 	cmd := &cobra.Command{
-		Use:   "restore CLUSTER --into NEW",
-		Short: "Create a new cluster that starts from one of CLUSTER's verified snapshots",
+		Use:   "restore CLUSTER (--into NEW | --in-place)",
+		Short: "Restore one of CLUSTER's verified snapshots into a new cluster, or into CLUSTER itself",
 		Long: "Creates the OpenBaoCluster NEW with CLUSTER's spec and spec.bootstrap.fromSnapshot naming a verified snapshot of CLUSTER " +
 			"(the newest, or the one --sha256 names): NEW starts with one member, copies CLUSTER's seal key, checks the object's SHA-256, " +
 			"restores it, restarts, takes over the roles the snapshot holds, then grows to spec.replicas and creates its client Service. " +
 			"Refused, with nothing created, when the operator would refuse NEW (a version older than the snapshot's, an unknown receipt). " +
-			"With --dry-run, prints NEW instead of creating it.",
-		Example:           "  kubectl bao restore bao --into bao-restored -n vault\n  kubectl bao restore bao --into bao-old --sha256 9f2c... --version 2.4.0 --dry-run -o yaml",
+			"With --dry-run, prints NEW instead of creating it.\n\n" +
+			"With --in-place, writes baokeeper.dev/restore=<sha256>-<token> on CLUSTER instead: the operator replaces CLUSTER's data with the snapshot " +
+			"(every write since it is lost), sends it to the leader, waits until it is applied and verifies every member. Refused, with nothing written, " +
+			"during an upgrade, for a snapshot newer than the cluster's version, or for a checksum no receipt has.",
+		Example: "  kubectl bao restore bao --into bao-restored -n vault\n  kubectl bao restore bao --into bao-old --sha256 9f2c... --version 2.4.0 --dry-run -o yaml\n" +
+			"  kubectl bao restore bao --in-place --sha256 9f2c... --wait -n vault",
 		Args:              oneCluster,
 		ValidArgsFunction: r.completeClusters,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -146,6 +153,11 @@ func (r *runner) restoreCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.version, "version", "", "spec.version of the new cluster (default: CLUSTER's; never older than the snapshot's)")
 	cmd.Flags().Int32Var(&f.replicas, "replicas", 0, "spec.replicas of the new cluster (default: CLUSTER's)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the new cluster instead of creating it")
+	cmd.Flags().BoolVar(&f.inPlace, "in-place", false, "restore into CLUSTER itself, replacing its data (every write since the snapshot is lost)")
+	cmd.Flags().BoolVar(&f.wait, "wait", false, "with --in-place: wait until the restore is done (or failed); exit non-zero when it failed")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	cmd.Flags().StringVar(&f.fieldManager, "field-manager", "",
+		"with --in-place: the field manager of the write (default: "+FieldManager+"/<your user name as the API server knows it>)")
 	addOutputFlag(cmd, &f.output)
 	return cmd
 }
@@ -153,6 +165,22 @@ func (r *runner) restoreCommand() *cobra.Command {
 func (r *runner) runRestore(cmd *cobra.Command, name string, f restoreFlags) error {
 	if err := ValidateOutput(f.output); err != nil {
 		return err
+	}
+	if f.inPlace {
+		var conflicting []string
+		for flag, set := range map[string]bool{"--into": f.into != "", "--version": f.version != "", "--replicas": f.replicas != 0, "--dry-run": f.dryRun} {
+			if set {
+				conflicting = append(conflicting, flag)
+			}
+		}
+		if len(conflicting) > 0 {
+			slices.Sort(conflicting)
+			return fmt.Errorf("--in-place restores into %s itself and takes no %s: drop them, or drop --in-place to restore into a new cluster", name, strings.Join(conflicting, ", "))
+		}
+		return r.runControl(cmd, ControlRestore, name, &controlFlags{output: f.output, fieldManager: f.fieldManager, wait: f.wait, timeout: f.timeout, sha256: f.sha256})
+	}
+	if f.wait {
+		return errors.New("--wait applies to --in-place; a new cluster shows its restore in kubectl bao status NEW (condition Restored)")
 	}
 	ctx := cmd.Context()
 	s, err := r.connect()

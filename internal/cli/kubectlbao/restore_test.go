@@ -39,7 +39,7 @@ func TestPlanRestore(t *testing.T) {
 			in: RestoreInput{Into: "bao2", SHA256: strings.Repeat("b", 64)}, wantSHA: strings.Repeat("b", 64)},
 		{reason: "no --into", c: newCluster(withReceipts(takenReceipt("a", 30, "2.4.0"))), in: RestoreInput{}, wantErr: "--into NAME"},
 		{reason: "in place is not offered", c: newCluster(withReceipts(takenReceipt("a", 30, "2.4.0"))), in: RestoreInput{Into: "bao"},
-			wantErr: "restoring in place is not supported"},
+			wantErr: "to replace its data use --in-place instead"},
 		{reason: "no snapshot at all", c: newCluster(), in: RestoreInput{Into: "bao2"}, wantErr: "has no verified snapshot"},
 		{reason: "an unknown checksum", c: newCluster(withReceipts(takenReceipt("a", 30, "2.4.0"))),
 			in: RestoreInput{Into: "bao2", SHA256: strings.Repeat("f", 64)}, wantErr: "no verified snapshot of vault/bao has sha256"},
@@ -74,6 +74,23 @@ func TestPlanRestore(t *testing.T) {
 			g.Expect(b.SourceCluster).To(Equal("bao"))
 			g.Expect(b.Version).To(Equal(r.Version))
 			g.Expect(out.Status).To(Equal(baov1.OpenBaoClusterStatus{}))
+		})
+	}
+}
+
+func TestRestoreInPlaceFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"restore", "bao", "--in-place", "--into", "bao2"}, "--in-place restores into bao itself and takes no --into: drop them, or drop --in-place"},
+		{[]string{"restore", "bao", "--in-place", "--version", "2.4.1", "--dry-run"}, "takes no --dry-run, --version"},
+		{[]string{"restore", "bao", "--into", "bao2", "--wait"}, "--wait applies to --in-place"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := run(tt.args...)
+			g.Expect(err).To(MatchError(ContainSubstring(tt.want)), "refused before connecting to any cluster")
 		})
 	}
 }

@@ -46,6 +46,8 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 	renderScaling(d, c, now)
 	renderSnapshot(d, 0, "Last snapshot", st.LastSnapshot, "none taken yet", now)
 	renderSnapshots(d, c, now)
+	renderRestore(d, "Restore", st.Restore, now)
+	renderRestore(d, "In-place restore", st.InPlaceRestore, now)
 	if lr := st.LastRollback; lr != nil {
 		d.head(0, "Last rollback")
 		d.kv(1, "Versions", "%s kept, %s rolled back", orDash(lr.FromVersion), orDash(lr.TargetVersion))
@@ -280,6 +282,33 @@ func renderSnapshot(d *describer, level int, title string, s *baov1.SnapshotRece
 	d.kv(level+1, "Taken", "%s from %s on %s, Raft index %d", when(s.TakenAt, now), orDash(s.FromMember), orDash(s.Version), s.RaftIndex)
 	d.kv(level+1, "Size", "%s", bytesIEC(s.SizeBytes))
 	d.kv(level+1, "SHA-256", "%s", orDash(s.SHA256))
+}
+
+// renderRestore shows a restore (status.restore of a cluster that started from a
+// snapshot, or status.inPlaceRestore): the snapshot, the step, what it waits for,
+// and how it ended.
+func renderRestore(d *describer, title string, r *baov1.RestoreStatus, now time.Time) {
+	if r == nil {
+		return
+	}
+	d.head(0, title)
+	d.kv(1, "Snapshot", "%s (sha256 %s)", orDash(r.Source), orDash(r.SHA256))
+	d.kv(1, "Step", "%s since %s, attempt %d", r.Step, when(r.StepStartedAt, now), r.Attempts)
+	if r.StartedAt != nil {
+		d.kv(1, "Started", "%s", when(r.StartedAt, now))
+	}
+	if r.WaitingFor != "" {
+		d.kv(1, "Waiting", "%s", r.WaitingFor)
+	}
+	if r.AppliedIndex > 0 {
+		d.kv(1, "Applied", "at Raft index %d (snapshot at %d)", r.AppliedIndex, r.RaftIndex)
+	}
+	if r.CompletedAt != nil {
+		d.kv(1, "Completed", "%s", when(r.CompletedAt, now))
+	}
+	if r.Failure != "" {
+		d.kv(1, "Failure", "%s", r.Failure)
+	}
 }
 
 // renderSnapshots shows scheduled and requested snapshots: the schedule and the

@@ -53,25 +53,11 @@ func runDrill(ctx context.Context, k client.WithWatch, run *drillRun) *upgradeWo
 	w.clock.Step(time.Minute)
 
 	w.crashAt = run.crashAt
-	const maxPasses = 40
-	for w.pass = 0; ; w.pass++ {
-		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
-		if d := c.Status.Snapshots.GetDrills(); d != nil && d.Last != nil && d.Current == nil {
-			return w
-		}
-		if w.pass == maxPasses {
-			Fail(fmt.Sprintf("%s: the drill did not finish in %d passes: %+v; passes:%s", run.ns, maxPasses, c.Status.Snapshots, w.history()))
-		}
-		w.writes[w.pass] = nil
-		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
-		if w.pass == w.crashAt {
-			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", run.ns, w.pass)
-		} else {
-			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", run.ns, w.pass)
-		}
-		w.step(ctx)
-		playDrillCluster(ctx, k, run, c)
-	}
+	runPasses(ctx, k, w, c, 40, func(c *baov1.OpenBaoCluster) (bool, any) {
+		d := c.Status.Snapshots.GetDrills()
+		return d != nil && d.Last != nil && d.Current == nil, c.Status.Snapshots
+	}, func() { playDrillCluster(ctx, k, run, c) })
+	return w
 }
 
 // playDrillCluster is the drill cluster's reconcilers: once it exists, its volume

@@ -47,25 +47,11 @@ func runRehearsal(ctx context.Context, k client.WithWatch, run *drillRun) *upgra
 	Expect(k.Update(ctx, c)).To(Succeed())
 
 	w.crashAt = run.crashAt
-	const maxPasses = 60
-	for w.pass = 0; ; w.pass++ {
-		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
-		if up := c.Status.Upgrade; up != nil && up.Rehearsal != nil && up.Rehearsal.Step == baov1.RehearsalStepDone {
-			return w
-		}
-		if w.pass == maxPasses {
-			Fail(fmt.Sprintf("%s: the rehearsal did not finish in %d passes: %+v; passes:%s", run.ns, maxPasses, c.Status.Upgrade, w.history()))
-		}
-		w.writes[w.pass] = nil
-		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
-		if w.pass == w.crashAt {
-			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", run.ns, w.pass)
-		} else {
-			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", run.ns, w.pass)
-		}
-		w.step(ctx)
-		playRehearsalCopy(ctx, k, run, c)
-	}
+	runPasses(ctx, k, w, c, 60, func(c *baov1.OpenBaoCluster) (bool, any) {
+		up := c.Status.Upgrade
+		return up != nil && up.Rehearsal != nil && up.Rehearsal.Step == baov1.RehearsalStepDone, up
+	}, func() { playRehearsalCopy(ctx, k, run, c) })
+	return w
 }
 
 // playRehearsalCopy is the copy's reconcilers: restored and running on its version

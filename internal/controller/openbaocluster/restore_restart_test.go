@@ -66,27 +66,44 @@ func runRestore(ctx context.Context, k client.WithWatch, ns string, crashAt int)
 	w := newUpgradeWorld(k, c, 0, restartFrom)
 	w.step(ctx) // the pod is created
 	w.step(ctx) // and Ready
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
 	w.crashAt = crashAt
-	const maxPasses = 40
+	runPasses(ctx, k, w, c, 40, func(c *baov1.OpenBaoCluster) (bool, any) {
+		r := c.Status.Restore
+		return r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed), r
+	}, func() {
+		w.clock.Step(snapshot.Poll)
+		finishRestoreJobs(ctx, k, w, c)
+	})
+	return w
+}
+
+// runPasses runs passes of a new upgrade reconciler on c until ended says the
+// operation ended (and what to print if it never does), crashing after pass
+// w.crashAt: the one loop of every crash-after-every-pass harness of an operation
+// that is not an upgrade. Between passes the world steps, then between plays what
+// else the operation waits for (its Jobs, a child cluster's reconcilers).
+func runPasses(ctx context.Context, k client.WithWatch, w *upgradeWorld, c *baov1.OpenBaoCluster, maxPasses int,
+	ended func(*baov1.OpenBaoCluster) (bool, any), between func()) {
+	GinkgoHelper()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
 	for w.pass = 0; ; w.pass++ {
 		Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
-		if r := c.Status.Restore; r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed) {
-			return w
+		done, state := ended(c)
+		if done {
+			return
 		}
 		if w.pass == maxPasses {
-			Fail(fmt.Sprintf("%s: the restore did not finish in %d passes: %+v; passes:%s", ns, maxPasses, c.Status.Restore, w.history()))
+			Fail(fmt.Sprintf("%s: the operation did not end in %d passes: %+v; passes:%s", c.Namespace, maxPasses, state, w.history()))
 		}
 		w.writes[w.pass] = nil
 		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
 		if w.pass == w.crashAt {
-			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
+			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", c.Namespace, w.pass)
 		} else {
-			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", c.Namespace, w.pass)
 		}
 		w.step(ctx)
-		w.clock.Step(snapshot.Poll)
-		finishRestoreJobs(ctx, k, w, c)
+		between()
 	}
 }
 
@@ -98,17 +115,23 @@ func finishRestoreJobs(ctx context.Context, k client.Client, w *upgradeWorld, c 
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
 		step := job.Labels[executorjob.LabelStep]
-		if (step != snapshot.StepRestore && step != snapshot.StepRebind) || job.Status.CompletionTime != nil {
+		if (step != snapshot.StepRestore && step != snapshot.StepRebind && step != snapshot.StepRestoreInPlace) || job.Status.CompletionTime != nil {
 			continue
 		}
 		// Finished here, with its result: the world's own Job runner leaves it.
 		w.jobSteps[job.Name] = 3
 		args := job.Spec.Template.Spec.Containers[0].Args
 		msg := []byte(`{"rebound":true}`)
-		if step == snapshot.StepRestore {
+		if step != snapshot.StepRebind {
 			key := args[slices.Index(args, "--s3-key")+1]
-			msg, _ = json.Marshal(snapshot.RestoreResult{Location: snapshot.Location("snaps", key), SHA256: args[slices.Index(args, "--sha256")+1],
-				SizeBytes: 4096, RaftIndex: 90, RaftTerm: 2, RestoredTo: c.Name + "-0", RestoredAt: time.Now().UTC()})
+			res := snapshot.RestoreResult{Location: snapshot.Location("snaps", key), SHA256: args[slices.Index(args, "--sha256")+1],
+				SizeBytes: 4096, RaftIndex: 90, RaftTerm: 2, RestoredTo: c.Name + "-0", RestoredAt: time.Now().UTC()}
+			if slices.Contains(args, "--wait-applied") {
+				// The leader applied it at the index it is at now; the members reach it
+				// as the world steps.
+				res.RestoredTo, res.AppliedIndex = w.leader, w.index
+			}
+			msg, _ = json.Marshal(res)
 		}
 		finishJobWithMessage(ctx, k, c, job.Name, string(msg))
 	}

@@ -104,6 +104,12 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		restoreCrashAfterEveryStatusWrite(ctx, k)
 	})
 
+	// An in-place restore takes one restore Job and verifies every member, restarting
+	// none, whichever pass the operator dies after.
+	It("restores a snapshot in place once, whichever pass the operator dies after", func() {
+		inPlaceRestoreCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// A restore drill creates one drill cluster, records its verdict and deletes it
 	// with its volume and seal key, whichever pass the operator dies after.
 	It("runs a restore drill once and leaves nothing behind, whichever pass the operator dies after", func() {

@@ -1,5 +1,6 @@
 // Package control holds the one set of rules for the manual controls of a cluster
-// (baokeeper.dev/promote, rollback, retry, restart and break-glass-ack): whether
+// (baokeeper.dev/promote, rollback, retry, restart, snapshot, restore and
+// break-glass-ack): whether
 // the operator acts on a new value in the cluster's current state, and in whose
 // words it refuses one. The operator (adminops) acts on what Judge accepts and
 // announces its refusals; kubectl bao writes only what Judge accepts and prints
@@ -114,6 +115,13 @@ func Judge(kind upgrade.RequestKind, value string, c *baov1.OpenBaoCluster, obs 
 		d := snapshot.DecideRequest(c, value)
 		if !d.Accept {
 			why := strings.TrimPrefix(d.Message, fmt.Sprintf("%s=%s refused: ", baov1.AnnotationSnapshot, value))
+			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
+		}
+		return Verdict{Accept: true, Message: d.Message}
+	case upgrade.RequestRestore:
+		d := snapshot.DecideRestore(c, value)
+		if !d.Accept {
+			why := strings.TrimSuffix(strings.TrimPrefix(d.Message, fmt.Sprintf("%s=%s refused: ", baov1.AnnotationRestore, value)), "; nothing was done")
 			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
 		}
 		return Verdict{Accept: true, Message: d.Message}

@@ -33,6 +33,9 @@ type RestoreResult struct {
 	// RestoredTo is the node ID of the active node that took the snapshot in.
 	RestoredTo string    `json:"restoredTo"`
 	RestoredAt time.Time `json:"restoredAt"`
+	// AppliedIndex is the active node's Raft committed index once it applied the
+	// snapshot (--wait-applied: above the index it had before); 0 otherwise.
+	AppliedIndex uint64 `json:"appliedIndex,omitempty"`
 }
 
 // ParseRestoreResult reads a restore result from a termination message and

@@ -21,6 +21,7 @@ const (
 	RequestBreakGlassAck RequestKind = baov1.AnnotationBreakGlassAck
 	RequestRestart       RequestKind = baov1.AnnotationRestart
 	RequestSnapshot      RequestKind = baov1.AnnotationSnapshot
+	RequestRestore       RequestKind = baov1.AnnotationRestore
 )
 
 // Request is one new (not yet handled) value of a control annotation.
@@ -53,6 +54,7 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		{RequestPromote, handled.Promote},
 		{RequestRestart, handled.Restart},
 		{RequestSnapshot, handled.Snapshot},
+		{RequestRestore, handled.Restore},
 	}
 	var out []Request
 	var errs []InvalidRequest
@@ -100,6 +102,8 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.Restart = r.Value
 	case RequestSnapshot:
 		st.Snapshot = r.Value
+	case RequestRestore:
+		st.Restore = r.Value
 	}
 }
 

@@ -44,14 +44,22 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		}
 		return bg
 	}
+	const sha = "5f2b9c1e0d3a4b6c7d8e9f00112233445566778899aabbccddeeff0011223344"
+	receipts := &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://snaps/ns/bao/x.snap", SHA256: sha, Version: "2.4.0", RaftIndex: 90, TakenAt: &at}}}
 	states := []struct {
 		name   string
 		status baov1.OpenBaoClusterStatus
 		// bucket sets spec.snapshots.s3.
 		bucket bool
 	}{
-		{name: "at rest with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2")}},
-		{name: "rolling upgrade running with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling,
+		{name: "at rest with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2"),
+			Snapshots: receipts}},
+		{name: "snapshot running with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2"),
+			Snapshots: receipts, OperationLock: &baov1.OperationLock{Operation: "Snapshot", Message: "taking a snapshot"}}},
+		{name: "restoring in place", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2"),
+			Snapshots: receipts, OperationLock: &baov1.OperationLock{Operation: "Restore", Message: "restoring in place"},
+			InPlaceRestore: &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", SHA256: sha, Step: baov1.RestoreStepRestore, ID: "abcd1234"}}},
+		{name: "rolling upgrade running with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling, Snapshots: receipts,
 			OperationLock: &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}}},
 		{name: "at rest", status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2")}},
 		{name: "rolling upgrade running", status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling,
@@ -80,6 +88,7 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		{kubectlbao.ControlRetry, baov1.AnnotationRetry, "v1"},
 		{kubectlbao.ControlRestart, baov1.AnnotationRestart, "v1"},
 		{kubectlbao.ControlSnapshot, baov1.AnnotationSnapshot, "v1"},
+		{kubectlbao.ControlRestore, baov1.AnnotationRestore, sha + "-v1"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "n0nce"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "wrong"},
 	}
@@ -94,7 +103,11 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 					c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps"}
 				}
 
-				plugin := kubectlbao.Decide(c.DeepCopy(), kubectlbao.DecideInput{Control: ctl.control, Nonce: ctl.value, Now: now})
+				in := kubectlbao.DecideInput{Control: ctl.control, Nonce: ctl.value, Now: now}
+				if ctl.control == kubectlbao.ControlRestore {
+					in.SHA256 = sha
+				}
+				plugin := kubectlbao.Decide(c.DeepCopy(), in)
 
 				rec := events.NewFakeRecorder(10)
 				r := &Reconciler{Recorder: rec}

@@ -24,7 +24,10 @@ import (
 //     starts or goes on until a person acknowledged, or the spec is fixed);
 //     then the restore of a cluster that starts from a snapshot, until it
 //     succeeded (nothing else runs on data the restore replaces; a failed restore
-//     keeps the cluster so);
+//     keeps the cluster so); then a snapshot or drill that runs (see 5); then an
+//     accepted in-place restore (baokeeper.dev/restore) once no other operation
+//     holds the lock: an upgrade that has not started waits for it, and a request
+//     made during an upgrade is refused;
 //  2. an upgrade or rollout in progress: its guard (target changes, prechecks, the
 //     lock, the quorum watch), then its snapshot phase or its strategy; one that has
 //     not started (it waits on its prechecks and holds no lock) yields to a scaling
@@ -57,6 +60,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return snapshot.RunOperation{}
 	case snapshot.DrillRunning(st):
 		return snapshot.DrillOperation{}
+	case snapshot.InPlaceRunning(st) && (st.OperationLock == nil || st.OperationLock.Operation == operation.OperationRestore):
+		return snapshot.InPlaceRestoreOperation{}
 	case st.Upgrade != nil && notStarted(st) && snapshot.Pending(st) && st.OperationLock == nil:
 		return snapshot.RunOperation{}
 	case st.Upgrade != nil && !(notStarted(st) && scaling.ShouldStart(s)):
@@ -89,6 +94,9 @@ func waiters(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) []string {
 		} else {
 			out = append(out, fmt.Sprintf("%s: scheduled, due since %s", operation.OperationSnapshot, ss.Due.UTC().Format(time.RFC3339)))
 		}
+	}
+	if r := st.InPlaceRestore; snapshot.InPlaceRunning(st) && r.ID == "" {
+		out = append(out, fmt.Sprintf("%s: in place, of %s (%s=%s)", operation.OperationRestore, r.Source, baov1.AnnotationRestore, r.Request))
 	}
 	if snapshot.DrillPending(st) && l.Operation != operation.OperationDrill {
 		out = append(out, fmt.Sprintf("%s: scheduled, due since %s", operation.OperationDrill, st.Snapshots.Drills.Due.UTC().Format(time.RFC3339)))

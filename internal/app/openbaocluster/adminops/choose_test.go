@@ -1,6 +1,7 @@
 package adminops
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,27 @@ func TestChoose(t *testing.T) {
 					Snapshot: "s3://snaps/ns/bao/x.snap", Step: baov1.DrillStepCreate}}}
 				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationDrill}
 			}, want: snapshot.DrillOperation{}, wantKind: operation.KindApply},
+		{name: "in-place restore accepted, version changed", reason: "an accepted in-place restore goes before an upgrade that has not started: it takes the lock first",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.InPlaceRestore = &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64), Step: baov1.RestoreStepRestore}
+			}, want: snapshot.InPlaceRestoreOperation{}, wantKind: operation.KindPersist},
+		{name: "in-place restore accepted, a snapshot running", reason: "the snapshot that holds the lock finishes first; the restore waits for it",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Status.InPlaceRestore = &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64), Step: baov1.RestoreStepRestore}
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Current: &baov1.SnapshotRun{ID: "abcd1234", Trigger: baov1.SnapshotScheduled,
+					StartedAt: &metav1.Time{Time: s.Now}, Step: baov1.SnapshotRunTake, Attempts: 1}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationSnapshot}
+			}, want: snapshot.RunOperation{}, wantKind: operation.KindCreateJob},
+		{name: "in-place restore accepted, a scaling holds the lock", reason: "the scaling finishes first",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Status.InPlaceRestore = &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64), Step: baov1.RestoreStepRestore}
+				s.Object.Status.Scaling = &baov1.ScalingStatus{}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationScaling}
+			}, want: scaling.Operation{}, wantKind: operation.KindComplete},
 		{name: "upgrade not started, scaling asked for", reason: "an upgrade that has not started waits on its prechecks and holds no lock: it yields to the scaling its prechecks wait for (the member count differs)",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))
@@ -294,6 +316,10 @@ func TestWaiters(t *testing.T) {
 			s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Current: &baov1.DrillRun{ID: "d"}}}
 			s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.RollingUpdateStrategy, FromVersion: "2.4.0", TargetVersion: "2.4.1"}
 		}, want: []string{"RollingUpgrade: from 2.4.0 to 2.4.1, waiting on its prechecks"}},
+		{name: "an accepted in-place restore waits for a scaling", change: func(s *operation.Snapshot) {
+			s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationScaling}
+			s.Object.Status.InPlaceRestore = &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", Request: "aa-1", Step: baov1.RestoreStepRestore}
+		}, want: []string{"Restore: in place, of s3://snaps/ns/bao/x.snap (baokeeper.dev/restore=aa-1)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,6 +95,7 @@ const (
 	eventRetry            baov1.Reason = "RetryRequested"
 	eventRestartAccepted  baov1.Reason = "RestartRequested"
 	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
+	eventRestoreAccepted  baov1.Reason = "RestoreRequested"
 	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
 	eventRollbackStarted  baov1.Reason = "RollbackStarted"
 )
@@ -236,6 +237,9 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 		case upgrade.RequestSnapshot:
 			snapshot.Request(&c.Status, req.Value)
 			r.event(c, corev1.EventTypeNormal, eventSnapshotAccepted, v.Message)
+		case upgrade.RequestRestore:
+			snapshot.RequestInPlace(&c.Status, req.Value, now)
+			r.event(c, corev1.EventTypeNormal, eventRestoreAccepted, v.Message)
 		case upgrade.RequestRetry:
 			switch v.Retry {
 			case control.RetryRollback:
@@ -382,6 +386,16 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 			set(baov1.ConditionRestored, false, baov1.ReasonRestoreFailed, r.Failure)
 		default:
 			set(baov1.ConditionRestored, false, baov1.ReasonRestoring, fmt.Sprintf("Restoring %s: step %s, %s", r.Source, r.Step, r.WaitingFor))
+		}
+	}
+	if r := c.Status.InPlaceRestore; r != nil && c.Restored() {
+		switch r.Step {
+		case baov1.RestoreStepDone:
+			set(baov1.ConditionRestored, true, baov1.ReasonSnapshotRestored, fmt.Sprintf("Restored %s in place (applied at Raft index %d)", r.Source, r.AppliedIndex))
+		case baov1.RestoreStepFailed:
+			set(baov1.ConditionRestored, false, baov1.ReasonRestoreFailed, r.Failure)
+		default:
+			set(baov1.ConditionRestored, false, baov1.ReasonRestoring, fmt.Sprintf("Restoring %s in place: step %s, %s", r.Source, r.Step, r.WaitingFor))
 		}
 	}
 	if lr := c.Status.LastRollback; lr != nil {

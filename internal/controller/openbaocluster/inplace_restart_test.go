@@ -1,0 +1,100 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// inPlaceRequest is the baokeeper.dev/restore value of these runs.
+const inPlaceRequest = restoreTestSHA + "-1"
+
+// runInPlaceRestore creates a 3-member cluster at rest with a bucket and a verified
+// snapshot, asks for its in-place restore and runs passes of a new upgrade
+// reconciler until the restore ended, crashing after pass crashAt. Between passes
+// the world plays the executor: the restore Job reports the snapshot applied at the
+// leader's index then, which the members reach as the world steps.
+func runInPlaceRestore(ctx context.Context, k client.WithWatch, ns string, crashAt int) *upgradeWorld {
+	GinkgoHelper()
+	c := createRestartCluster(ctx, k, ns, 3)
+	c.Spec.Snapshots = baov1.SnapshotsSpec{S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
+	Expect(k.Update(ctx, c)).To(Succeed())
+	taken := metav1.Now()
+	c.Status.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://snaps/" + ns + "/bao/x.snap", SHA256: restoreTestSHA,
+		TakenAt: &taken, Version: restartFrom, RaftIndex: 90, SizeBytes: 4096}}}
+	Expect(k.Status().Update(ctx, c)).To(Succeed())
+	w := newUpgradeWorld(k, c, 1, restartFrom)
+	w.step(ctx)                                                                                           // pods created
+	w.step(ctx)                                                                                           // and Ready
+	_, err := w.reconciler(k).Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}) // currentVersion seeded
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	c.Annotations = map[string]string{baov1.AnnotationRestore: inPlaceRequest}
+	Expect(k.Update(ctx, c)).To(Succeed())
+
+	w.crashAt = crashAt
+	runPasses(ctx, k, w, c, 40, func(c *baov1.OpenBaoCluster) (bool, any) {
+		r := c.Status.InPlaceRestore
+		return r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed), r
+	}, func() {
+		w.clock.Step(snapshot.Poll)
+		finishRestoreJobs(ctx, k, w, c)
+	})
+	return w
+}
+
+// expectOneInPlaceRestore asserts what holds after every run, crash or not: the
+// restore is done at the index the leader applied it at, its lock released, the
+// request handled, one restore Job taken, and no member restarted.
+func expectOneInPlaceRestore(ctx context.Context, k client.Client, w *upgradeWorld) {
+	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
+	r := c.Status.InPlaceRestore
+	name := c.Namespace + fmt.Sprintf(" (status.inPlaceRestore %+v; passes:%s)", r, w.history())
+	Expect(r).NotTo(BeNil(), name)
+	Expect(r.Step).To(Equal(baov1.RestoreStepDone), name)
+	Expect(r.Request).To(Equal(inPlaceRequest), name)
+	Expect(r.AppliedIndex).To(BeNumerically(">", 100), "%s: the index the leader applied the snapshot at", name)
+	Expect(c.Status.Requests.Restore).To(Equal(inPlaceRequest), name)
+	Expect(c.Status.OperationLock).To(BeNil(), "%s: the lock is released", name)
+	jobs := &batchv1.JobList{}
+	Expect(k.List(ctx, jobs, client.InNamespace(c.Namespace), client.MatchingLabels{workload.LabelCluster: c.Name})).To(Succeed())
+	var names []string
+	for _, j := range jobs.Items {
+		names = append(names, j.Labels[executorjob.LabelStep]+" "+j.Name)
+	}
+	Expect(names).To(ConsistOf(MatchRegexp(`^restore-in-place bao-restore-in-place-[0-9a-f]{8}-1$`)), name)
+	Expect(w.deletions()).To(BeEmpty(), "%s: no member restarted", name)
+}
+
+// inPlaceRestoreCrashAfterEveryStatusWrite runs an in-place restore without a
+// crash, then once per pass of it that wrote status, crashing after that pass.
+func inPlaceRestoreCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
+	GinkgoHelper()
+	ref := runInPlaceRestore(ctx, k, "inplace-ref", -1)
+	expectOneInPlaceRestore(ctx, k, ref)
+	passes := len(ref.writes)
+	GinkgoWriter.Printf("in-place restore reference run: %d passes%s\n", passes, ref.history())
+	Expect(passes).To(BeNumerically(">=", 4), "accepted, the lock, the Job, its result, verified")
+	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
+		w := runInPlaceRestore(ctx, k, fmt.Sprintf("inplace-k%d", crashAt), crashAt)
+		for i := range crashAt {
+			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
+		}
+		GinkgoWriter.Printf("in-place restore: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
+		expectOneInPlaceRestore(ctx, k, w)
+	})
+}
