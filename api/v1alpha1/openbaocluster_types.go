@@ -1186,6 +1186,12 @@ type SnapshotReceipt struct {
 	// request is the baokeeper.dev/snapshot value of a requested snapshot.
 	// +optional
 	Request string `json:"request,omitempty"`
+	// canary is the restore canary's value written just before the snapshot
+	// (baokeeper/data/canary): a restore of this snapshot must read it back. Empty
+	// for a cluster initialized before baokeeper wrote one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1100
+	Canary string `json:"canary,omitempty"`
 }
 
 // SnapshotTrigger says why a snapshot was taken.

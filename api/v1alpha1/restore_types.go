@@ -58,6 +58,14 @@ type SnapshotSource struct {
 	// +kubebuilder:validation:MaxLength=40
 	SourceCluster string `json:"sourceCluster,omitempty"`
 
+	// canary is the restore canary's value the snapshot holds (the receipt's
+	// canary): once restored, the controller reads baokeeper/data/canary and the
+	// restore succeeds only when it is this value. Empty: not checked (a snapshot
+	// of a cluster initialized before baokeeper wrote one).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1100
+	Canary string `json:"canary,omitempty"`
+
 	// sealKeySecretRef names the Secret (key "key") that holds the static-seal key
 	// the snapshot's data was sealed with; its key is copied into this cluster's own
 	// seal Secret when the cluster is created. Default: <sourceCluster>-seal. Not
@@ -153,6 +161,11 @@ type RestoreStatus struct {
 	// restore: its receipt's).
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// canary is the restore canary's value read back from the restored data, when
+	// the snapshot's receipt had one.
+	// +optional
+	Canary string `json:"canary,omitempty"`
 
 	// appliedIndex is the Raft index the active node had reached once it applied
 	// the snapshot (an in-place restore): every member must reach it.
@@ -383,3 +396,17 @@ func (c *OpenBaoCluster) RehearsalTimeout() time.Duration {
 
 // DefaultRehearsalTimeout bounds a rehearsal when spec.upgrade.rehearsalTimeout is unset.
 const DefaultRehearsalTimeout = 30 * time.Minute
+
+// NewestSnapshot is the newest verified snapshot of any trigger: lastSnapshot (the
+// last upgrade's) or the newest of snapshots.taken, whichever was taken later; nil
+// when there is none. The one rule of "the newest snapshot" for the operations,
+// kubectl bao and the metrics.
+func (st *OpenBaoClusterStatus) NewestSnapshot() *SnapshotReceipt {
+	newest := st.LastSnapshot
+	if ss := st.Snapshots; ss != nil && len(ss.Taken) > 0 && ss.Taken[0].TakenAt != nil {
+		if newest == nil || newest.TakenAt == nil || ss.Taken[0].TakenAt.After(newest.TakenAt.Time) {
+			newest = &ss.Taken[0]
+		}
+	}
+	return newest
+}

@@ -123,7 +123,7 @@ func TestParseRestoreFlags(t *testing.T) {
 // runWithFakes runs the executor with bao and store, letting retry pauses pass at
 // once on a fake clock, and returns the exit code, stdout, stderr, the termination
 // log and the clock.
-func runWithFakes(t *testing.T, args []string, bao *fakeBao, store *fakeStore) (int, string, string, string, *testingclock.FakeClock) {
+func runWithFakes(t *testing.T, args []string, bao openbao.MemberClient, store *fakeStore) (int, string, string, string, *testingclock.FakeClock) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	termLog := filepath.Join(t.TempDir(), "termination-log")
@@ -277,6 +277,47 @@ func TestRunRestore(t *testing.T) {
 			g.Expect(msg).To(HavePrefix(`{"location":"s3://snaps/` + key + `","sha256":"` + tt.sum + `","sizeBytes":`))
 		})
 	}
+}
+
+// TestRunRestoreWaitsApplied: with --wait-applied (an in-place restore) the result
+// carries the active node's committed index once it rose above the one before.
+func TestRunRestoreWaitsApplied(t *testing.T) {
+	g := NewWithT(t)
+	archive := raftArchive(t, true)
+	store := &fakeStore{objects: map[string][]byte{"k": archive}}
+	bao := &fakeBao{active: 1, committed: 400}
+	code, _, stderr, msg, _ := runWithFakes(t, []string{
+		snapshot.ActionRestore, "--members", strings.Join(testMembers, ","), "--ca-file", "/ca.crt", "--token-file", "/token",
+		"--s3-endpoint", "http://127.0.0.1:22833", "--s3-bucket", "snaps", "--s3-key", "k", "--sha256", sha256Of(archive),
+		"--work-dir", t.TempDir(), "--wait-applied",
+	}, bao, store)
+	g.Expect(code).To(Equal(exitOK), stderr)
+	res, err := snapshot.ParseRestoreResult(msg)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RestoredTo).To(Equal("bao-1"))
+	g.Expect(res.AppliedIndex).To(BeEquivalentTo(402), "above the 400 the active node had before")
+
+	// An active node that never applies it fails the attempt, naming it.
+	stuck := &stuckApply{fakeBao: &fakeBao{active: 1, committed: 400}}
+	code, _, stderr, _, _ = runWithFakes(t, []string{
+		snapshot.ActionRestore, "--members", strings.Join(testMembers, ","), "--ca-file", "/ca.crt", "--token-file", "/token",
+		"--s3-endpoint", "http://127.0.0.1:22833", "--s3-bucket", "snaps", "--s3-key", "k", "--sha256", sha256Of(archive),
+		"--work-dir", t.TempDir(), "--wait-applied", "--apply-timeout", "2s", "--timeout", "3s",
+	}, stuck, store)
+	g.Expect(code).NotTo(Equal(exitOK))
+	g.Expect(stderr).To(ContainSubstring("took the snapshot but did not apply it within 2s"))
+}
+
+// stuckApply is an OpenBao whose active node takes a restore and never applies it.
+type stuckApply struct{ *fakeBao }
+
+func (s *stuckApply) Restore(ctx context.Context, addr string, r io.ReadSeeker) error {
+	committed := s.committed
+	err := s.fakeBao.Restore(ctx, addr, r)
+	s.mu.Lock()
+	s.committed = committed
+	s.mu.Unlock()
+	return err
 }
 
 func TestRunRestoreNeedsAWritableWorkDir(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/service/raftops"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // snapshotFlags are the flags of "executor snapshot".
@@ -172,10 +173,28 @@ func classifyAttempt(err error) raftops.Class {
 	return raftops.Classify(err)
 }
 
-// takeSnapshot finds the leader and streams its snapshot into the store.
-func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotStore, f snapshotFlags, env executorEnv) (snapshot.Receipt, error) {
+// snapshotter is what taking a snapshot needs of OpenBao: the leader, its
+// snapshot, and the restore canary written before it.
+type snapshotter interface {
+	openbao.Leadership
+	openbao.CanaryWriter
+}
+
+// takeSnapshot finds the leader, writes the restore canary through it and streams
+// its snapshot into the store. The canary's value is the object's key: a restore
+// of this snapshot must read it back. A cluster initialized before the canary
+// (no mount, or a policy without it) takes its snapshot without one.
+func takeSnapshot(ctx context.Context, bao snapshotter, store snapshotStore, f snapshotFlags, env executorEnv) (snapshot.Receipt, error) {
 	leader, addr, err := raftops.FindActive(ctx, bao, f.members)
 	if err != nil {
+		return snapshot.Receipt{}, err
+	}
+	canary := f.key
+	switch err := bao.WriteCanary(ctx, addr, workload.CanaryPath, canary); {
+	case errors.Is(err, openbao.ErrNotFound) || errors.Is(err, openbao.ErrPermissionDenied):
+		logr.FromContextOrDiscard(ctx).Info("Taking the snapshot without a restore canary: the cluster was initialized before baokeeper wrote one", "path", workload.CanaryPath, "reason", err.Error())
+		canary = ""
+	case err != nil:
 		return snapshot.Receipt{}, err
 	}
 	var info openbao.SnapshotInfo
@@ -189,7 +208,7 @@ func takeSnapshot(ctx context.Context, bao openbao.Leadership, store snapshotSto
 	}
 	return snapshot.Receipt{
 		Location: up.Location, SizeBytes: up.SizeBytes, SHA256: up.SHA256,
-		RaftIndex: info.Index, RaftTerm: info.Term, FromMember: leader, TakenAt: env.clock.Now().UTC(),
+		RaftIndex: info.Index, RaftTerm: info.Term, FromMember: leader, TakenAt: env.clock.Now().UTC(), Canary: canary,
 	}, nil
 }
 

@@ -128,6 +128,16 @@ func TestRunSnapshot(t *testing.T) {
 			wantCode: exitOK, wantSnapshots: []string{testMembers[2], testMembers[2]},
 		},
 		{
+			reason: "a cluster initialized before the canary (no mount): the snapshot is taken without one",
+			args:   flags, env: creds, bao: &fakeBao{active: 1, snapData: archive, canaryErr: fmt.Errorf("no handler for route: %w", openbao.ErrNotFound)},
+			wantCode: exitOK, wantSnapshots: []string{testMembers[1]},
+		},
+		{
+			reason: "a policy without the canary: the snapshot is taken without one",
+			args:   flags, env: creds, bao: &fakeBao{active: 1, snapData: archive, canaryErr: openbao.ErrPermissionDenied},
+			wantCode: exitOK, wantSnapshots: []string{testMembers[1]},
+		},
+		{
 			reason: "missing credentials are named: fatal, nothing read",
 			args:   flags, env: map[string]string{snapshot.EnvAccessKeyID: "id"}, bao: &fakeBao{snapData: archive},
 			wantCode: exitFatal, wantStderr: "missing $AWS_SECRET_ACCESS_KEY",
@@ -190,10 +200,18 @@ func TestRunSnapshot(t *testing.T) {
 			r, err := snapshot.ParseReceipt(string(msg))
 			g.Expect(err).NotTo(HaveOccurred())
 			leader := raftops.NodeID(tt.wantSnapshots[len(tt.wantSnapshots)-1])
+			canary := "ns/bao/2.4.0-to-2.4.1-1.snap"
+			if tt.bao.canaryErr != nil {
+				canary = ""
+			}
 			g.Expect(*r).To(Equal(snapshot.Receipt{
 				Location: "s3://snaps/ns/bao/2.4.0-to-2.4.1-1.snap", SizeBytes: int64(len(archive)), SHA256: hex.EncodeToString(sum[:]),
-				RaftIndex: 812, RaftTerm: 3, FromMember: leader, TakenAt: clk.Now().UTC(),
+				RaftIndex: 812, RaftTerm: 3, FromMember: leader, TakenAt: clk.Now().UTC(), Canary: canary,
 			}))
+			if canary != "" {
+				g.Expect(tt.bao.canaries).To(HaveLen(len(tt.wantSnapshots)), "the canary is written through the leader before every attempt's snapshot")
+				g.Expect(tt.bao.canaries).To(HaveEach(canary))
+			}
 		})
 	}
 }

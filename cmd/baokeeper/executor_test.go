@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -61,6 +62,13 @@ type fakeBao struct {
 	// roleErrs fails every WriteRole of a role; roleWrites records every call.
 	roleErrs   map[string]error
 	roleWrites []roleWrite
+
+	// canaryErr fails every WriteCanary; canaries records each value written.
+	canaryErr error
+	canaries  []string
+	// committed is the active node's Raft committed index; an accepted restore
+	// raises it (the restore's index and the no-op after it).
+	committed uint64
 }
 
 // roleWrite is one WriteRole call.
@@ -72,7 +80,24 @@ type roleWrite struct {
 func (f *fakeBao) Leader(_ context.Context, addr string) (*openbao.Leader, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &openbao.Leader{IsSelf: addr == testMembers[f.active], LeaderAddress: testMembers[f.active]}, nil
+	return &openbao.Leader{IsSelf: addr == testMembers[f.active], LeaderAddress: testMembers[f.active], RaftCommittedIndex: f.committed}, nil
+}
+
+// WriteCanary records the value; a standby is ErrNotActive.
+func (f *fakeBao) WriteCanary(_ context.Context, addr, path, value string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.canaryErr != nil {
+		return f.canaryErr
+	}
+	if addr != testMembers[f.active] {
+		return openbao.ErrNotActive
+	}
+	if path != workload.CanaryPath {
+		return fmt.Errorf("canary written to %s, not %s", path, workload.CanaryPath)
+	}
+	f.canaries = append(f.canaries, value)
+	return nil
 }
 
 func (f *fakeBao) Health(_ context.Context, addr string) (*openbao.Health, error) {
@@ -182,6 +207,7 @@ func (f *fakeBao) Restore(_ context.Context, addr string, r io.ReadSeeker) error
 	}
 	b, err := io.ReadAll(r)
 	f.restored = append(f.restored, b)
+	f.committed += 2
 	return err
 }
 

@@ -202,12 +202,8 @@ func boolValue(b bool) float64 {
 // status.lastSnapshot (the last upgrade's) or the newest receipt of
 // status.snapshots.taken; zero when none.
 func newestSnapshot(st *baov1.OpenBaoClusterStatus) time.Time {
-	var t time.Time
-	if l := st.LastSnapshot; l != nil && l.TakenAt != nil {
-		t = l.TakenAt.Time
+	if r := st.NewestSnapshot(); r != nil && r.TakenAt != nil {
+		return r.TakenAt.Time
 	}
-	if ss := st.Snapshots; ss != nil && len(ss.Taken) > 0 && ss.Taken[0].TakenAt != nil && ss.Taken[0].TakenAt.After(t) {
-		t = ss.Taken[0].TakenAt.Time
-	}
-	return t
+	return time.Time{}
 }

@@ -78,7 +78,7 @@ func PlanRestore(src *baov1.OpenBaoCluster, in RestoreInput) (*baov1.OpenBaoClus
 		out.Spec.Replicas = &in.Replicas
 	}
 	out.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
-		S3: *s3, Key: key, SHA256: r.SHA256, Version: r.Version, SourceCluster: src.Name,
+		S3: *s3, Key: key, SHA256: r.SHA256, Version: r.Version, SourceCluster: src.Name, Canary: r.Canary,
 	}}
 	if ref := upgrade.CheckSpec(out); ref != nil {
 		return nil, nil, fmt.Errorf("the operator would refuse %s (%s): %s", in.Into, ref.Reason, ref.Message)

@@ -2,15 +2,20 @@ package openbaocluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
@@ -97,4 +102,69 @@ func inPlaceRestoreCrashAfterEveryStatusWrite(ctx context.Context, k client.With
 		GinkgoWriter.Printf("in-place restore: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
 		expectOneInPlaceRestore(ctx, k, w)
 	})
+}
+
+// actionRefused runs an accepted in-place restore with a client whose every write
+// to ConfigMaps (the executor's mailbox) and Jobs the API server refuses, as it
+// would an operator without the permission, and returns the events of the pass
+// that could not hand the restore to its executor.
+func actionRefused(ctx context.Context, k client.WithWatch) []string {
+	GinkgoHelper()
+	const ns = "inplace-forbidden"
+	c := createRestartCluster(ctx, k, ns, 3)
+	c.Spec.Snapshots = baov1.SnapshotsSpec{S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
+	Expect(k.Update(ctx, c)).To(Succeed())
+	taken := metav1.Now()
+	c.Status.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://snaps/" + ns + "/bao/x.snap", SHA256: restoreTestSHA,
+		TakenAt: &taken, Version: restartFrom, RaftIndex: 90, SizeBytes: 4096}}}
+	Expect(k.Status().Update(ctx, c)).To(Succeed())
+	w := newUpgradeWorld(k, c, 1, restartFrom)
+	w.step(ctx)
+	w.step(ctx)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
+	_, err := w.reconciler(k).Reconcile(ctx, req)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
+	c.Annotations = map[string]string{baov1.AnnotationRestore: inPlaceRequest}
+	Expect(k.Update(ctx, c)).To(Succeed())
+
+	forbidden := func(obj client.Object) error {
+		switch obj.(type) {
+		case *corev1.ConfigMap, *batchv1.Job:
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), errors.New("the operator's role does not grant it"))
+		}
+		return nil
+	}
+	refusing := interceptor.NewClient(k, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := forbidden(obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := forbidden(obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := forbidden(obj); err != nil {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	rec := events.NewFakeRecorder(100)
+	var got []string
+	for range 4 {
+		r := w.reconciler(refusing)
+		r.Recorder = rec
+		_, _ = r.Reconcile(ctx, req)
+		w.step(ctx)
+		for len(rec.Events) > 0 {
+			got = append(got, <-rec.Events)
+		}
+	}
+	return got
 }

@@ -110,6 +110,13 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 		inPlaceRestoreCrashAfterEveryStatusWrite(ctx, k)
 	})
 
+	// An action the API server refuses (a permission the operator lacks) is said in
+	// a Warning event, not only in the operator's log.
+	It("says in an event why it cannot take a step the API server refuses", func() {
+		got := actionRefused(ctx, k)
+		Expect(got).To(ContainElement(And(HavePrefix("Warning ActionFailed "), ContainSubstring("forbidden"), ContainSubstring("retries with backoff"))), "events: %v", got)
+	})
+
 	// A restore drill creates one drill cluster, records its verdict and deletes it
 	// with its volume and seal key, whichever pass the operator dies after.
 	It("runs a restore drill once and leaves nothing behind, whichever pass the operator dies after", func() {

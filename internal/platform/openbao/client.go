@@ -150,6 +150,7 @@ type MemberClient interface {
 	Leadership
 	Membership
 	Roles
+	CanaryWriter
 }
 
 // Config describes how the controller reaches and authenticates to one

@@ -189,10 +189,23 @@ type Cluster struct {
 	Green []Member
 	// GreenStatefulSet is green's StatefulSet; nil before it exists.
 	GreenStatefulSet *appsv1.StatefulSet
+	// Canary is the restore canary as read this pass (only while a restore is
+	// verified and its snapshot holds one); nil when it was not read.
+	Canary *CanaryRead
 	// Extra are Raft servers that match no member of Members or Green (a voter left behind by
 	// a StatefulSet scaled down by hand, a node ID of another naming): InRaft is true,
 	// PodExists false. Sorted by name.
 	Extra []Member
+}
+
+// CanaryRead is one read of the restore canary with the controller's role.
+type CanaryRead struct {
+	// Value is what it holds; Found is false when there is no canary entry.
+	Value string
+	Found bool
+	// Err says why it could not be read (a policy without the read, no answer);
+	// empty when it was.
+	Err string
 }
 
 // AllServers is Members, Green and Extra: every member and every Raft server.

@@ -214,8 +214,8 @@ func verdict(s *operation.Snapshot, run *baov1.DrillRun) *baov1.DrillResult {
 		res.Outcome, res.Message = baov1.DrillFailed, fmt.Sprintf("drill cluster %s is gone before its restore ended (deleted by hand?)", run.Cluster)
 	case r != nil && r.Step == baov1.RestoreStepDone:
 		res.Outcome, res.RaftIndex = baov1.DrillPassed, r.RaftIndex
-		res.Message = fmt.Sprintf("%s restored into %s in %s: SHA-256 checked, member restarted and unsealed, roles rewritten, read with the controller's role at Raft index %d",
-			run.Snapshot, run.Cluster, took, r.RaftIndex)
+		res.Message = fmt.Sprintf("%s restored into %s in %s: SHA-256 checked, member restarted and unsealed, roles rewritten, read with the controller's role at Raft index %d%s",
+			run.Snapshot, run.Cluster, took, r.RaftIndex, canaryWords(r.Canary))
 	case r != nil && r.Step == baov1.RestoreStepFailed:
 		res.Outcome, res.Message = baov1.DrillFailed, r.Failure
 	case run.StartedAt != nil && s.Now.Sub(run.StartedAt.Time) > c.DrillTimeout():
@@ -299,7 +299,7 @@ func DrillCluster(c *baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error) {
 		// The version the members run, not one an upgrade has yet to reach.
 		d.Spec.Version, d.Spec.Image = cur, ""
 	}
-	src := baov1.SnapshotSource{S3: *target, Key: key, SHA256: run.SHA256, SourceCluster: c.Name}
+	src := baov1.SnapshotSource{S3: *target, Key: key, SHA256: run.SHA256, SourceCluster: c.Name, Canary: canaryOf(&c.Status, run.SHA256)}
 	if c.GetSealType() == baov1.StaticSeal {
 		src.SealKeySecretRef = &corev1.LocalObjectReference{Name: workload.NamesFor(c).SealSecret()}
 	}

@@ -332,14 +332,24 @@ func failInPlace(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, r *bao
 func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
 	c := s.Object
 	problems := InPlaceProblems(s.Cluster, c.GetReplicas(), uint64(r.AppliedIndex))
+	timedOut := r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > RestoreCheckTimeout
 	if len(problems) > 0 {
 		what := strings.Join(problems, "; ")
-		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > RestoreCheckTimeout {
+		if timedOut {
 			return failInPlace(c, st, r, s.Now, persist, fmt.Sprintf("not every member was verified within %s: %s", RestoreCheckTimeout, what))
 		}
 		r.WaitingFor = "verifying every member at the restored index: " + what
 		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
 	}
+	want := canaryOf(st, r.SHA256)
+	if cok, why, wrong := canaryVerdict(want, s.Canary); !cok {
+		if wrong || timedOut {
+			return failInPlace(c, st, r, s.Now, persist, why)
+		}
+		r.WaitingFor = why
+		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+	}
+	r.Canary = want
 	nextStep(r, baov1.RestoreStepDone, s.Now)
 	r.CompletedAt, r.WaitingFor = ptrTime(s.Now), ""
 	r.LastVoters, r.QuorumLostSince = nil, nil
@@ -348,8 +358,8 @@ func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *
 	if r.StartedAt != nil {
 		took = fmt.Sprintf(" in %s", s.Now.Sub(r.StartedAt.Time).Round(time.Second))
 	}
-	return persist.Say(operation.Normal(EventRestoreCompleted, fmt.Sprintf("Restored %s in place%s: %s leads, and every member (%s) is an unsealed, healthy voter at Raft index %d or later",
-		r.Source, took, s.Leader, strings.Join(memberNames(s.Cluster, c.GetReplicas()), ", "), r.AppliedIndex)))
+	return persist.Say(operation.Normal(EventRestoreCompleted, fmt.Sprintf("Restored %s in place%s: %s leads, and every member (%s) is an unsealed, healthy voter at Raft index %d or later%s",
+		r.Source, took, s.Leader, strings.Join(memberNames(s.Cluster, c.GetReplicas()), ", "), r.AppliedIndex, canaryWords(r.Canary))))
 }
 
 // InPlaceProblems lists, in words, why the members of an in-place restore are not

@@ -21,6 +21,9 @@ type Receipt struct {
 	RaftTerm   uint64    `json:"raftTerm"`
 	FromMember string    `json:"fromMember"`
 	TakenAt    time.Time `json:"takenAt"`
+	// Canary is the restore canary's value written just before the snapshot;
+	// empty when the cluster has none.
+	Canary string `json:"canary,omitempty"`
 }
 
 // ParseReceipt reads a receipt from a termination message and checks that it says
@@ -58,6 +61,6 @@ func (r *Receipt) Status(version string) *baov1.SnapshotReceipt {
 	t := metav1.NewTime(r.TakenAt)
 	return &baov1.SnapshotReceipt{
 		Location: r.Location, TakenAt: &t, SizeBytes: r.SizeBytes, SHA256: r.SHA256,
-		RaftIndex: int64(r.RaftIndex), FromMember: r.FromMember, Version: version,
+		RaftIndex: int64(r.RaftIndex), FromMember: r.FromMember, Version: version, Canary: r.Canary,
 	}
 }

@@ -146,8 +146,12 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 			if r.StartedAt != nil {
 				took = " in " + s.Now.Sub(r.StartedAt.Time).Round(time.Second).String()
 			}
-			return verdict(baov1.DrillPassed, fmt.Sprintf("%s restored %s and upgraded from %s to %s with strategy %s%s",
-				r.Cluster, r.Snapshot, up.FromVersion, r.TargetVersion, c.GetStrategy(), took))
+			canary := ""
+			if ch.Status.Restore != nil {
+				canary = canaryWords(ch.Status.Restore.Canary)
+			}
+			return verdict(baov1.DrillPassed, fmt.Sprintf("%s restored %s%s and upgraded from %s to %s with strategy %s%s",
+				r.Cluster, r.Snapshot, canary, up.FromVersion, r.TargetVersion, c.GetStrategy(), took))
 		case ch.Status.Upgrade != nil && ch.Status.Upgrade.Failure != nil:
 			return verdict(baov1.DrillFailed, fmt.Sprintf("the copy's upgrade failed (%s): %s", ch.Status.Upgrade.Failure.Reason, ch.Status.Upgrade.Failure.Message))
 		case ch.Status.BreakGlass != nil && ch.Status.BreakGlass.Active:
@@ -203,7 +207,7 @@ func RehearsalCluster(c *baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error) {
 	d.Spec.Snapshots = baov1.SnapshotsSpec{}
 	d.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever}
 	d.Spec.Upgrade.Rehearsal = baov1.RehearsalDisabled
-	src := baov1.SnapshotSource{S3: *target, Key: key, SHA256: r.SHA256, SourceCluster: c.Name}
+	src := baov1.SnapshotSource{S3: *target, Key: key, SHA256: r.SHA256, SourceCluster: c.Name, Canary: canaryOf(&c.Status, r.SHA256)}
 	if c.GetSealType() == baov1.StaticSeal {
 		src.SealKeySecretRef = &corev1.LocalObjectReference{Name: workload.NamesFor(c).SealSecret()}
 	}

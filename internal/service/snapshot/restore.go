@@ -303,14 +303,24 @@ func checkStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.R
 	if ok && s.LeaderIndex > 0 && s.LeaderIndex < uint64(r.RaftIndex) {
 		ok = false
 	}
+	timedOut := r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > RestoreCheckTimeout
 	if !ok {
-		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > RestoreCheckTimeout {
+		if timedOut {
 			return failRestore(c, st, r, s.Now, persist, fmt.Sprintf("the controller could not read the restored member with its own role within %s "+
 				"(the roles the snapshot holds may not be baokeeper's; see docs/restore.md)", RestoreCheckTimeout))
 		}
 		r.WaitingFor = fmt.Sprintf("waiting to read %s with the controller's role (leader, Raft configuration, autopilot)", memberName(c))
 		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
 	}
+	want := c.Spec.Bootstrap.FromSnapshot.Canary
+	if cok, why, wrong := canaryVerdict(want, s.Canary); !cok {
+		if wrong || timedOut {
+			return failRestore(c, st, r, s.Now, persist, why)
+		}
+		r.WaitingFor = why
+		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+	}
+	r.Canary = want
 	nextStep(r, baov1.RestoreStepDone, s.Now)
 	r.CompletedAt, r.WaitingFor = ptrTime(s.Now), ""
 	operation.Release(st, operation.OperationRestore)
@@ -318,8 +328,8 @@ func checkStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.R
 	if r.StartedAt != nil {
 		took = fmt.Sprintf(" in %s", s.Now.Sub(r.StartedAt.Time).Round(time.Second))
 	}
-	return persist.Say(operation.Normal(EventRestoreCompleted, fmt.Sprintf("Restored %s (Raft index %d)%s: %s leads with the restored data; the cluster grows to %d members",
-		r.Source, r.RaftIndex, took, s.Leader, c.GetReplicas())))
+	return persist.Say(operation.Normal(EventRestoreCompleted, fmt.Sprintf("Restored %s (Raft index %d)%s: %s leads with the restored data%s; the cluster grows to %d members",
+		r.Source, r.RaftIndex, took, s.Leader, canaryWords(r.Canary), c.GetReplicas())))
 }
 
 func nextStep(r *baov1.RestoreStatus, step baov1.RestoreStep, now time.Time) {

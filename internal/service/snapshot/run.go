@@ -118,16 +118,9 @@ func Wake(st *baov1.OpenBaoClusterStatus, now time.Time) time.Duration {
 }
 
 // Newest is the newest verified snapshot of any trigger: status.lastSnapshot (the
-// last upgrade's) or the newest of status.snapshots.taken; nil when none.
-func Newest(st *baov1.OpenBaoClusterStatus) *baov1.SnapshotReceipt {
-	newest := st.LastSnapshot
-	if ss := st.Snapshots; ss != nil && len(ss.Taken) > 0 && ss.Taken[0].TakenAt != nil {
-		if newest == nil || newest.TakenAt == nil || ss.Taken[0].TakenAt.After(newest.TakenAt.Time) {
-			newest = &ss.Taken[0]
-		}
-	}
-	return newest
-}
+// last upgrade's) or the newest of status.snapshots.taken; nil when none
+// (OpenBaoClusterStatus.NewestSnapshot, which the metrics read too).
+func Newest(st *baov1.OpenBaoClusterStatus) *baov1.SnapshotReceipt { return st.NewestSnapshot() }
 
 // Keep adds a verified snapshot's receipt to status.snapshots.taken, newest first,
 // at most MaxTaken.

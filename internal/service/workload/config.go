@@ -26,6 +26,14 @@ const (
 	ControllerPolicy = "baokeeper-controller"
 	// ExecutorPolicy grants the Raft operations executor Jobs perform.
 	ExecutorPolicy = "baokeeper-executor"
+	// CanaryMount is the KV version 2 secrets engine that self-initialization
+	// enables for the restore canary: the one value baokeeper writes there
+	// (CanaryPath) before every snapshot, and reads back after every restore, so
+	// that a restore is proven to hold the data written before its snapshot.
+	CanaryMount = "baokeeper"
+	// CanaryPath is the canary's API path: the executor may write it, the
+	// controller may read it, and nothing else of the mount is used.
+	CanaryPath = CanaryMount + "/data/canary"
 	// LegacyTokenAudience is the one audience of every cluster initialized before
 	// audiences were per cluster (status.jwtAudience empty or equal to it): its JWT
 	// roles were written with it, and they are not rewritten.
@@ -41,8 +49,9 @@ const (
 	executorTokenMaxTTL   = "30m"
 )
 
-// controllerPolicyHCL lets the controller read cluster health and membership and
-// nothing else. sys/health and sys/leader need no token at all.
+// controllerPolicyHCL lets the controller read cluster health and membership, and
+// the restore canary, and nothing else. sys/health and sys/leader need no token at
+// all.
 const controllerPolicyHCL = `# baokeeper controller: read-only view of Raft membership and health.
 path "sys/storage/raft/configuration" {
   capabilities = ["read"]
@@ -51,6 +60,9 @@ path "sys/storage/raft/autopilot/state" {
   capabilities = ["read"]
 }
 path "sys/ha-status" {
+  capabilities = ["read"]
+}
+path "` + CanaryPath + `" {
   capabilities = ["read"]
 }
 `
@@ -62,7 +74,8 @@ path "sys/ha-status" {
 // from another cluster's snapshot holds that cluster's two JWT roles, bound to the
 // source's identities, which its executor rewrites to its own (executor rebind).
 // The role paths are built from AuthMount, ExecutorRole and ControllerRole so that
-// they stay in step with them.
+// they stay in step with them. Before every snapshot the executor writes the
+// restore canary (CanaryPath), which a restore reads back.
 const executorPolicyHCL = `# baokeeper executor: Raft operations of an upgrade and of a restore.
 path "sys/step-down" {
   capabilities = ["update", "sudo"]
@@ -99,6 +112,9 @@ path "auth/` + AuthMount + `/role/` + ControllerRole + `" {
 }
 path "sys/ha-status" {
   capabilities = ["read"]
+}
+path "` + CanaryPath + `" {
+  capabilities = ["create", "update"]
 }
 `
 
@@ -310,6 +326,13 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 			{"configure_jwt", "update", "auth/" + AuthMount + "/config", map[string]any{
 				"jwt_validation_pubkeys": keys,
 				"bound_issuer":           auth.Issuer,
+			}},
+		}},
+		{"baokeeper_canary", []initRequest{
+			{"enable_canary", "update", "sys/mounts/" + CanaryMount, map[string]any{
+				"type":        "kv",
+				"description": "baokeeper's restore canary: written before every snapshot, read back after every restore",
+				"options":     map[string]any{"version": "2"},
 			}},
 		}},
 		{"baokeeper_policies", []initRequest{

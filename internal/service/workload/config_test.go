@@ -405,7 +405,7 @@ func TestRenderInitializeStanzaOrder(t *testing.T) {
 	out, err := RenderInitialize(newCluster(withExtraRequest("mount-kv", "", "sys/mounts/secret", `{"type":"kv"}`)), testAuth())
 	g.Expect(err).NotTo(HaveOccurred())
 	order := []string{
-		`initialize "baokeeper_auth"`, `initialize "baokeeper_policies"`, `initialize "baokeeper_roles"`, `initialize "user"`,
+		`initialize "baokeeper_auth"`, `initialize "baokeeper_canary"`, `initialize "baokeeper_policies"`, `initialize "baokeeper_roles"`, `initialize "user"`,
 	}
 	last := -1
 	for _, s := range order {
@@ -421,7 +421,7 @@ func TestRenderInitializeWithoutExtraRequests(t *testing.T) {
 	out, err := RenderInitialize(newCluster(), testAuth())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out).NotTo(ContainSubstring(`initialize "user"`), "an empty user stanza must not be rendered")
-	g.Expect(strings.Count(out, "  request ")).To(Equal(6))
+	g.Expect(strings.Count(out, "  request ")).To(Equal(7), "the JWT method and its config, the canary mount, two policies, two roles")
 }
 
 func TestRenderInitializeExtraRequests(t *testing.T) {

@@ -89,8 +89,11 @@ func TestRenderedInitializeParsesWithOpenBaoHCL(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	reqs := hcl1Requests(g, src)
 
-	g.Expect(reqs).To(HaveLen(7))
+	g.Expect(reqs).To(HaveLen(8))
 	g.Expect(reqs["enable_jwt"]["path"]).To(Equal("sys/auth/baokeeper-jwt"))
+	g.Expect(reqs["enable_canary"]["path"]).To(Equal("sys/mounts/" + CanaryMount))
+	g.Expect(dataOf(g, reqs["enable_canary"])["type"]).To(Equal("kv"))
+	g.Expect(dataOf(g, reqs["enable_canary"])["options"]).To(Equal([]map[string]any{{"version": "2"}}), "a KV version 2 engine")
 	g.Expect(reqs["enable_jwt"]["operation"]).To(Equal("update"))
 	g.Expect(dataOf(g, reqs["configure_jwt"])["jwt_validation_pubkeys"]).To(Equal([]any{testKey1, testKey2}),
 		"multi-line PEM keys must reach OpenBao byte for byte")

@@ -302,6 +302,30 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 		expectDenied(err)
 		_, err = c.Logical().ReadWithContext(ctx, "sys/storage/raft/snapshot")
 		expectDenied(err)
+		_, err = c.Logical().WriteWithContext(ctx, workload.CanaryPath, map[string]any{"data": map[string]any{"value": "forged"}})
+		expectDenied(err)
+	}, SpecTimeout(time.Minute))
+
+	It("lets the executor write the restore canary and the controller read it back, through baokeeper's own clients", func(ctx SpecContext) {
+		caFile, tokFile := filepath.Join(dir, "canary-ca.crt"), filepath.Join(dir, "executor-token")
+		Expect(os.WriteFile(caFile, caPEM, 0o600)).To(Succeed())
+		Expect(os.WriteFile(tokFile, []byte(tokenFor(ctx, ns, "bao-executor", workload.JWTAudience(cluster))), 0o600)).To(Succeed())
+		mc, err := openbao.NewMemberClient(openbao.MemberConfig{CAFile: caFile, AuthMount: workload.AuthMount, Role: workload.ExecutorRole,
+			TokenFile: tokFile, Timeout: 5 * time.Second})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mc.WriteCanary(ctx, apiAddr, workload.CanaryPath, "ns/bao/requested-1.snap")).To(Succeed())
+		cr, ok := controllerClient().(openbao.CanaryReader)
+		Expect(ok).To(BeTrue(), "the controller's reader reads the canary")
+		v, err := cr.Canary(ctx, workload.CanaryPath)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v).To(Equal("ns/bao/requested-1.snap"))
+
+		By("nothing else of the mount: the executor cannot read, the controller cannot write")
+		tok := login(ctx, tokenFor(ctx, ns, "bao-executor", workload.JWTAudience(cluster)), workload.ExecutorRole)
+		_, err = apiClient(tok).Logical().ReadWithContext(ctx, workload.CanaryMount+"/data/other")
+		expectDenied(err)
+		_, err = apiClient(tok).Logical().WriteWithContext(ctx, workload.CanaryMount+"/data/other", map[string]any{"data": map[string]any{"a": "b"}})
+		expectDenied(err)
 	}, SpecTimeout(time.Minute))
 
 	It("gives the executor's role the Raft operations and nothing else", func(ctx SpecContext) {

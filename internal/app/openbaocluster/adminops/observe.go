@@ -2,6 +2,7 @@ package adminops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,8 +68,30 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*ope
 		if obs.AutopilotLags() {
 			h.following(ctx, obs)
 		}
+		if snapshot.CanaryExpected(c) != "" {
+			obs.Canary = r.readCanary(ctx, h.bao)
+		}
 	}
 	return obs, nil
+}
+
+// readCanary reads the restore canary with the controller's role, for a restore
+// whose snapshot holds one and which is being verified.
+func (r *Reconciler) readCanary(ctx context.Context, bao openbao.Reader) *operation.CanaryRead {
+	cr, ok := bao.(openbao.CanaryReader)
+	if !ok {
+		return &operation.CanaryRead{Err: "this OpenBao client cannot read the canary"}
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.healthTimeout())
+	defer cancel()
+	v, err := cr.Canary(cctx, workload.CanaryPath)
+	switch {
+	case errors.Is(err, openbao.ErrNotFound):
+		return &operation.CanaryRead{}
+	case err != nil:
+		return &operation.CanaryRead{Err: err.Error()}
+	}
+	return &operation.CanaryRead{Value: v, Found: true}
 }
 
 func (r *Reconciler) getStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster, name string) (*appsv1.StatefulSet, error) {

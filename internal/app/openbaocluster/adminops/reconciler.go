@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,6 +97,7 @@ const (
 	eventRestartAccepted  baov1.Reason = "RestartRequested"
 	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
 	eventRestoreAccepted  baov1.Reason = "RestoreRequested"
+	eventActionFailed     baov1.Reason = "ActionFailed"
 	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
 	eventRollbackStarted  baov1.Reason = "RollbackStarted"
 )
@@ -148,7 +150,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if stuck != nil {
 			reterr = errors.Join(reterr, r.deleteStuckJobs(ctx, c, stuck))
 		}
-		reterr = errors.Join(reterr, r.tendExecutors(ctx, c, r.executors))
+		if err := r.tendExecutors(ctx, c, r.executors); err != nil {
+			if !apierrors.IsConflict(err) {
+				r.eventNow(c, corev1.EventTypeWarning, eventActionFailed, fmt.Sprintf("could not tend the executors of %s: %v; baokeeper retries with backoff", c.Name, err))
+			}
+			reterr = errors.Join(reterr, err)
+		}
 	}()
 
 	r.handleRequests(c, obs)
@@ -166,6 +173,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	plan := op.Decide(snap)
 	ctrl.LoggerFrom(ctx).V(1).Info("Decided", "operation", op.Name(), "action", string(plan.Kind), "waitingFor", plan.WaitingFor)
 	res, err = r.execute(ctx, c, snap, plan)
+	if err != nil && !apierrors.IsConflict(err) {
+		// Said where a person looks (kubectl describe, kubectl bao timeline), not only
+		// in the operator's log: a step that cannot be taken (a permission the
+		// operator lacks, a quota, an admission webhook) is retried with backoff.
+		r.event(c, corev1.EventTypeWarning, eventActionFailed, fmt.Sprintf("%s could not %s: %v; baokeeper retries with backoff",
+			op.Name(), actionWords(plan), err))
+	}
 	if l := c.Status.OperationLock; l != nil {
 		l.Waiting = waiters(snap, &c.Status)
 	}
@@ -181,6 +195,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res.RequeueAfter = wake
 	}
 	return res, err
+}
+
+// actionWords names a plan's action for an event: "create Job bao-restore-...-1",
+// "delete pod bao-1", "apply PodTemplate".
+func actionWords(p operation.Plan) string {
+	switch {
+	case p.Kind == operation.KindCreateJob && p.Job != nil:
+		return "create Job " + p.Job.Name
+	case p.Member != "":
+		return fmt.Sprintf("%s %s %s", strings.ToLower(string(p.Kind)), p.Object, p.Member)
+	case p.Object != "":
+		return fmt.Sprintf("%s %s", strings.ToLower(string(p.Kind)), p.Object)
+	}
+	return strings.ToLower(string(p.Kind))
 }
 
 // recordState exports what this pass changed, once its status is written: the
