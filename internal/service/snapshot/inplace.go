@@ -284,7 +284,7 @@ func inPlaceRestoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r
 
 func createInPlaceJob(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
 	c := s.Object
-	job, err := InPlaceRestoreJob(c, r, s.ExecutorImage)
+	job, err := InPlaceRestoreJob(c, r, inPlaceMembers(s), s.ExecutorImage)
 	if err != nil {
 		return failInPlace(c, st, r, s.Now, persist, err.Error())
 	}
@@ -331,7 +331,8 @@ func failInPlace(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, r *bao
 // node applied the snapshot at.
 func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
 	c := s.Object
-	problems := InPlaceProblems(s.Cluster, c.GetReplicas(), uint64(r.AppliedIndex))
+	n := inPlaceMembers(s)
+	problems := InPlaceProblems(s.Cluster, n, uint64(r.AppliedIndex))
 	timedOut := r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > RestoreCheckTimeout
 	if len(problems) > 0 {
 		what := strings.Join(problems, "; ")
@@ -359,7 +360,17 @@ func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *
 		took = fmt.Sprintf(" in %s", s.Now.Sub(r.StartedAt.Time).Round(time.Second))
 	}
 	return persist.Say(operation.Normal(EventRestoreCompleted, fmt.Sprintf("Restored %s in place%s: %s leads, and every member (%s) is an unsealed, healthy voter at Raft index %d or later%s",
-		r.Source, took, s.Leader, strings.Join(memberNames(s.Cluster, c.GetReplicas()), ", "), r.AppliedIndex, canaryWords(r.Canary))))
+		r.Source, took, s.Leader, strings.Join(memberNames(s.Cluster, n), ", "), r.AppliedIndex, canaryWords(r.Canary))))
+}
+
+// inPlaceMembers is how many members the restore verifies: those the StatefulSet
+// runs (a spec.replicas changed meanwhile is the scaling's, which waits for the
+// lock), or spec.replicas before the StatefulSet is observed.
+func inPlaceMembers(s *operation.Snapshot) int32 {
+	if n := s.Replicas(); n > 0 {
+		return n
+	}
+	return s.Object.GetReplicas()
 }
 
 // InPlaceProblems lists, in words, why the members of an in-place restore are not
@@ -416,14 +427,14 @@ func InPlaceRestoreJobName(c *baov1.OpenBaoCluster, r *baov1.RestoreStatus) stri
 // downloads the object into an emptyDir, checks its SHA-256 against the receipt's,
 // sends it to the active node among every member and waits until that node applied
 // it. The bucket is the one of the spec's targets the receipt's location names.
-func InPlaceRestoreJob(c *baov1.OpenBaoCluster, r *baov1.RestoreStatus, image string) (*batchv1.Job, error) {
+func InPlaceRestoreJob(c *baov1.OpenBaoCluster, r *baov1.RestoreStatus, members int32, image string) (*batchv1.Job, error) {
 	target, key, err := TargetFor(c, r.Source)
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{
 		"executor", ActionRestore,
-		"--members", strings.Join(executorjob.MemberAddresses(c), ","),
+		"--members", strings.Join(executorjob.MemberAddressesN(c, members), ","),
 		"--ca-file", executorjob.CAFile,
 		"--token-file", executorjob.TokenFile,
 		"--s3-key", key,

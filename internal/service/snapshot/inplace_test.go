@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -188,6 +189,8 @@ func TestInPlaceRestoreOperation(t *testing.T) {
 		jobs        func(t *testing.T) map[string]operation.ObservedJob
 		noAutopilot bool
 		leaderIndex uint64
+		// stsReplicas is the StatefulSet's replica count; 0 for no StatefulSet.
+		stsReplicas int32
 
 		wantKind       operation.Kind
 		wantBreakGlass bool
@@ -252,6 +255,10 @@ func TestInPlaceRestoreOperation(t *testing.T) {
 		{reason: "check: every member an unsealed healthy voter at the applied index: done, lock released",
 			c: servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0)), members: threeServing(401), leaderIndex: 401,
 			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepDone, wantEvent: EventRestoreCompleted, wantText: "every member (bao-0, bao-1, bao-2)"},
+		{reason: "check: spec.replicas raised meanwhile (the scaling waits for the lock): the members the StatefulSet runs are verified",
+			c: servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0), func(c *baov1.OpenBaoCluster) { five := int32(5); c.Spec.Replicas = &five }),
+			members: threeServing(401), leaderIndex: 401, stsReplicas: 3,
+			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepDone, wantEvent: EventRestoreCompleted, wantText: "every member (bao-0, bao-1, bao-2)"},
 		{reason: "check: a follower behind the applied index is waited for",
 			c: servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0)), leaderIndex: 401,
 			members: threeServing(401, func(m *operation.Member) {
@@ -297,6 +304,9 @@ func TestInPlaceRestoreOperation(t *testing.T) {
 			if tt.noAutopilot {
 				cl.Leader = ""
 			}
+			if tt.stsReplicas > 0 {
+				cl.StatefulSet = &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: &tt.stsReplicas}}
+			}
 			if jobs == nil {
 				jobs = map[string]operation.ObservedJob{}
 			}
@@ -338,7 +348,7 @@ func TestInPlaceRestoreOperation(t *testing.T) {
 func TestInPlaceRestoreJob(t *testing.T) {
 	g := NewWithT(t)
 	c := servingCluster(inPlaceAt(baov1.RestoreStepRestore, 1))
-	job, err := InPlaceRestoreJob(c, c.Status.InPlaceRestore, "baokeeper:test")
+	job, err := InPlaceRestoreJob(c, c.Status.InPlaceRestore, 3, "baokeeper:test")
 	g.Expect(err).NotTo(HaveOccurred())
 	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
 	g.Expect(args).To(HavePrefix("executor restore --members https://bao-0."))
@@ -349,6 +359,6 @@ func TestInPlaceRestoreJob(t *testing.T) {
 	g.Expect(job.Spec.Template.Spec.ServiceAccountName).To(Equal("bao-executor"))
 
 	c.Spec.Snapshots.S3.Bucket = "moved"
-	_, err = InPlaceRestoreJob(c, c.Status.InPlaceRestore, "baokeeper:test")
+	_, err = InPlaceRestoreJob(c, c.Status.InPlaceRestore, 3, "baokeeper:test")
 	g.Expect(err).To(MatchError(ContainSubstring("bucket snaps")))
 }
