@@ -256,7 +256,7 @@ func TestInPlaceRestoreOperation(t *testing.T) {
 			c: servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0)), members: threeServing(401), leaderIndex: 401,
 			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepDone, wantEvent: EventRestoreCompleted, wantText: "every member (bao-0, bao-1, bao-2)"},
 		{reason: "check: spec.replicas raised meanwhile (the scaling waits for the lock): the members the StatefulSet runs are verified",
-			c: servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0), func(c *baov1.OpenBaoCluster) { five := int32(5); c.Spec.Replicas = &five }),
+			c:       servingCluster(inPlaceAt(baov1.RestoreStepCheck, 0), func(c *baov1.OpenBaoCluster) { five := int32(5); c.Spec.Replicas = &five }),
 			members: threeServing(401), leaderIndex: 401, stsReplicas: 3,
 			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepDone, wantEvent: EventRestoreCompleted, wantText: "every member (bao-0, bao-1, bao-2)"},
 		{reason: "check: a follower behind the applied index is waited for",
