@@ -411,34 +411,29 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 	return errors.Join(RenderResult(cmd.OutOrStdout(), res), waitErr)
 }
 
-// snapshotPoll is how often snapshot --wait reads the cluster.
-const snapshotPoll = 2 * time.Second
+// waitPoll is how often snapshot --wait and restore --in-place --wait read the
+// cluster.
+const waitPoll = 2 * time.Second
 
 // waitSnapshot waits until the snapshot requested with token is in
 // status.snapshots.taken, or failed (status.snapshots.lastFailure).
 func waitSnapshot(ctx context.Context, s *session, name, token string, timeout time.Duration) (*baov1.SnapshotReceipt, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		c, err := s.get(ctx, name)
-		if err != nil && ctx.Err() == nil {
-			return nil, err
-		}
-		if r, ferr := SnapshotOutcome(c, token); r != nil || ferr != nil {
-			return r, ferr
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("the snapshot %s=%s was not taken within %s; kubectl bao status %s -n %s says what it waits for (status.snapshots.waitingFor)",
-				baov1.AnnotationSnapshot, token, timeout, name, s.namespace)
-		case <-time.After(snapshotPoll):
-		}
-	}
+	return waitOutcome(ctx, s, name, timeout, func(c *baov1.OpenBaoCluster) (*baov1.SnapshotReceipt, error) { return SnapshotOutcome(c, token) },
+		fmt.Errorf("the snapshot %s=%s was not taken within %s; kubectl bao status %s -n %s says what it waits for (status.snapshots.waitingFor)",
+			baov1.AnnotationSnapshot, token, timeout, name, s.namespace))
 }
 
 // waitRestore waits until the in-place restore requested with value is done or
 // failed (status.inPlaceRestore).
 func waitRestore(ctx context.Context, s *session, name, value string, timeout time.Duration) (*baov1.RestoreStatus, error) {
+	return waitOutcome(ctx, s, name, timeout, func(c *baov1.OpenBaoCluster) (*baov1.RestoreStatus, error) { return RestoreOutcome(c, value) },
+		fmt.Errorf("the in-place restore %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.inPlaceRestore.waitingFor)",
+			baov1.AnnotationRestore, value, timeout, name, s.namespace))
+}
+
+// waitOutcome reads the cluster every waitPoll until outcome has a result or an
+// error, or timeout passed (then late).
+func waitOutcome[T any](ctx context.Context, s *session, name string, timeout time.Duration, outcome func(*baov1.OpenBaoCluster) (*T, error), late error) (*T, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -446,14 +441,13 @@ func waitRestore(ctx context.Context, s *session, name, value string, timeout ti
 		if err != nil && ctx.Err() == nil {
 			return nil, err
 		}
-		if r, ferr := RestoreOutcome(c, value); r != nil || ferr != nil {
+		if r, ferr := outcome(c); r != nil || ferr != nil {
 			return r, ferr
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the in-place restore %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.inPlaceRestore.waitingFor)",
-				baov1.AnnotationRestore, value, timeout, name, s.namespace)
-		case <-time.After(snapshotPoll):
+			return nil, late
+		case <-time.After(waitPoll):
 		}
 	}
 }

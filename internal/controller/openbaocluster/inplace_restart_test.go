@@ -33,6 +33,23 @@ const inPlaceRequest = restoreTestSHA + "-1"
 // leader's index then, which the members reach as the world steps.
 func runInPlaceRestore(ctx context.Context, k client.WithWatch, ns string, crashAt int) *upgradeWorld {
 	GinkgoHelper()
+	c, w := inPlaceRequested(ctx, k, ns)
+	w.crashAt = crashAt
+	runPasses(ctx, k, w, c, 40, func(c *baov1.OpenBaoCluster) (bool, any) {
+		r := c.Status.InPlaceRestore
+		return r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed), r
+	}, func() {
+		w.clock.Step(snapshot.Poll)
+		finishRestoreJobs(ctx, k, w, c)
+	})
+	return w
+}
+
+// inPlaceRequested creates a 3-member cluster at rest with a bucket and a verified
+// snapshot, lets a first pass seed its version, and asks for the snapshot's
+// in-place restore (baokeeper.dev/restore=inPlaceRequest).
+func inPlaceRequested(ctx context.Context, k client.WithWatch, ns string) (*baov1.OpenBaoCluster, *upgradeWorld) {
+	GinkgoHelper()
 	c := createRestartCluster(ctx, k, ns, 3)
 	c.Spec.Snapshots = baov1.SnapshotsSpec{S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
 	Expect(k.Update(ctx, c)).To(Succeed())
@@ -48,16 +65,7 @@ func runInPlaceRestore(ctx context.Context, k client.WithWatch, ns string, crash
 	Expect(k.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
 	c.Annotations = map[string]string{baov1.AnnotationRestore: inPlaceRequest}
 	Expect(k.Update(ctx, c)).To(Succeed())
-
-	w.crashAt = crashAt
-	runPasses(ctx, k, w, c, 40, func(c *baov1.OpenBaoCluster) (bool, any) {
-		r := c.Status.InPlaceRestore
-		return r != nil && (r.Step == baov1.RestoreStepDone || r.Step == baov1.RestoreStepFailed), r
-	}, func() {
-		w.clock.Step(snapshot.Poll)
-		finishRestoreJobs(ctx, k, w, c)
-	})
-	return w
+	return c, w
 }
 
 // expectOneInPlaceRestore asserts what holds after every run, crash or not: the
@@ -89,19 +97,9 @@ func expectOneInPlaceRestore(ctx context.Context, k client.Client, w *upgradeWor
 // crash, then once per pass of it that wrote status, crashing after that pass.
 func inPlaceRestoreCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
 	GinkgoHelper()
-	ref := runInPlaceRestore(ctx, k, "inplace-ref", -1)
-	expectOneInPlaceRestore(ctx, k, ref)
-	passes := len(ref.writes)
-	GinkgoWriter.Printf("in-place restore reference run: %d passes%s\n", passes, ref.history())
-	Expect(passes).To(BeNumerically(">=", 4), "accepted, the lock, the Job, its result, verified")
-	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
-		w := runInPlaceRestore(ctx, k, fmt.Sprintf("inplace-k%d", crashAt), crashAt)
-		for i := range crashAt {
-			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
-		}
-		GinkgoWriter.Printf("in-place restore: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
-		expectOneInPlaceRestore(ctx, k, w)
-	})
+	crashEveryPass("inplace", 4, "accepted, the lock, the Job, its result, verified",
+		func(ns string, crashAt int) *upgradeWorld { return runInPlaceRestore(ctx, k, ns, crashAt) },
+		func(w *upgradeWorld) { expectOneInPlaceRestore(ctx, k, w) })
 }
 
 // actionRefused runs an accepted in-place restore with a client whose every write
@@ -110,23 +108,8 @@ func inPlaceRestoreCrashAfterEveryStatusWrite(ctx context.Context, k client.With
 // that could not hand the restore to its executor.
 func actionRefused(ctx context.Context, k client.WithWatch) []string {
 	GinkgoHelper()
-	const ns = "inplace-forbidden"
-	c := createRestartCluster(ctx, k, ns, 3)
-	c.Spec.Snapshots = baov1.SnapshotsSpec{S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
-	Expect(k.Update(ctx, c)).To(Succeed())
-	taken := metav1.Now()
-	c.Status.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://snaps/" + ns + "/bao/x.snap", SHA256: restoreTestSHA,
-		TakenAt: &taken, Version: restartFrom, RaftIndex: 90, SizeBytes: 4096}}}
-	Expect(k.Status().Update(ctx, c)).To(Succeed())
-	w := newUpgradeWorld(k, c, 1, restartFrom)
-	w.step(ctx)
-	w.step(ctx)
+	c, w := inPlaceRequested(ctx, k, "inplace-forbidden")
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)}
-	_, err := w.reconciler(k).Reconcile(ctx, req)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
-	c.Annotations = map[string]string{baov1.AnnotationRestore: inPlaceRequest}
-	Expect(k.Update(ctx, c)).To(Succeed())
 
 	forbidden := func(obj client.Object) error {
 		switch obj.(type) {

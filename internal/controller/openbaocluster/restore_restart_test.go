@@ -165,17 +165,29 @@ func expectOneRestore(ctx context.Context, k client.Client, w *upgradeWorld) {
 // pass of it that wrote status, crashing after that pass.
 func restoreCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
 	GinkgoHelper()
-	ref := runRestore(ctx, k, "restore-ref", -1)
-	expectOneRestore(ctx, k, ref)
+	crashEveryPass("restore", 6, "begin, the restore Job, its result, the restart, the rebind, the check",
+		func(ns string, crashAt int) *upgradeWorld { return runRestore(ctx, k, ns, crashAt) },
+		func(w *upgradeWorld) { expectOneRestore(ctx, k, w) })
+}
+
+// crashEveryPass runs an operation once without a crash (namespace
+// <what>-ref), then once per pass of that reference run that wrote status,
+// crashing after that pass (namespace <what>-k<pass>): up to the crash every run is
+// the reference run, and after it expect holds. minPasses guards the reference
+// run's length (why names its passes).
+func crashEveryPass(what string, minPasses int, why string, run func(ns string, crashAt int) *upgradeWorld, expect func(*upgradeWorld)) {
+	GinkgoHelper()
+	ref := run(what+"-ref", -1)
+	expect(ref)
 	passes := len(ref.writes)
-	GinkgoWriter.Printf("restore reference run: %d passes%s\n", passes, ref.history())
-	Expect(passes).To(BeNumerically(">=", 6), "begin, the restore Job, its result, the restart, the rebind, the check")
+	GinkgoWriter.Printf("%s reference run: %d passes%s\n", what, passes, ref.history())
+	Expect(passes).To(BeNumerically(">=", minPasses), why)
 	eachCrash(passes, ref.writes, restartWorkers, func(crashAt int) {
-		w := runRestore(ctx, k, fmt.Sprintf("restore-k%d", crashAt), crashAt)
+		w := run(fmt.Sprintf("%s-k%d", what, crashAt), crashAt)
 		for i := range crashAt {
 			Expect(w.writes[i]).To(Equal(ref.writes[i]), "%s: up to the crash, pass %d is the reference run's", w.cluster.Namespace, i)
 		}
-		GinkgoWriter.Printf("restore: crash after pass %2d (%s): %d passes\n", crashAt, ref.describePass(crashAt), len(w.writes))
-		expectOneRestore(ctx, k, w)
+		GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes\n", what, crashAt, ref.describePass(crashAt), len(w.writes))
+		expect(w)
 	})
 }

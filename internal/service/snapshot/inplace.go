@@ -302,9 +302,8 @@ func retryInPlace(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov
 	if strings.Contains(term, fatalMarker) || r.Attempts >= RestoreAttempts {
 		return failInPlace(s.Object, st, r, s.Now, persist, why)
 	}
-	if wait := job.FinishedAt.Add(RetryDelay).Sub(s.Now); !job.FinishedAt.IsZero() && wait > 0 {
-		r.WaitingFor = fmt.Sprintf("%s; retrying in %s", why, wait.Round(time.Second))
-		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: wait, WaitingFor: r.WaitingFor}}
+	if p, pause := retryPause(st, r, job, why, s.Now); pause {
+		return p
 	}
 	r.Attempts++
 	return createInPlaceJob(s, st, r, persist)

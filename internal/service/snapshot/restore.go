@@ -188,15 +188,25 @@ func retryRestore(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov
 	if strings.Contains(term, fatalMarker) || r.Attempts >= RestoreAttempts {
 		return failRestore(s.Object, st, r, s.Now, persist, why)
 	}
-	if wait := job.FinishedAt.Add(RetryDelay).Sub(s.Now); !job.FinishedAt.IsZero() && wait > 0 {
-		r.WaitingFor = fmt.Sprintf("%s; retrying in %s", why, wait.Round(time.Second))
-		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: wait, WaitingFor: r.WaitingFor}}
+	if p, pause := retryPause(st, r, job, why, s.Now); pause {
+		return p
 	}
 	r.Attempts++
 	if r.Step == baov1.RestoreStepRebind {
 		return createRebindJob(s, st, r)
 	}
 	return createRestoreJob(s, st, r)
+}
+
+// retryPause is the wait of a restore before its next Job attempt: RetryDelay after
+// the failed one finished. pause is false once it passed.
+func retryPause(st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, job operation.Job, why string, now time.Time) (p operation.Plan, pause bool) {
+	wait := job.FinishedAt.Add(RetryDelay).Sub(now)
+	if job.FinishedAt.IsZero() || wait <= 0 {
+		return operation.Plan{}, false
+	}
+	r.WaitingFor = fmt.Sprintf("%s; retrying in %s", why, wait.Round(time.Second))
+	return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: wait, WaitingFor: r.WaitingFor}}, true
 }
 
 func orJobMessage(term, msg string) string {
