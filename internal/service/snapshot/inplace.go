@@ -243,7 +243,7 @@ func inPlaceRestoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r
 	if r.Attempts == 0 {
 		if s.Leader == "" {
 			r.WaitingFor = "waiting for a leader to send the snapshot to"
-			return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+			return restoreWait(st, r)
 		}
 		r.Attempts = 1
 		return createInPlaceJob(s, st, r, persist)
@@ -256,7 +256,7 @@ func inPlaceRestoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r
 		return createInPlaceJob(s, st, r, persist)
 	case operation.JobRunning:
 		r.WaitingFor = fmt.Sprintf("waiting for Job %s (download, check, send the snapshot and wait until the active node applied it)", name)
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	case operation.JobFailed:
 		return retryInPlace(s, st, r, persist, job, fmt.Sprintf("Job %s failed: %s", name, orJobMessage(term, job.Message)), term)
 	}
@@ -318,16 +318,12 @@ func failInPlace(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, r *bao
 	}
 	msg := fmt.Sprintf("The in-place restore of %s stopped at step %s after %d attempt(s): %s. %s. To try again once the cause is fixed, set %s=%s-<a new token>",
 		r.Source, r.Step, max(r.Attempts, 1), why, next, baov1.AnnotationRestore, r.SHA256)
-	r.Failure, r.WaitingFor = msg, ""
-	r.Step = baov1.RestoreStepFailed
-	r.StepStartedAt = ptrTime(now)
-	operation.Release(st, operation.OperationRestore)
-	return persist.Say(operation.Warning(EventRestoreFailed, msg))
+	return endFailed(st, r, now, persist, msg)
 }
 
-// inPlaceCheckStep verifies every member: the leader and each of the spec's
-// members an unsealed, healthy voter whose Raft index reached the one the active
-// node applied the snapshot at.
+// inPlaceCheckStep verifies every member: the leader and each member the
+// StatefulSet runs an unsealed, healthy voter whose Raft index reached the one the
+// active node applied the snapshot at, and the canary the receipt records.
 func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
 	c := s.Object
 	n := inPlaceMembers(s)
@@ -339,7 +335,7 @@ func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *
 			return failInPlace(c, st, r, s.Now, persist, fmt.Sprintf("not every member was verified within %s: %s", RestoreCheckTimeout, what))
 		}
 		r.WaitingFor = "verifying every member at the restored index: " + what
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	}
 	want := canaryOf(st, r.SHA256)
 	if cok, why, wrong := canaryVerdict(want, s.Canary); !cok {
@@ -347,7 +343,7 @@ func inPlaceCheckStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *
 			return failInPlace(c, st, r, s.Now, persist, why)
 		}
 		r.WaitingFor = why
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	}
 	r.Canary = want
 	nextStep(r, baov1.RestoreStepDone, s.Now)
@@ -379,7 +375,7 @@ func InPlaceProblems(c *operation.Cluster, replicas int32, applied uint64) []str
 	var out []string
 	switch {
 	case !c.AutopilotKnown || c.Leader == "":
-		return []string{"autopilot cannot be read or names no leader"}
+		return []string{"autopilot cannot be read or names no leader (kubectl bao status shows what the controller reads; the leader's log says why it does not lead)"}
 	case c.LeaderIndex < applied:
 		out = append(out, fmt.Sprintf("the leader %s is at Raft index %d, below %d", c.Leader, c.LeaderIndex, applied))
 	}

@@ -131,7 +131,7 @@ func restoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1
 	if r.Attempts == 0 {
 		if m := firstMember(s); !serving(m) {
 			r.WaitingFor = fmt.Sprintf("waiting for %s to initialize and unseal before the snapshot is sent to it", memberName(c))
-			return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+			return restoreWait(st, r)
 		}
 		r.Attempts = 1
 		return createRestoreJob(s, st, r)
@@ -144,7 +144,7 @@ func restoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1
 		return createRestoreJob(s, st, r)
 	case operation.JobRunning:
 		r.WaitingFor = fmt.Sprintf("waiting for Job %s (download, check and send the snapshot)", name)
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	case operation.JobFailed:
 		return retryRestore(s, st, r, persist, name, job, term, "")
 	}
@@ -222,11 +222,23 @@ func failRestore(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, r *bao
 	msg := fmt.Sprintf("The restore of %s stopped at step %s after %d attempt(s): %s. The cluster keeps one member and no client Service. "+
 		"Fix the cause, then delete this OpenBaoCluster and its volume claims (kubectl delete pvc -n %s -l %s=%s) and create it again",
 		r.Source, r.Step, r.Attempts, why, c.Namespace, workload.LabelCluster, c.Name)
+	return endFailed(st, r, now, persist, msg)
+}
+
+// endFailed records a restore's failure (either kind), releases its lock and says
+// so in a Warning event.
+func endFailed(st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, now time.Time, persist operation.Plan, msg string) operation.Plan {
 	r.Failure, r.WaitingFor = msg, ""
 	r.Step = baov1.RestoreStepFailed
 	r.StepStartedAt = ptrTime(now)
 	operation.Release(st, operation.OperationRestore)
 	return persist.Say(operation.Warning(EventRestoreFailed, msg))
+}
+
+// restoreWait is a pass of a restore that waits for r.WaitingFor, looking again
+// after Poll.
+func restoreWait(st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus) operation.Plan {
+	return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
 }
 
 func restartStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
@@ -278,7 +290,7 @@ func rebindStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.
 		return createRebindJob(s, st, r)
 	case operation.JobRunning:
 		r.WaitingFor = fmt.Sprintf("waiting for Job %s (rewrite the roles)", name)
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	case operation.JobFailed:
 		if s.AutopilotKnown {
 			// The controller reads the member with its own role: an earlier attempt
@@ -320,7 +332,7 @@ func checkStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.R
 				"(the roles the snapshot holds may not be baokeeper's; see docs/restore.md)", RestoreCheckTimeout))
 		}
 		r.WaitingFor = fmt.Sprintf("waiting to read %s with the controller's role (leader, Raft configuration, autopilot)", memberName(c))
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	}
 	want := c.Spec.Bootstrap.FromSnapshot.Canary
 	if cok, why, wrong := canaryVerdict(want, s.Canary); !cok {
@@ -328,7 +340,7 @@ func checkStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.R
 			return failRestore(c, st, r, s.Now, persist, why)
 		}
 		r.WaitingFor = why
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: r.WaitingFor}}
+		return restoreWait(st, r)
 	}
 	r.Canary = want
 	nextStep(r, baov1.RestoreStepDone, s.Now)
