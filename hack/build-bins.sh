@@ -20,7 +20,7 @@ BAO_VERSION=2.4.0
 BAO_COMMIT=f9407a27fbee45f62ba521bba2bf1e2360c61031
 BAO_BUILD_DATE=2025-08-28T20:23:15Z
 # Relinked copies of the 2.4.0 source that report other versions, for upgrade tests.
-BAO_FAKE_VERSIONS=${BAO_FAKE_VERSIONS:-"2.4.1 2.5.0"}
+BAO_FAKE_VERSIONS=${BAO_FAKE_VERSIONS:-"2.4.1 2.5.0 2.6.0"}
 
 export GOFLAGS="-mod=readonly -buildvcs=false"
 # CGO_ENABLED=0 and no -trimpath for kubernetes and etcd, as for baokeeper's own

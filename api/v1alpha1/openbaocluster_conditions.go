@@ -218,6 +218,13 @@ const (
 	// exactly one snapshot. Every write made since that snapshot is lost. Once per
 	// new value; kubectl bao restore CLUSTER --in-place sets it.
 	AnnotationRestore = "baokeeper.dev/restore"
+	// AnnotationRehearse rehearses an upgrade to the version it names on a copy
+	// restored from the newest verified snapshot, without changing the cluster:
+	// VERSION, optionally followed by "+" and a token of the requester's own (to
+	// rehearse the same version again later). The verdict is in status.rehearsal;
+	// an upgrade to that version with spec.upgrade.rehearsal Required counts a
+	// rehearsal that passed from the same version within RehearsalValidFor.
+	AnnotationRehearse = "baokeeper.dev/rehearse"
 )
 
 // Annotations baokeeper sets on the member pod template. Each carries what a running

@@ -7,8 +7,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// OfflineUpgradeStatus is the record of an offline upgrade's outage.
+type OfflineUpgradeStatus struct {
+	// stoppedAt is when every member was asked to stop; set before any pod is
+	// deleted.
+	// +optional
+	StoppedAt *metav1.Time `json:"stoppedAt,omitempty"`
+	// committedIndex is the leader's committed Raft index read just before the stop:
+	// every acknowledged write is at or below it, and the members must be back at
+	// least there.
+	// +optional
+	CommittedIndex int64 `json:"committedIndex,omitempty"`
+	// leaderBefore is the member that led before the stop.
+	// +optional
+	LeaderBefore string `json:"leaderBefore,omitempty"`
+	// servingAt is when a leader on the target version was first seen after the
+	// stop: the end of the window in which no member answered writes.
+	// +optional
+	ServingAt *metav1.Time `json:"servingAt,omitempty"`
+	// window is servingAt minus stoppedAt, as a duration ("23s").
+	// +optional
+	Window string `json:"window,omitempty"`
+}
+
 // UpgradeStrategyType names how a version change is rolled out.
-// +kubebuilder:validation:Enum=RollingUpdate;BlueGreen
+// +kubebuilder:validation:Enum=RollingUpdate;BlueGreen;Offline
 type UpgradeStrategyType string
 
 const (
@@ -16,6 +39,11 @@ const (
 	RollingUpdateStrategy UpgradeStrategyType = "RollingUpdate"
 	// BlueGreenStrategy starts a second ("green") set of members as non-voters and switches over.
 	BlueGreenStrategy UpgradeStrategyType = "BlueGreen"
+	// OfflineStrategy stops every member at once and starts each again on the target
+	// on its own volume: no two versions ever run side by side, at the cost of a
+	// window in which no member answers. The way across a version boundary that two
+	// versions cannot share (the VersionCompatibility precheck).
+	OfflineStrategy UpgradeStrategyType = "Offline"
 )
 
 // Duration is a length of time written as a Go duration string with a unit, for
@@ -240,8 +268,11 @@ type UpgradeSpec struct {
 	// StatefulSet (<name>-<revision>) on the target whose members join as non-voters,
 	// sync, pass the optional validation hook and wait for baokeeper.dev/promote (or
 	// autoPromote); then green gets the votes and the leadership, in one election, and
-	// blue is removed. It may change only while no upgrade runs (status.upgrade is
-	// empty).
+	// blue is removed. Offline stops every member at once and starts each again on
+	// the target on its own volume: the only strategy across a version boundary that
+	// two versions cannot share, at the cost of a window in which no member answers
+	// (measured in status.upgrade.offline); it needs a pre-upgrade snapshot. It may
+	// change only while no upgrade runs (status.upgrade is empty).
 	// +optional
 	// +kubebuilder:default=RollingUpdate
 	Strategy UpgradeStrategyType `json:"strategy,omitempty"`
@@ -811,6 +842,14 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	InPlaceRestore *RestoreStatus `json:"inPlaceRestore,omitempty"`
 
+	// rehearsal reports the last rehearsal asked for with baokeeper.dev/rehearse
+	// (kubectl bao rehearse): an upgrade run on a copy restored from the newest
+	// snapshot, with nothing of this cluster changed. It stays after it ended,
+	// until the next one. The rehearsal of an upgrade in progress is in
+	// status.upgrade.rehearsal.
+	// +optional
+	Rehearsal *RehearsalStatus `json:"rehearsal,omitempty"`
+
 	// lastRollback records the last upgrade that was rolled back. While spec.version
 	// still names its target, no upgrade to it starts again until baokeeper.dev/retry
 	// is set to a new value; a new upgrade clears it.
@@ -976,6 +1015,12 @@ type UpgradeStatus struct {
 	// Required): its step, and its verdict once known.
 	// +optional
 	Rehearsal *RehearsalStatus `json:"rehearsal,omitempty"`
+
+	// offline is the state of an offline upgrade (strategy Offline): when every
+	// member was stopped, the leader's committed Raft index before, and when a
+	// leader on the target answered again.
+	// +optional
+	Offline *OfflineUpgradeStatus `json:"offline,omitempty"`
 	// failure says why the upgrade stopped.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`
@@ -1615,6 +1660,9 @@ type RequestsStatus struct {
 	// restore is the last handled baokeeper.dev/restore value.
 	// +optional
 	Restore string `json:"restore,omitempty"`
+	// rehearse is the last handled baokeeper.dev/rehearse value.
+	// +optional
+	Rehearse string `json:"rehearse,omitempty"`
 }
 
 // RaftStatus counts the servers of the Raft configuration.

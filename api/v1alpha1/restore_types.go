@@ -376,6 +376,17 @@ type RehearsalStatus struct {
 	SHA256 string `json:"sha256"`
 	// targetVersion is the version the copy is upgraded to.
 	TargetVersion string `json:"targetVersion"`
+	// fromVersion is the version the copy starts at (the cluster's).
+	// +optional
+	FromVersion string `json:"fromVersion,omitempty"`
+	// image is the OpenBao image the copy is upgraded to; empty for the image of
+	// targetVersion that spec.image gives.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// request is the baokeeper.dev/rehearse value that asked for the rehearsal;
+	// empty for the rehearsal of an upgrade (spec.upgrade.rehearsal Required).
+	// +optional
+	Request string `json:"request,omitempty"`
 	// step is what the rehearsal does now.
 	Step RehearsalStep `json:"step"`
 	// startedAt is when the rehearsal started.
@@ -393,6 +404,11 @@ type RehearsalStatus struct {
 func (c *OpenBaoCluster) RehearsalTimeout() time.Duration {
 	return DurationOr(c.Spec.Upgrade.RehearsalTimeout, DefaultRehearsalTimeout)
 }
+
+// RehearsalValidFor is how long a requested rehearsal that passed stands for an
+// upgrade between the same two versions that spec.upgrade.rehearsal Required
+// holds: the upgrade starts without rehearsing again.
+const RehearsalValidFor = 24 * time.Hour
 
 // DefaultRehearsalTimeout bounds a rehearsal when spec.upgrade.rehearsalTimeout is unset.
 const DefaultRehearsalTimeout = 30 * time.Minute

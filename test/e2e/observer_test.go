@@ -662,6 +662,9 @@ type upgradeResult struct {
 	deletedAt map[types.UID]time.Time
 	readyAt   map[types.UID]time.Time
 	watchErr  error
+	// leadership is what the members logged about leadership while observed
+	// (leadershipLog): the evidence a failed election count prints.
+	leadership []raftLogLine
 }
 
 // finish lets the writer run 2 s more, stops everything and reads every acknowledged
@@ -708,6 +711,7 @@ func (o *upgradeObserver) finish(ctx context.Context) upgradeResult {
 	if len(r.terms) > 0 {
 		r.obs.firstTermSeen = r.terms[0].firstSeen
 	}
+	r.leadership = leadershipLog(o.tc.ns, o.observedFrom, time.Now())
 	return r
 }
 
@@ -922,7 +926,7 @@ func (r upgradeResult) expectNoLoss() {
 // and, when version is set, that each new leader reported version.
 func (r upgradeResult) expectElections(n int, version string) {
 	GinkgoHelper()
-	Expect(r.elections).To(Equal(n), "exactly %d election(s), terms seen: %s", n, r.termsString())
+	Expect(r.elections).To(Equal(n), "exactly %d election(s), terms seen: %s; what the members logged about leadership: %s", n, r.termsString(), r.leadershipString())
 	if version == "" {
 		return
 	}
@@ -930,6 +934,22 @@ func (r upgradeResult) expectElections(n int, version string) {
 		Expect(t.hearsay).To(BeFalse(), "new leader %s was never seen answering as the active member", t.leader)
 		Expect(t.version).To(Equal(version), "new leader %s runs the target version", t.leader)
 	}
+}
+
+// leadershipString lists the members' leadership log lines, the last 25 at most.
+func (r upgradeResult) leadershipString() string {
+	lines := r.leadership
+	if len(lines) > 25 {
+		lines = lines[len(lines)-25:]
+	}
+	if len(lines) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(lines))
+	for i, l := range lines {
+		parts[i] = l.String()
+	}
+	return strings.Join(parts, " | ")
 }
 
 // membershipString lists the Raft configurations seen, in order.

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	mathrand "math/rand/v2"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -294,41 +296,81 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 	kubectlBao(ctx, "snapshot", name, "-n", snapNS, "--wait")
 	obs := tc.observe(ctx)
 	uids := tc.podUIDs(ctx)
-	By("a version change with rehearsal Required: rehearsed on " + copyName + " first")
+	By("kubectl bao rehearse --to 2.4.1 --wait: rehearsed on " + copyName + ", nothing of the cluster changed")
+	obs.beginWindow()
+	var sawCopy bool
+	done, stop := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(pollEvery):
+			}
+			if k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: copyName}, &baov1.OpenBaoCluster{}) == nil {
+				sawCopy = true
+				return
+			}
+		}
+	}()
+	out, stderr, err := runKubectlBao(ctx, "rehearse", name, "-n", snapNS, "--to", "2.4.1", "--wait", "--timeout", "10m", "-o", "json")
+	close(stop)
+	<-done
+	Expect(err).NotTo(HaveOccurred(), "kubectl bao rehearse: %s%s", out, stderr)
+	var res struct {
+		Value     string                 `json:"value"`
+		Rehearsal *baov1.RehearsalStatus `json:"rehearsal"`
+	}
+	Expect(json.Unmarshal([]byte(out), &res)).To(Succeed(), out)
+	Expect(sawCopy).To(BeTrue(), "the copy existed while the rehearsal ran")
+	rehearsal := res.Rehearsal
+	Expect(rehearsal).NotTo(BeNil(), out)
+	Expect(rehearsal.Request).To(Equal(res.Value))
+	Expect(rehearsal.Result.Outcome).To(Equal(baov1.DrillPassed), rehearsal.Result.Message)
+	GinkgoWriter.Printf("rehearsal passed: %s\n", rehearsal.Result.Message)
+	AddReportEntry("rehearsal: " + rehearsal.Result.Message)
+	rehearsed := snapshot.FindReceipt(&tc.get(ctx, Default).Status, rehearsal.SHA256)
+	Expect(rehearsed).NotTo(BeNil())
+	Expect(rehearsed.Canary).NotTo(BeEmpty(), "the rehearsed snapshot holds a restore canary")
+	Expect(rehearsal.Result.Message).To(ContainSubstring(fmt.Sprintf("the restore canary %q read back again after the upgrade", rehearsed.Canary)),
+		"the copy read the snapshot's canary after its upgrade to the target")
+	Expect(tc.podUIDs(ctx)).To(Equal(uids), "no member replaced by the rehearsal")
+	Expect(templateImage(ctx, Default)).To(HaveSuffix(":"+from), "the pod template is untouched by the rehearsal")
+	c := tc.get(ctx, Default)
+	Expect(c.Status.Upgrade).To(BeNil(), "the rehearsal started no upgrade")
+	Expect(c.Status.OperationLock).To(BeNil(), "the rehearsal released the lock")
+	Eventually(copyGone, 30*time.Second, pollEvery).Should(Succeed())
+
+	By("a version change with rehearsal Required counts the rehearsal that passed: no second copy")
 	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 		c.Spec.Upgrade.Rehearsal = baov1.RehearsalRequired
 		c.Spec.Version = "2.4.1"
 	})
-	var sawCopy bool
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
-		if c.Status.Upgrade == nil || c.Status.Upgrade.Rehearsal == nil || c.Status.Upgrade.Rehearsal.Step != baov1.RehearsalStepDone {
-			// Nothing of the cluster changes before the rehearsal passed.
-			Expect(tc.podUIDs(ctx)).To(Equal(uids), "no member replaced while the rehearsal runs: %s", c.Status.Message)
-			Expect(templateImage(ctx, g)).To(HaveSuffix(":"+from), "the pod template is untouched while the rehearsal runs")
-		}
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: snapNS, Name: copyName}, &baov1.OpenBaoCluster{}); err == nil {
-			sawCopy = true
-		}
 		g.Expect(c.Status.Upgrade).NotTo(BeNil())
-		r := c.Status.Upgrade.Rehearsal
-		g.Expect(r).NotTo(BeNil(), c.Status.Message)
-		g.Expect(r.Step).To(Equal(baov1.RehearsalStepDone), "%s: %s", r.Step, r.WaitingFor)
-		g.Expect(r.Result.Outcome).To(Equal(baov1.DrillPassed), r.Result.Message)
-	}, 8*time.Minute, pollEvery).Should(Succeed())
-	Expect(sawCopy).To(BeTrue())
-	rehearsal := tc.get(ctx, Default).Status.Upgrade.Rehearsal
-	GinkgoWriter.Printf("rehearsal passed: %s\n", rehearsal.Result.Message)
-	AddReportEntry("rehearsal: " + rehearsal.Result.Message)
-	Eventually(copyGone, 30*time.Second, pollEvery).Should(Succeed())
+		g.Expect(c.Status.Upgrade.Plan).NotTo(BeNil())
+		var pc *baov1.Precheck
+		for i := range c.Status.Upgrade.Plan.Prechecks {
+			if c.Status.Upgrade.Plan.Prechecks[i].Name == snapshot.PrecheckRehearsal {
+				pc = &c.Status.Upgrade.Plan.Prechecks[i]
+			}
+		}
+		g.Expect(pc).NotTo(BeNil())
+		g.Expect(pc.Result).To(Equal(baov1.PrecheckPassed), pc.Message)
+		g.Expect(pc.Message).To(ContainSubstring("rehearsed on request (" + baov1.AnnotationRehearse + "=" + res.Value))
+	}, 2*time.Minute, pollEvery).Should(Succeed())
 
 	By("the real upgrade goes on after the rehearsal")
 	tc.waitUpgraded(ctx, "2.4.1", 6*time.Minute)
+	Expect(tc.get(ctx, Default).Status.Upgrade).To(BeNil())
 	obs.endWindow()
-	res := obs.finish(ctx)
-	res.report("rolling upgrade rehearsed on a copy first", "rehearsal: "+rehearsal.Result.Message)
-	res.expectClean(tc, 1, "2.4.1")
-	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("RehearsalStarted", "RehearsalPassed"))
+	result := obs.finish(ctx)
+	result.report("rolling upgrade rehearsed on a copy first", "rehearsal: "+rehearsal.Result.Message)
+	result.expectClean(tc, 1, "2.4.1")
+	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElements("RehearsalRequested", "RehearsalStarted", "RehearsalPassed"))
 
 	By("a rehearsal whose copy cannot reach the target fails and holds the real upgrade, nothing changed")
 	uids = tc.podUIDs(ctx)
@@ -483,4 +525,71 @@ func restoreInPlace(ctx context.Context, tc *testCluster) {
 	v, found := tc.readKV(ctx, tc.memberList()[1], "after-inplace-restore")
 	Expect(found).To(BeTrue())
 	Expect(v).To(Equal("kept"))
+}
+
+// offlineAcrossBoundary is the spec of issue 24's way across a version boundary, on
+// the snapshot spec's cluster (2.4.1, a pre-upgrade snapshot target): 2.6.0 is
+// refused for a rolling upgrade (a member before 2.6 and one on 2.6.0 cannot forward
+// requests to each other); with spec.upgrade.strategy Offline every member stops at
+// once and starts on 2.6.0 from its own volume. Under the observer: every write
+// acknowledged before, during and after reads back by value, each member is
+// replaced once, one election onto 2.6.0, and the window in which no write was
+// acknowledged is printed beside the one the operator measured.
+func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
+	GinkgoHelper()
+	from := tc.get(ctx, Default).Status.CurrentVersion
+	uids := tc.podUIDs(ctx)
+	By("2.6.0 with the rolling strategy: refused before anything changes, naming Offline")
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.6.0" })
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		g.Expect(c.Status.Upgrade).NotTo(BeNil())
+		g.Expect(c.Status.Message).To(ContainSubstring("waits for precheck VersionCompatibility"))
+		g.Expect(c.Status.Message).To(ContainSubstring("set spec.upgrade.strategy to Offline"))
+	}, time.Minute, pollEvery).Should(Succeed())
+	Expect(tc.podUIDs(ctx)).To(Equal(uids), "nothing restarted")
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = from })
+	Eventually(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade).To(BeNil()) }, time.Minute, pollEvery).Should(Succeed())
+
+	By("strategy Offline and 2.6.0: every member stops and starts on 2.6.0")
+	obs := tc.observe(ctx)
+	time.Sleep(3 * time.Second) // writes before the change
+	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Upgrade.Strategy = baov1.OfflineStrategy
+		c.Spec.Version = "2.6.0"
+	})
+	var window string
+	Eventually(func(g Gomega) {
+		c := tc.get(ctx, g)
+		if up := c.Status.Upgrade; up != nil && up.Offline != nil && up.Offline.Window != "" {
+			window = up.Offline.Window
+		}
+		g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
+		g.Expect(c.Status.CurrentVersion).To(Equal("2.6.0"))
+	}, 8*time.Minute, pollEvery).Should(Succeed())
+	obs.endWindow()
+	completed := eventMessages(ctx, snapNS, "UpgradeCompleted")
+	Expect(completed).To(ContainElement(ContainSubstring("offline): no member answered for")), "the completion says the window: %v", completed)
+	res := obs.finish(ctx).
+		allowGap(2*time.Minute, "an offline upgrade stops every member at once: no write is acknowledged until the members, started one after another by "+
+			"the StatefulSet controller (OrderedReady), elect a leader on the target; the spec prints the window beside the operator's").
+		allowFloorShare(0.1, "no member answers for a good part of the window, by design")
+	res.report("offline upgrade across the 2.6 boundary", "operator's window: "+window, "completed: "+strings.Join(completed, " / "))
+	GinkgoWriter.Printf("offline upgrade: the operator measured a window of %s; the longest write gap was %s\n", window, res.longest.Round(time.Millisecond))
+	AddReportEntry("offline window", fmt.Sprintf("operator %s, longest write gap %s", window, res.longest.Round(time.Millisecond)))
+	res.expectClean(tc, 1, "2.6.0")
+}
+
+// eventMessages lists the messages of the events in namespace with reason.
+func eventMessages(ctx context.Context, namespace, reason string) []string {
+	GinkgoHelper()
+	evs := &corev1.EventList{}
+	Expect(k8s.List(ctx, evs, client.InNamespace(namespace))).To(Succeed())
+	var out []string
+	for _, e := range evs.Items {
+		if e.Reason == reason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }

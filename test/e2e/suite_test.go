@@ -123,6 +123,11 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 		return
 	}
 	stopPrometheus()
+	if lost := leaseLosses(); len(lost) > 0 {
+		GinkgoWriter.Printf("Raft leaders that gave up leadership for lost contact with a quorum (pod log: lines): %v\n", lost)
+	} else {
+		GinkgoWriter.Println("No Raft leader of any cluster gave up leadership for lost contact with a quorum.")
+	}
 	By("stopping the rig")
 	_ = syscall.Kill(-rigCmd.Process.Pid, syscall.SIGTERM)
 	select {
@@ -151,8 +156,8 @@ var _ = ReportAfterSuite("the failures, with their messages", func(report Report
 			continue
 		}
 		msg := s.Failure.Message
-		if len(msg) > 2000 {
-			msg = msg[:2000] + " ..."
+		if len(msg) > 5000 {
+			msg = msg[:5000] + " ..."
 		}
 		GinkgoWriter.Printf("FAILED: %s\n  at %s\n  %s\n", s.FullText(), s.Failure.Location, msg)
 	}

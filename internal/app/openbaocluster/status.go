@@ -395,6 +395,13 @@ func upgradeState(c *baov1.OpenBaoCluster) (baov1.Reason, string) {
 		}
 		msg = fmt.Sprintf("blue-green upgrade from %s to %s, phase %s (%d of %d phases done): %s", up.FromVersion, up.TargetVersion, stage, done, all, what)
 	}
+	if up.Strategy == baov1.OfflineStrategy {
+		done, all := int32(0), int32(total)
+		if p := up.Progress; p != nil {
+			done, all = p.Completed, p.Total
+		}
+		msg = fmt.Sprintf("offline upgrade from %s to %s (%d of %d members on the target): %s", up.FromVersion, up.TargetVersion, done, all, what)
+	}
 	if up.DeferredVersion != "" {
 		msg += fmt.Sprintf("; spec.version is now %s, which is planned once this upgrade finishes (a member was already replaced, so it cannot be cancelled)", up.DeferredVersion)
 	}

@@ -99,6 +99,7 @@ func NewRootCommand(o Options) *cobra.Command {
 				"with spec.snapshots.retention it then prunes older objects. Queued behind an upgrade or scaling in progress; refused (nothing written) "+
 				"when the cluster has no bucket. With --wait, waits for the receipt (or the failure) and prints it."),
 		r.restoreCommand(),
+		r.rehearseCommand(),
 		r.breakGlassCommand(),
 	)
 	return root
@@ -281,6 +282,8 @@ type controlFlags struct {
 	timeout time.Duration
 	// sha256: restore --in-place --sha256.
 	sha256 string
+	// to: rehearse --to.
+	to string
 }
 
 func (f *controlFlags) add(cmd *cobra.Command) {
@@ -307,6 +310,33 @@ func (r *runner) controlCommand(ctl Control, short, long string) *cobra.Command 
 		cmd.Flags().BoolVar(&f.wait, "wait", false, "wait until the snapshot is verified (or failed) and print its receipt; exit non-zero when it failed")
 		cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Minute, "how long --wait waits")
 	}
+	return cmd
+}
+
+func (r *runner) rehearseCommand() *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "rehearse CLUSTER --to VERSION",
+		Short: "Rehearse an upgrade on a copy restored from the newest snapshot, changing nothing of the cluster",
+		Long: "Writes baokeeper.dev/rehearse=VERSION+<token>, only when the operator would accept it: the cluster is not upgrading, VERSION is later than " +
+			"status.currentVersion and an upgrade could reach it, and the cluster has a verified snapshot. Holding the operation lock, the operator " +
+			"restores the newest snapshot into a copy (CLUSTER-rehearsal), upgrades the copy to VERSION with the cluster's strategy and gates, reads the " +
+			"restore canary back, and deletes the copy; the verdict is in status.rehearsal. An upgrade between the same two versions within 24 hours " +
+			"counts a rehearsal that passed for spec.upgrade.rehearsal Required. With --wait, waits for the verdict and exits non-zero when it failed.",
+		Example:           "  kubectl bao rehearse bao -n vault --to 2.5.1 --wait",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.to == "" {
+				return fmt.Errorf("name the version to rehearse: %s %s --to VERSION (kubectl bao plan %s --to VERSION shows what the upgrade would do)", cmd.CommandPath(), args[0], args[0])
+			}
+			return r.runControl(cmd, ControlRehearse, args[0], &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.to, "to", "", "the version to rehearse the upgrade to, such as 2.5.1")
+	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait until the rehearsal ended and print its verdict; exit non-zero when it failed")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 45*time.Minute, "how long --wait waits")
+	f.add(cmd)
 	return cmd
 }
 
@@ -362,7 +392,7 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 			return err
 		}
 		now := r.opts.Now()
-		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256})
+		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256, To: f.to})
 		res = &RequestResult{Cluster: c.Namespace + "/" + c.Name, Control: ctl, Field: ctl.Field(), FieldManager: manager,
 			Next: v.Next, Warnings: v.Warnings, Follow: Follow(c)}
 		switch {
@@ -376,9 +406,7 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		if err != nil {
 			return err
 		}
-		if v.ValuePrefix != "" {
-			value = v.ValuePrefix + "-" + value
-		}
+		value = v.ValuePrefix + value
 		orig := c.DeepCopy()
 		Set(c, ctl, value)
 		if ctl == ControlPause || ctl == ControlResume {
@@ -404,6 +432,8 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		res.Receipt, waitErr = waitSnapshot(ctx, s, name, res.Value, f.timeout)
 	case ctl == ControlRestore && f.wait && res.Written:
 		res.Restore, waitErr = waitRestore(ctx, s, name, res.Value, f.timeout)
+	case ctl == ControlRehearse && f.wait && res.Written:
+		res.Rehearsal, waitErr = waitRehearsal(ctx, s, name, res.Value, f.timeout)
 	}
 	if f.output != OutputText {
 		return errors.Join(PrintObject(cmd.OutOrStdout(), f.output, res), waitErr)
@@ -429,6 +459,14 @@ func waitRestore(ctx context.Context, s *session, name, value string, timeout ti
 	return waitOutcome(ctx, s, name, timeout, func(c *baov1.OpenBaoCluster) (*baov1.RestoreStatus, error) { return RestoreOutcome(c, value) },
 		fmt.Errorf("the in-place restore %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.inPlaceRestore.waitingFor)",
 			baov1.AnnotationRestore, value, timeout, name, s.namespace))
+}
+
+// waitRehearsal waits until the rehearsal requested with value ended
+// (status.rehearsal).
+func waitRehearsal(ctx context.Context, s *session, name, value string, timeout time.Duration) (*baov1.RehearsalStatus, error) {
+	return waitOutcome(ctx, s, name, timeout, func(c *baov1.OpenBaoCluster) (*baov1.RehearsalStatus, error) { return RehearsalOutcome(c, value) },
+		fmt.Errorf("the rehearsal %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.rehearsal.waitingFor)",
+			baov1.AnnotationRehearse, value, timeout, name, s.namespace))
 }
 
 // waitOutcome reads the cluster every waitPoll until outcome has a result or an

@@ -87,6 +87,8 @@ type RequestResult struct {
 	Receipt *baov1.SnapshotReceipt `json:"receipt,omitempty"`
 	// Restore is the in-place restore this request ran (restore --in-place --wait).
 	Restore *baov1.RestoreStatus `json:"restore,omitempty"`
+	// Rehearsal is the rehearsal this request ran (rehearse --wait).
+	Rehearsal *baov1.RehearsalStatus `json:"rehearsal,omitempty"`
 }
 
 // RenderResult writes a control command's result for a person.
@@ -123,6 +125,11 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 		}
 		return d.flush()
 	}
+	if rh := r.Rehearsal; rh != nil {
+		d.line(0, "Rehearsal ended:")
+		renderRehearsalFields(d, 1, rh)
+		return d.flush()
+	}
 	d.line(0, "Follow it:")
 	for _, f := range r.Follow {
 		d.line(1, "%s", f)
@@ -136,5 +143,25 @@ func Follow(c *baov1.OpenBaoCluster) []string {
 		fmt.Sprintf("kubectl bao status %s -n %s", c.Name, c.Namespace),
 		fmt.Sprintf("kubectl bao timeline %s -n %s", c.Name, c.Namespace),
 		fmt.Sprintf("kubectl get openbaocluster %s -n %s -w", c.Name, c.Namespace),
+	}
+}
+
+// renderRehearsalFields writes a rehearsal's versions, copy, snapshot and
+// verdict at indent.
+func renderRehearsalFields(d *describer, indent int, rh *baov1.RehearsalStatus) {
+	d.kv(indent, "Upgrade", "%s to %s", orDash(rh.FromVersion), rh.TargetVersion)
+	if rh.Image != "" {
+		d.kv(indent, "Image", "%s", rh.Image)
+	}
+	d.kv(indent, "Copy", "%s", orDash(rh.Cluster))
+	if rh.Snapshot != "" {
+		d.kv(indent, "Snapshot", "%s (sha256 %s)", rh.Snapshot, rh.SHA256)
+	}
+	d.kv(indent, "Step", "%s", rh.Step)
+	if rh.WaitingFor != "" {
+		d.kv(indent, "Waiting for", "%s", rh.WaitingFor)
+	}
+	if res := rh.Result; res != nil {
+		d.kv(indent, "Verdict", "%s: %s", res.Outcome, res.Message)
 	}
 }

@@ -114,6 +114,9 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 			ErrRefused, c.Namespace, c.Name, cur, upgrade.RunningImage(obs))
 	}
 	strategy := c.GetStrategy()
+	if strategy == baov1.OfflineStrategy && imageOnly {
+		strategy = baov1.RollingUpdateStrategy // as the operator plans it (startUpgrade)
+	}
 	p := &Plan{
 		Cluster: c.Namespace + "/" + c.Name, Strategy: strategy,
 		FromVersion: cur, TargetVersion: target, TargetImage: targetImage, ImageOnly: imageOnly,
@@ -129,6 +132,8 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 		for _, ph := range bluegreen.Phases() {
 			p.Phases = append(p.Phases, string(ph))
 		}
+	} else if strategy == baov1.OfflineStrategy {
+		p.Steps = offlineSteps(c, obs, targetImage)
 	} else {
 		p.Steps = rollingSteps(c, obs, target, targetImage)
 	}
@@ -164,10 +169,24 @@ func planPrechecks(c *baov1.OpenBaoCluster, obs *operation.Cluster, d upgrade.De
 }
 
 func operationOf(s baov1.UpgradeStrategyType) string {
-	if s == baov1.BlueGreenStrategy {
-		return operation.OperationBlueGreenUpgrade
+	if l := upgrade.LockOfStrategy(s); l != "" {
+		return l
 	}
 	return operation.OperationRollingUpgrade
+}
+
+// offlineSteps are the members of an offline upgrade: each stops with the others
+// and starts on the target from its own volume.
+func offlineSteps(c *baov1.OpenBaoCluster, obs *operation.Cluster, targetImage string) []PlanStep {
+	steps := []PlanStep{}
+	for _, m := range obs.Members {
+		role := "Unknown"
+		if ms := memberStatus(c, m.Name); ms != nil && ms.RaftRole != "" {
+			role = string(ms.RaftRole)
+		}
+		steps = append(steps, PlanStep{Member: m.Name, Role: role, Action: "stops with every other member, then starts on " + targetImage + " from its own volume"})
+	}
+	return steps
 }
 
 // rollingSteps is rolling.Plan over the observation: the order the operator would
@@ -299,6 +318,8 @@ func RenderPlan(w io.Writer, p *Plan) error {
 	}
 	if p.Strategy == baov1.BlueGreenStrategy {
 		d.head(0, "Green members (join in this order)")
+	} else if p.Strategy == baov1.OfflineStrategy {
+		d.head(0, "Members (all stop together; no member answers until a leader on the target is elected)")
 	} else {
 		d.head(0, "Order (followers first, the leader last)")
 	}

@@ -38,6 +38,8 @@ const (
 	ControlSnapshot Control = "snapshot"
 	// ControlRestore writes baokeeper.dev/restore (restore --in-place).
 	ControlRestore Control = "restore --in-place"
+	// ControlRehearse writes baokeeper.dev/rehearse (rehearse --to VERSION).
+	ControlRehearse Control = "rehearse"
 )
 
 // Field is the field a control writes, as a person would name it.
@@ -57,6 +59,8 @@ func (ctl Control) Field() string {
 		return "metadata.annotations[" + baov1.AnnotationSnapshot + "]"
 	case ControlRestore:
 		return "metadata.annotations[" + baov1.AnnotationRestore + "]"
+	case ControlRehearse:
+		return "metadata.annotations[" + baov1.AnnotationRehearse + "]"
 	}
 	return "spec.upgrade.paused"
 }
@@ -78,6 +82,8 @@ func (ctl Control) annotation() string {
 		return baov1.AnnotationSnapshot
 	case ControlRestore:
 		return baov1.AnnotationRestore
+	case ControlRehearse:
+		return baov1.AnnotationRehearse
 	}
 	return ""
 }
@@ -95,8 +101,9 @@ type Verdict struct {
 	Next string
 	// Warnings are what a person should know although the request is written.
 	Warnings []string
-	// ValuePrefix starts the written value (restore --in-place: the receipt's
-	// SHA-256, which binds the request to it); a fresh token follows it.
+	// ValuePrefix starts the written value, its separator included (restore
+	// --in-place: the receipt's SHA-256 and "-", which binds the request to it;
+	// rehearse: the version and "+"); a fresh token follows it.
 	ValuePrefix string
 }
 
@@ -114,6 +121,8 @@ type DecideInput struct {
 	// SHA256 is --sha256 of restore --in-place: the receipt to restore; empty
 	// picks the newest.
 	SHA256 string
+	// To is --to of rehearse: the version to rehearse.
+	To string
 }
 
 // Decide says whether a control request is written, mirroring how the operator
@@ -147,6 +156,8 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 			sha = rs[0].SHA256
 		}
 		v = decideRestore(c, sha, control.Judge(upgrade.RequestRestore, sha, c, obs))
+	case ControlRehearse:
+		v = decideRehearse(c, in.To, control.Judge(upgrade.RequestRehearse, in.To, c, obs))
 	default:
 		return Verdict{Why: fmt.Sprintf("unknown control %q", in.Control)}
 	}
@@ -271,7 +282,53 @@ func decideRestore(c *baov1.OpenBaoCluster, sha string, j control.Verdict) Verdi
 	if l := c.Status.OperationLock; l != nil {
 		next += fmt.Sprintf(" It is queued: %s runs now (%s); the restore starts when it ends.", l.Operation, l.Message)
 	}
-	return Verdict{Write: true, Next: next, ValuePrefix: sha}
+	return Verdict{Write: true, Next: next, ValuePrefix: sha + "-"}
+}
+
+// decideRehearse uses the operator's own rule (snapshot.DecideRehearse and the
+// upgrade's version-pair rule): refused during an upgrade, for a version that is
+// not later than the cluster's or that an upgrade could not reach, without a
+// verified snapshot; queued behind an operation in progress.
+func decideRehearse(c *baov1.OpenBaoCluster, to string, j control.Verdict) Verdict {
+	if !j.Accept {
+		return Verdict{Why: j.Why}
+	}
+	to = snapshot.RehearseRequestVersion(to)
+	newest := snapshot.Newest(&c.Status)
+	next := fmt.Sprintf("The operator records the request in status.rehearsal (event RehearsalRequested) and, holding the operation lock, creates %s from %s "+
+		"(taken %s), lets it restore and grow, upgrades it from %s to %s with strategy %s and the same gates, reads the restore canary back, and deletes it "+
+		"(event RehearsalPassed or RehearsalFailed). Nothing of %s changes. An upgrade from %s to %s within %s counts a rehearsal that passed "+
+		"for spec.upgrade.rehearsal Required.",
+		snapshot.RehearsalClusterName(c), newest.Location, fmtTime(newest.TakenAt), c.Status.CurrentVersion, to, c.GetStrategy(), c.Name,
+		c.Status.CurrentVersion, to, baov1.RehearsalValidFor)
+	if l := c.Status.OperationLock; l != nil {
+		next += fmt.Sprintf(" It is queued: %s runs now (%s); the rehearsal starts when it ends.", l.Operation, l.Message)
+	}
+	return Verdict{Write: true, Next: next, ValuePrefix: to + "+"}
+}
+
+// RehearsalOutcome is the outcome of the rehearsal requested with value: its
+// status once it ended, an error once it failed or was refused, neither while it
+// runs.
+func RehearsalOutcome(c *baov1.OpenBaoCluster, value string) (*baov1.RehearsalStatus, error) {
+	if c == nil || c.Status.Requests.Rehearse != value {
+		return nil, nil
+	}
+	r := c.Status.Rehearsal
+	switch {
+	case r == nil || r.Request != value:
+		return nil, fmt.Errorf("the operator handled %s=%s without rehearsing: kubectl describe openbaocluster %s -n %s shows the RequestRefused event",
+			baov1.AnnotationRehearse, value, c.Name, c.Namespace)
+	case r.Step != baov1.RehearsalStepDone:
+		return nil, nil
+	case r.Result == nil || r.Result.Outcome != baov1.DrillPassed:
+		msg := "it ended without a verdict"
+		if r.Result != nil {
+			msg = r.Result.Message
+		}
+		return r.DeepCopy(), fmt.Errorf("the rehearsal %s=%s failed: %s", baov1.AnnotationRehearse, value, msg)
+	}
+	return r.DeepCopy(), nil
 }
 
 // RestoreOutcome is the outcome of the in-place restore requested with value:

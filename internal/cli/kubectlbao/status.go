@@ -10,6 +10,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 )
@@ -48,6 +49,10 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 	renderSnapshots(d, c, now)
 	renderRestore(d, "Restore", st.Restore, now)
 	renderRestore(d, "In-place restore", st.InPlaceRestore, now)
+	if up := st.Upgrade; up != nil {
+		renderRehearsal(d, "Upgrade rehearsal", up.Rehearsal, now)
+	}
+	renderRehearsal(d, "Rehearsal", st.Rehearsal, now)
 	if lr := st.LastRollback; lr != nil {
 		d.head(0, "Last rollback")
 		d.kv(1, "Versions", "%s kept, %s rolled back", orDash(lr.FromVersion), orDash(lr.TargetVersion))
@@ -308,6 +313,25 @@ func renderRestore(d *describer, title string, r *baov1.RestoreStatus, now time.
 	}
 	if r.Failure != "" {
 		d.kv(1, "Failure", "%s", r.Failure)
+	}
+}
+
+// renderRehearsal shows a rehearsal (status.upgrade.rehearsal, or a requested one
+// in status.rehearsal): the versions, the copy, the step and the verdict.
+func renderRehearsal(d *describer, title string, r *baov1.RehearsalStatus, now time.Time) {
+	if r == nil {
+		return
+	}
+	d.head(0, title)
+	if r.Request != "" {
+		d.kv(1, "Requested", "%s=%s", baov1.AnnotationRehearse, r.Request)
+	}
+	if r.StartedAt != nil {
+		d.kv(1, "Started", "%s", when(r.StartedAt, now))
+	}
+	renderRehearsalFields(d, 1, r)
+	if until := snapshot.RehearsalValidUntil(r); r.Request != "" && !until.IsZero() {
+		d.kv(1, "Counts", "for an upgrade from %s to %s until %s", r.FromVersion, r.TargetVersion, until.UTC().Format(time.RFC3339))
 	}
 }
 

@@ -25,13 +25,17 @@ const rehearsalTarget = "2.4.1"
 // the rehearsal ended, crashing after pass crashAt. Between passes the world plays
 // the copy's own reconcilers: it restores and runs, and once its spec.version is
 // the target, reaches it.
-func runRehearsal(ctx context.Context, k client.WithWatch, run *drillRun) *upgradeWorld {
+//
+// requested rehearses on request instead (baokeeper.dev/rehearse), with no upgrade.
+func runRehearsal(ctx context.Context, k client.WithWatch, run *drillRun, requested bool) *upgradeWorld {
 	GinkgoHelper()
 	c := createRestartCluster(ctx, k, run.ns, 3)
 	c.Spec.Snapshots = baov1.SnapshotsSpec{
 		S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
 	}
-	c.Spec.Upgrade.Rehearsal = baov1.RehearsalRequired
+	if !requested {
+		c.Spec.Upgrade.Rehearsal = baov1.RehearsalRequired
+	}
 	Expect(k.Update(ctx, c)).To(Succeed())
 	taken := metav1.Now()
 	c.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/" + run.ns + "/bao/x.snap", SHA256: restoreTestSHA, TakenAt: &taken, Version: restartFrom, RaftIndex: 90}
@@ -43,11 +47,18 @@ func runRehearsal(ctx context.Context, k client.WithWatch, run *drillRun) *upgra
 	_, err := w.reconciler(k).Reconcile(ctx, req) // currentVersion seeded
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k.Get(ctx, req.NamespacedName, c)).To(Succeed())
-	c.Spec.Version = rehearsalTarget
+	if requested {
+		c.Annotations = map[string]string{baov1.AnnotationRehearse: rehearsalTarget + "+t1"}
+	} else {
+		c.Spec.Version = rehearsalTarget
+	}
 	Expect(k.Update(ctx, c)).To(Succeed())
 
 	w.crashAt = run.crashAt
 	runPasses(ctx, k, w, c, 60, func(c *baov1.OpenBaoCluster) (bool, any) {
+		if requested {
+			return c.Status.Rehearsal != nil && c.Status.Rehearsal.Step == baov1.RehearsalStepDone, c.Status.Rehearsal
+		}
 		up := c.Status.Upgrade
 		return up != nil && up.Rehearsal != nil && up.Rehearsal.Step == baov1.RehearsalStepDone, up
 	}, func() { playRehearsalCopy(ctx, k, run, c) })
@@ -87,12 +98,24 @@ func equalStatus(a, b *baov1.OpenBaoClusterStatus) bool {
 // expectOneRehearsal asserts what holds after every run, crash or not: one copy was
 // created, it was upgraded to the target, the rehearsal passed, and the copy is
 // gone; no member of the cluster was touched.
-func expectOneRehearsal(ctx context.Context, k client.Client, w *upgradeWorld, run *drillRun) {
+//
+// A requested one also released the operation lock and started no upgrade.
+func expectOneRehearsal(ctx context.Context, k client.Client, w *upgradeWorld, run *drillRun, requested bool) {
 	GinkgoHelper()
 	c := &baov1.OpenBaoCluster{}
 	Expect(k.Get(ctx, client.ObjectKeyFromObject(w.cluster), c)).To(Succeed())
-	r := c.Status.Upgrade.Rehearsal
+	r := c.Status.Rehearsal
+	if !requested {
+		r = c.Status.Upgrade.Rehearsal
+	}
 	name := c.Namespace + fmt.Sprintf(" (rehearsal %+v; passes:%s)", r, w.history())
+	Expect(r).NotTo(BeNil(), name)
+	if requested {
+		Expect(r.Request).To(Equal(rehearsalTarget+"+t1"), name)
+		Expect(c.Status.OperationLock).To(BeNil(), "%s: the lock is released", name)
+		Expect(c.Status.Upgrade).To(BeNil(), "%s: no upgrade started", name)
+		Expect(c.Spec.Version).To(Equal(restartFrom), name)
+	}
 	Expect(r.Result).NotTo(BeNil(), name)
 	Expect(r.Result.Outcome).To(Equal(baov1.DrillPassed), name)
 	Expect(r.TargetVersion).To(Equal(rehearsalTarget), name)
@@ -105,18 +128,24 @@ func expectOneRehearsal(ctx context.Context, k client.Client, w *upgradeWorld, r
 
 // rehearsalCrashAfterEveryStatusWrite runs a rehearsal without a crash, then once
 // per pass of it that wrote status, crashing after that pass.
-func rehearsalCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch) {
+//
+// requested rehearses on request (baokeeper.dev/rehearse) instead of before an upgrade.
+func rehearsalCrashAfterEveryStatusWrite(ctx context.Context, k client.WithWatch, requested bool) {
 	GinkgoHelper()
-	ref := &drillRun{ns: "rehearse-ref", crashAt: -1, children: map[types.UID]bool{}}
-	w := runRehearsal(ctx, k, ref)
-	expectOneRehearsal(ctx, k, w, ref)
+	prefix := "rehearse"
+	if requested {
+		prefix = "rehearse-req"
+	}
+	ref := &drillRun{ns: prefix + "-ref", crashAt: -1, children: map[types.UID]bool{}}
+	w := runRehearsal(ctx, k, ref, requested)
+	expectOneRehearsal(ctx, k, w, ref, requested)
 	passes := len(w.writes)
 	GinkgoWriter.Printf("rehearsal reference run: %d passes%s\n", passes, w.history())
-	Expect(passes).To(BeNumerically(">=", 6), "plan, start, create, restored, version, passed, delete, done")
+	Expect(passes).To(BeNumerically(">=", 6), "plan or accept, start, create, restored, version, passed, delete, done")
 	eachCrash(passes, w.writes, restartWorkers, func(crashAt int) {
-		run := &drillRun{ns: fmt.Sprintf("rehearse-k%d", crashAt), crashAt: crashAt, children: map[types.UID]bool{}}
-		cw := runRehearsal(ctx, k, run)
-		GinkgoWriter.Printf("rehearsal: crash after pass %2d (%s): %d passes\n", crashAt, w.describePass(crashAt), len(cw.writes))
-		expectOneRehearsal(ctx, k, cw, run)
+		run := &drillRun{ns: fmt.Sprintf("%s-k%d", prefix, crashAt), crashAt: crashAt, children: map[types.UID]bool{}}
+		cw := runRehearsal(ctx, k, run, requested)
+		GinkgoWriter.Printf("%s: crash after pass %2d (%s): %d passes\n", prefix, crashAt, w.describePass(crashAt), len(cw.writes))
+		expectOneRehearsal(ctx, k, cw, run, requested)
 	})
 }

@@ -91,6 +91,13 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 			func(ref *upgradeWorld) int { d := ref.deletions(); return d[len(d)-1].pass - 2 }, int32(2)),
 	)
 
+	// An offline upgrade stops every member at once and starts each on the target:
+	// whichever pass the operator dies after, each member's pod is deleted once,
+	// only after the stop was recorded, and no step-down Job runs.
+	It("upgrades offline, each member stopped once, whichever pass the operator dies after", func() {
+		offlineCrashAfterEveryStatusWrite(ctx, k)
+	})
+
 	// A requested snapshot with retention is one operation of two executor Jobs (the
 	// snapshot, the pruning): whichever pass the operator dies after, one Job of each,
 	// one receipt, and the lock released.
@@ -126,7 +133,13 @@ var _ = Describe("Rolling upgrade across operator restarts", Ordered, ContinueOn
 	// A rehearsal creates one copy, upgrades it, records its verdict and deletes it,
 	// touching no member of the cluster, whichever pass the operator dies after.
 	It("rehearses an upgrade on one copy and touches nothing of the cluster, whichever pass the operator dies after", func() {
-		rehearsalCrashAfterEveryStatusWrite(ctx, k)
+		rehearsalCrashAfterEveryStatusWrite(ctx, k, false)
+	})
+
+	// A rehearsal on request (baokeeper.dev/rehearse) does the same under the
+	// operation lock, which it releases, and starts no upgrade.
+	It("rehearses on request on one copy, releases the lock and starts no upgrade, whichever pass the operator dies after", func() {
+		rehearsalCrashAfterEveryStatusWrite(ctx, k, true)
 	})
 
 	// The operation's serving executor may end while a request of its operation waits
@@ -198,6 +211,9 @@ type upgradeRun struct {
 	// exitServe ends the operation's serving executor (failed, out of restarts) right
 	// after the pass that first asked it for a step, before it answered.
 	exitServe bool
+	// offline upgrades with strategy Offline (a fresh pre-upgrade snapshot reused
+	// under IfOlderThan, so no snapshot Job runs).
+	offline bool
 }
 
 // memberFailure fails a member after a pass, for a number of passes.
@@ -214,6 +230,11 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 	ns := run.ns
 	c := createRestartCluster(ctx, k, ns, run.replicas)
 	c.Spec.Upgrade.Rolling.LeaderHandoff = run.handoff
+	if run.offline {
+		c.Spec.Upgrade.Strategy = baov1.OfflineStrategy
+		c.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotIfOlderThan, MaxAge: baov1.DurationOf(24 * time.Hour),
+			S3: &baov1.S3Target{Endpoint: "https://s3.internal", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}}}
+	}
 	Expect(k.Update(ctx, c)).To(Succeed())
 
 	target := restartTo
@@ -221,7 +242,12 @@ func runUpgrade(ctx context.Context, k client.WithWatch, run upgradeRun) *upgrad
 		target = restartFrom
 	}
 	w := newUpgradeWorld(k, c, run.leader, target)
-	w.rollout = run.rollout
+	w.rollout, w.offline = run.rollout, run.offline
+	if run.offline {
+		taken := metav1.NewTime(w.clock.Now())
+		c.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/" + ns + "/bao/x.snap", SHA256: restoreTestSHA, TakenAt: &taken, Version: restartFrom, RaftIndex: 90}
+		Expect(k.Status().Update(ctx, c)).To(Succeed())
+	}
 	w.step(ctx) // pods created
 	w.step(ctx) // and Ready
 	for name, p := range w.pods {

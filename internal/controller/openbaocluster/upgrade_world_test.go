@@ -59,6 +59,10 @@ type worldAction struct {
 	uid types.UID
 	// leader is the Raft leader of the simulated world when the write was made.
 	leader string
+	// stopRecorded says, for a pod deleted in an offline upgrade, whether the
+	// cluster's persisted status recorded the stop (status.upgrade.offline.stoppedAt)
+	// when the pod was deleted.
+	stopRecorded bool
 }
 
 // leaderChange is an election of the simulated world.
@@ -122,6 +126,9 @@ type upgradeWorld struct {
 	done          bool
 	// original is the UID of each member's pod when the upgrade was requested.
 	original map[string]types.UID
+	// offline is an offline upgrade: every member may be down at once, and the
+	// members elect a leader once a majority is back.
+	offline bool
 	actions  []worldAction
 	// writes says, per pass, what the pass wrote.
 	writes   map[int][]string
@@ -197,6 +204,12 @@ func (w *upgradeWorld) operatorClient(base client.WithWatch) client.Client {
 			err := c.Delete(ctx, obj, opts...)
 			if pod, ok := obj.(*corev1.Pod); ok && err == nil {
 				w.podDeleted(pod)
+				if w.offline {
+					persisted := &baov1.OpenBaoCluster{}
+					Expect(c.Get(ctx, client.ObjectKeyFromObject(w.cluster), persisted)).To(Succeed())
+					up := persisted.Status.Upgrade
+					w.actions[len(w.actions)-1].stopRecorded = up != nil && up.Offline != nil && up.Offline.StoppedAt != nil
+				}
 			}
 			if _, ok := obj.(*batchv1.Job); ok && err == nil && w.served(obj.GetName()) {
 				w.serveLog = append(w.serveLog, serveEvent{pass: w.pass, what: "deleted", name: obj.GetName()})
@@ -296,6 +309,19 @@ func (w *upgradeWorld) step(ctx context.Context) {
 		}
 	}
 	w.runJobs(ctx)
+	if w.offline && w.leader == "" {
+		// The members of an offline upgrade elect a leader once a majority is Ready.
+		var ready []string
+		for _, name := range w.names {
+			if p := w.pods[name]; p != nil && podReady(p) {
+				ready = append(ready, name)
+			}
+		}
+		if len(ready) > len(w.names)/2 {
+			w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: "", to: ready[0]})
+			w.leader, w.election = ready[0], true
+		}
+	}
 	w.publish()
 }
 
@@ -417,6 +443,12 @@ func (w *upgradeWorld) elect() {
 		if next == "" {
 			next = name
 		}
+	}
+	if next == "" && w.offline {
+		// Every member stops in an offline upgrade: no leader until two are back.
+		w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: w.leader, to: ""})
+		w.leader, w.election = "", true
+		return
 	}
 	Expect(next).NotTo(BeEmpty(), "no member can take over from %s", w.leader)
 	w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: w.leader, to: next})

@@ -118,6 +118,20 @@ func Judge(kind upgrade.RequestKind, value string, c *baov1.OpenBaoCluster, obs 
 			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
 		}
 		return Verdict{Accept: true, Message: d.Message}
+	case upgrade.RequestRehearse:
+		d := snapshot.DecideRehearse(c, value)
+		if d.Accept {
+			// The pair must be one an upgrade could take: the same rule as the
+			// upgrade's VersionCompatibility precheck.
+			if why := upgrade.CheckVersionPair(c.Status.CurrentVersion, snapshot.RehearseRequestVersion(value)); why != "" {
+				d = snapshot.RequestDecision{Message: fmt.Sprintf("%s=%s refused: %s; nothing was done", baov1.AnnotationRehearse, value, why)}
+			}
+		}
+		if !d.Accept {
+			why := strings.TrimSuffix(strings.TrimPrefix(d.Message, fmt.Sprintf("%s=%s refused: ", baov1.AnnotationRehearse, value)), "; nothing was done")
+			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
+		}
+		return Verdict{Accept: true, Message: d.Message}
 	case upgrade.RequestRestore:
 		d := snapshot.DecideRestore(c, value)
 		if !d.Accept {

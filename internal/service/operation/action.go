@@ -56,6 +56,10 @@ const (
 	ObjectPodTemplate Object = "PodTemplate"
 	// ObjectPod is the pod of Action.Member (UID precondition).
 	ObjectPod Object = "Pod"
+	// ObjectPods are the pods of Action.Members, deleted together and directly (not
+	// evicted: an offline upgrade stops every member, which no
+	// PodDisruptionBudget admits), each with its UID precondition.
+	ObjectPods Object = "Pods"
 	// ObjectGreenStatefulSet is green's StatefulSet (created in DeployGreen, deleted
 	// in a rollback's cleanup).
 	ObjectGreenStatefulSet Object = "GreenStatefulSet"
@@ -122,6 +126,8 @@ type Action struct {
 	Job JobKind
 	// Member is the member the action is about, if any.
 	Member string
+	// Members are the members of a Delete of ObjectPods.
+	Members []string
 	// Image is the pod template's image of an Apply of ObjectPodTemplate.
 	Image string
 	// Replicas is the StatefulSet's replicas of an Apply of ObjectReplicas.

@@ -53,6 +53,10 @@ type Snapshot struct {
 	// Rehearsal is the copy of the cluster's upgrade rehearsal (labelled
 	// baokeeper.dev/rehearsal-of with its name), nil when there is none.
 	Rehearsal *baov1.OpenBaoCluster
+	// RehearsalCanary is the restore canary as read on the rehearsal's copy after
+	// its upgrade, with the controller's role (snapshot.RehearsalCanaryWanted says
+	// when); nil when it was not read this pass.
+	RehearsalCanary *CanaryRead
 	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
 	// operator's service account, which the cluster's controller role binds.
 	ControllerSubject string

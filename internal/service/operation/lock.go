@@ -17,6 +17,8 @@ const (
 	OperationScaling = "Scaling"
 	// OperationBlueGreenUpgrade is a blue-green version change.
 	OperationBlueGreenUpgrade = "BlueGreenUpgrade"
+	// OperationOfflineUpgrade is a version change with every member stopped at once.
+	OperationOfflineUpgrade = "OfflineUpgrade"
 	// OperationRollout restarts every member on the current pod template.
 	OperationRollout = "Rollout"
 	// OperationSnapshot is a scheduled or requested snapshot (and its pruning).
@@ -25,6 +27,9 @@ const (
 	OperationRestore = "Restore"
 	// OperationDrill restores the newest snapshot into a short-lived drill cluster.
 	OperationDrill = "RestoreDrill"
+	// OperationRehearsal rehearses an upgrade on a copy restored from the newest
+	// snapshot, on request (baokeeper.dev/rehearse).
+	OperationRehearsal = "Rehearsal"
 )
 
 // HolderUpgradeManager is the holder name of the adminops reconciler.

@@ -48,7 +48,7 @@ func RehearsalRequired(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) bool {
 // RehearsalPrecheck is the Rehearsal precheck as the rehearsal stands: Passed once
 // it passed for this target, Failed with its failure (or without a snapshot to
 // rehearse from), Pending while it runs or waits for the other prechecks.
-func RehearsalPrecheck(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) baov1.Precheck {
+func RehearsalPrecheck(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, now time.Time) baov1.Precheck {
 	pc := baov1.Precheck{Name: PrecheckRehearsal, Result: baov1.PrecheckPending}
 	r := up.Rehearsal
 	switch {
@@ -63,6 +63,10 @@ func RehearsalPrecheck(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) baov1.P
 			r.Cluster, msg, c.Name, baov1.AnnotationRetry, c.Name, c.Namespace)
 	case r != nil && r.TargetVersion == up.TargetVersion:
 		pc.Message = fmt.Sprintf("rehearsing the upgrade to %s on %s (step %s): %s", r.TargetVersion, r.Cluster, r.Step, r.WaitingFor)
+	case requestedPassed(c, up, now) != nil:
+		q := requestedPassed(c, up, now)
+		pc.Result, pc.Message = baov1.PrecheckPassed, fmt.Sprintf("rehearsed on request (%s=%s, finished %s) on %s from %s: %s",
+			baov1.AnnotationRehearse, q.Request, q.Result.FinishedAt.UTC().Format(time.RFC3339), q.Cluster, q.Snapshot, q.Result.Message)
 	case Newest(&c.Status) == nil:
 		pc.Result, pc.Message = baov1.PrecheckFailed, fmt.Sprintf("spec.upgrade.rehearsal is Required and %s has no verified snapshot to rehearse on: take one (kubectl bao snapshot %s -n %s --wait)",
 			c.Name, c.Name, c.Namespace)
@@ -70,6 +74,23 @@ func RehearsalPrecheck(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) baov1.P
 		pc.Message = "the upgrade is rehearsed on a copy restored from the newest snapshot once every other precheck passed"
 	}
 	return pc
+}
+
+// requestedPassed is the requested rehearsal (status.rehearsal) that stands for
+// the upgrade up: it passed, from the same version to the same target, and
+// finished within RehearsalValidFor. nil when there is none.
+func requestedPassed(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus, now time.Time) *baov1.RehearsalStatus {
+	q := c.Status.Rehearsal
+	if q == nil || q.Step != baov1.RehearsalStepDone || q.Result == nil || q.Result.Outcome != baov1.DrillPassed || q.Result.FinishedAt == nil {
+		return nil
+	}
+	if !sameVersion(q.FromVersion, up.FromVersion) || !sameVersion(q.TargetVersion, up.TargetVersion) {
+		return nil
+	}
+	if q.Result.FinishedAt.Add(baov1.RehearsalValidFor).Before(now) {
+		return nil
+	}
+	return q
 }
 
 // Rehearse is the rehearsal's next step, once every other precheck of the upgrade
@@ -81,11 +102,6 @@ func RehearsalPrecheck(c *baov1.OpenBaoCluster, up *baov1.UpgradeStatus) baov1.P
 func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.Plan {
 	c := s.Object
 	up := st.Upgrade
-	persist := operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist, RequeueAfter: persistRequeue}}
-	wait := func(r *baov1.RehearsalStatus, what string) operation.Plan {
-		r.WaitingFor = what
-		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: "rehearsal: " + what}}
-	}
 	r := up.Rehearsal
 	if r == nil || r.TargetVersion != up.TargetVersion {
 		newest := Newest(st)
@@ -93,11 +109,46 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 			return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll,
 				WaitingFor: "the rehearsal needs a verified snapshot: kubectl bao snapshot " + c.Name + " --wait"}}
 		}
-		r = &baov1.RehearsalStatus{ID: operation.ID(c, "rehearsal", s.Now), Cluster: RehearsalClusterName(c), Snapshot: newest.Location, SHA256: newest.SHA256,
-			TargetVersion: up.TargetVersion, Step: baov1.RehearsalStepCreate, StartedAt: ptrTime(s.Now), WaitingFor: "creating the copy"}
-		up.Rehearsal = r
-		return persist.Say(operation.Normal(EventRehearsalStarted, fmt.Sprintf("Rehearsing the upgrade from %s to %s on %s, restored from %s, before %s changes",
-			up.FromVersion, up.TargetVersion, r.Cluster, r.Snapshot, c.Name)))
+		up.Rehearsal = startRehearsal(c, &baov1.RehearsalStatus{FromVersion: up.FromVersion, TargetVersion: up.TargetVersion}, newest, s.Now)
+		return rehearsalStarted(c, up.Rehearsal, st)
+	}
+	return rehearseStep(s, st, r)
+}
+
+// startRehearsal fills r (its versions set) for a rehearsal that starts now from
+// the receipt newest.
+func startRehearsal(c *baov1.OpenBaoCluster, r *baov1.RehearsalStatus, newest *baov1.SnapshotReceipt, now time.Time) *baov1.RehearsalStatus {
+	r.ID, r.Cluster, r.Snapshot, r.SHA256 = operation.ID(c, "rehearsal", now), RehearsalClusterName(c), newest.Location, newest.SHA256
+	r.Step, r.StartedAt, r.WaitingFor, r.Result = baov1.RehearsalStepCreate, ptrTime(now), "creating the copy", nil
+	return r
+}
+
+// rehearsalStarted persists a rehearsal that starts, and says so.
+func rehearsalStarted(c *baov1.OpenBaoCluster, r *baov1.RehearsalStatus, st *baov1.OpenBaoClusterStatus) operation.Plan {
+	return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist, RequeueAfter: persistRequeue}}.Say(
+		operation.Normal(EventRehearsalStarted, fmt.Sprintf("Rehearsing the upgrade from %s to %s on %s, restored from %s, before %s changes",
+			r.FromVersion, r.TargetVersion, r.Cluster, r.Snapshot, c.Name)))
+}
+
+// rehearsalFrom is the version a rehearsal's copy starts at: r.FromVersion, or for
+// a rehearsal recorded before that field existed, the upgrade's.
+func rehearsalFrom(st *baov1.OpenBaoClusterStatus, r *baov1.RehearsalStatus) string {
+	if r.FromVersion == "" && st.Upgrade != nil {
+		return st.Upgrade.FromVersion
+	}
+	return r.FromVersion
+}
+
+// rehearseStep is the next step of the rehearsal r that started (status.upgrade's
+// or a requested one), each persisted before it is taken: the copy restores and
+// grows, upgrades to the target, reads the canary back, and is deleted.
+func rehearseStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RehearsalStatus) operation.Plan {
+	c := s.Object
+	from := rehearsalFrom(st, r)
+	persist := operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist, RequeueAfter: persistRequeue}}
+	wait := func(r *baov1.RehearsalStatus, what string) operation.Plan {
+		r.WaitingFor = what
+		return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: Poll, WaitingFor: "rehearsal: " + what}}
 	}
 	ch := s.Rehearsal
 	verdict := func(outcome baov1.DrillOutcome, msg string) operation.Plan {
@@ -141,7 +192,17 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 		case strings.TrimPrefix(ch.Spec.Version, "v") != strings.TrimPrefix(r.TargetVersion, "v"):
 			return operation.Plan{Status: st, Poll: Poll, Action: operation.Action{Kind: operation.KindApply, Object: operation.ObjectRehearsalVersion,
 				WaitingFor: "rehearsal: setting the copy's spec.version to " + r.TargetVersion}}
-		case ch.Status.CurrentVersion == r.TargetVersion && ch.Status.Upgrade == nil:
+		case upgradedCopy(ch, r):
+			want := canaryOf(st, r.SHA256)
+			ok, why, wrong := canaryVerdict(want, s.RehearsalCanary)
+			switch {
+			case wrong:
+				return verdict(baov1.DrillFailed, fmt.Sprintf("the copy reached %s, but after its upgrade %s", r.TargetVersion, why))
+			case !ok && timedOut:
+				return verdict(baov1.DrillFailed, fmt.Sprintf("the copy reached %s, but within %s (spec.upgrade.rehearsalTimeout) %s", r.TargetVersion, c.RehearsalTimeout(), why))
+			case !ok:
+				return wait(r, "the copy reached "+r.TargetVersion+"; "+why)
+			}
 			took := ""
 			if r.StartedAt != nil {
 				took = " in " + s.Now.Sub(r.StartedAt.Time).Round(time.Second).String()
@@ -150,8 +211,12 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 			if ch.Status.Restore != nil {
 				canary = canaryWords(ch.Status.Restore.Canary)
 			}
-			return verdict(baov1.DrillPassed, fmt.Sprintf("%s restored %s%s and upgraded from %s to %s with strategy %s%s",
-				r.Cluster, r.Snapshot, canary, up.FromVersion, r.TargetVersion, c.GetStrategy(), took))
+			after := ""
+			if want != "" {
+				after = fmt.Sprintf(", the restore canary %q read back again after the upgrade", want)
+			}
+			return verdict(baov1.DrillPassed, fmt.Sprintf("%s restored %s%s and upgraded from %s to %s with strategy %s%s%s",
+				r.Cluster, r.Snapshot, canary, from, r.TargetVersion, c.GetStrategy(), took, after))
 		case ch.Status.Upgrade != nil && ch.Status.Upgrade.Failure != nil:
 			return verdict(baov1.DrillFailed, fmt.Sprintf("the copy's upgrade failed (%s): %s", ch.Status.Upgrade.Failure.Reason, ch.Status.Upgrade.Failure.Message))
 		case ch.Status.BreakGlass != nil && ch.Status.BreakGlass.Active:
@@ -166,12 +231,20 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 				WaitingFor: "rehearsal: deleting " + r.Cluster + " and its volumes"}}
 		}
 		r.Step, r.WaitingFor = baov1.RehearsalStepDone, ""
-		if r.Result != nil && r.Result.Outcome == baov1.DrillPassed {
-			return persist.Say(operation.Normal(EventRehearsalPassed, "Rehearsal passed: "+r.Result.Message+"; the real upgrade may start"))
-		}
+		passed := r.Result != nil && r.Result.Outcome == baov1.DrillPassed
 		msg := "the rehearsal ended without a verdict"
 		if r.Result != nil {
 			msg = r.Result.Message
+		}
+		switch {
+		case passed && r.Request != "":
+			return persist.Say(operation.Normal(EventRehearsalPassed, fmt.Sprintf("Rehearsal passed (%s=%s): %s; an upgrade from %s to %s within %s counts it",
+				baov1.AnnotationRehearse, r.Request, msg, from, r.TargetVersion, baov1.RehearsalValidFor)))
+		case passed:
+			return persist.Say(operation.Normal(EventRehearsalPassed, "Rehearsal passed: "+msg+"; the real upgrade may start"))
+		case r.Request != "":
+			return persist.Say(operation.Warning(EventRehearsalFailed, fmt.Sprintf("Rehearsal of the upgrade to %s failed (%s=%s): %s. Nothing of %s changed",
+				r.TargetVersion, baov1.AnnotationRehearse, r.Request, msg, c.Name)))
 		}
 		return persist.Say(operation.Warning(EventRehearsalFailed, fmt.Sprintf("Rehearsal of the upgrade to %s failed: %s. The real upgrade is held (precheck %s)",
 			r.TargetVersion, msg, PrecheckRehearsal)))
@@ -179,16 +252,48 @@ func Rehearse(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) operation.P
 	return operation.Nothing()
 }
 
+// upgradedCopy reports whether the rehearsal's copy runs its target with no
+// upgrade of its own left.
+func upgradedCopy(ch *baov1.OpenBaoCluster, r *baov1.RehearsalStatus) bool {
+	return ch != nil && ch.Status.CurrentVersion == r.TargetVersion && ch.Status.Upgrade == nil
+}
+
+// RehearsalCanaryWanted is the canary value the controller must read on the
+// rehearsal's copy ch this pass: the one the rehearsed snapshot's receipt
+// records, once the copy runs the target version. The copy's own restore checked
+// it before the upgrade; reading it again after shows that the upgraded version
+// still reads the restored data. "" when nothing is to be read (no rehearsal at
+// that step, or a snapshot taken without a canary).
+func RehearsalCanaryWanted(c, ch *baov1.OpenBaoCluster) string {
+	r := ActiveRehearsal(&c.Status)
+	if r == nil || r.Step != baov1.RehearsalStepUpgrade || !upgradedCopy(ch, r) {
+		return ""
+	}
+	return canaryOf(&c.Status, r.SHA256)
+}
+
+// ActiveRehearsal is the rehearsal whose copy may exist: the upgrade's
+// (status.upgrade.rehearsal) or, without one, a requested one (status.rehearsal)
+// that started. nil when neither.
+func ActiveRehearsal(st *baov1.OpenBaoClusterStatus) *baov1.RehearsalStatus {
+	if up := st.Upgrade; up != nil && up.Rehearsal != nil {
+		return up.Rehearsal
+	}
+	if r := st.Rehearsal; r != nil && r.ID != "" {
+		return r
+	}
+	return nil
+}
+
 // RehearsalCluster is the copy of the rehearsal in progress: the cluster's spec at
 // the version its members run, with spec.bootstrap.fromSnapshot naming the newest
 // receipt and this cluster as its source, no snapshots or drills of its own. It is
 // owned by the cluster and labelled with the rehearsal.
 func RehearsalCluster(c *baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error) {
-	up := c.Status.Upgrade
-	if up == nil || up.Rehearsal == nil {
+	r := ActiveRehearsal(&c.Status)
+	if r == nil {
 		return nil, fmt.Errorf("no rehearsal runs on %s/%s", c.Namespace, c.Name)
 	}
-	r := up.Rehearsal
 	target, key, err := TargetFor(c, r.Snapshot)
 	if err != nil {
 		return nil, err
@@ -203,7 +308,12 @@ func RehearsalCluster(c *baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error) {
 	}
 	// The version the members run, with the image they run when spec.image pins one
 	// for the target: the copy's own upgrade changes it.
-	d.Spec.Version, d.Spec.Image = up.FromVersion, ""
+	d.Spec.Version, d.Spec.Image = rehearsalFrom(&c.Status, r), ""
+	if r.Request != "" {
+		// No upgrade: spec.version is the version the members run, and spec.image
+		// (when set) the image they run.
+		d.Spec.Image = c.Spec.Image
+	}
 	d.Spec.Snapshots = baov1.SnapshotsSpec{}
 	d.Spec.Upgrade.PreUpgradeSnapshot = baov1.PreUpgradeSnapshotSpec{Policy: baov1.SnapshotNever}
 	d.Spec.Upgrade.Rehearsal = baov1.RehearsalDisabled

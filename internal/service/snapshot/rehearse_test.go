@@ -43,6 +43,18 @@ func rehearsalCopy(id string, mut ...func(*baov1.OpenBaoCluster)) *baov1.OpenBao
 	return d
 }
 
+// upgradedTo241 is a copy that restored and then reached 2.4.1.
+func upgradedTo241(mut ...func(*baov1.OpenBaoCluster)) *baov1.OpenBaoCluster {
+	return rehearsalCopy("r1r1r1r1", append([]func(*baov1.OpenBaoCluster){restoredCopy, func(d *baov1.OpenBaoCluster) {
+		d.Spec.Version, d.Status.CurrentVersion = "2.4.1", "2.4.1"
+	}}, mut...)...)
+}
+
+// withCanary records canary in the rehearsed snapshot's receipt.
+func withCanary(canary string) func(*baov1.OpenBaoCluster) {
+	return func(c *baov1.OpenBaoCluster) { c.Status.Snapshots.Taken[0].Canary = canary }
+}
+
 func restoredCopy(d *baov1.OpenBaoCluster) {
 	d.Status.Restore = &baov1.RestoreStatus{Step: baov1.RestoreStepDone, RaftIndex: 50}
 	d.Status.Phase, d.Status.CurrentVersion = baov1.PhaseRunning, "2.4.0"
@@ -54,6 +66,7 @@ func TestRehearse(t *testing.T) {
 		reason     string
 		c          *baov1.OpenBaoCluster
 		copy       *baov1.OpenBaoCluster
+		canary     *operation.CanaryRead
 		wantKind   operation.Kind
 		wantObject operation.Object
 		wantStep   baov1.RehearsalStep
@@ -100,6 +113,30 @@ func TestRehearse(t *testing.T) {
 				d.Spec.Version, d.Status.CurrentVersion = "2.4.1", "2.4.1"
 			}),
 			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillPassed, wantText: "upgraded from 2.4.0 to 2.4.1 with strategy RollingUpdate"},
+		{reason: "upgrade: the copy reached the target, its canary read back again: passed, and said",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(),
+			canary:   &operation.CanaryRead{Value: "c4n4ry", Found: true},
+			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillPassed, wantText: `restore canary "c4n4ry" read back again after the upgrade`},
+		{reason: "upgrade: the copy reached the target, its canary not read yet: waits, saying so",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(),
+			wantKind: operation.KindWait, wantStep: baov1.RehearsalStepUpgrade, wantText: "the restore canary was not read yet"},
+		{reason: "upgrade: the canary cannot be read (the upgraded copy refuses the controller): waits within the timeout",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(),
+			canary:   &operation.CanaryRead{Err: "permission denied"},
+			wantKind: operation.KindWait, wantStep: baov1.RehearsalStepUpgrade, wantText: "permission denied"},
+		{reason: "upgrade: the canary still cannot be read at the timeout: fails with why",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade, func(r *baov1.RehearsalStatus) { r.StartedAt = &metav1.Time{Time: now.Add(-31 * time.Minute)} })),
+			copy:     upgradedTo241(),
+			canary:   &operation.CanaryRead{Err: "permission denied"},
+			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillFailed, wantText: "permission denied"},
+		{reason: "upgrade: after the upgrade the canary holds another value: fails at once, the data is not the snapshot's",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(),
+			canary:   &operation.CanaryRead{Value: "other", Found: true},
+			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillFailed, wantText: `holds "other", not "c4n4ry"`},
+		{reason: "upgrade: after the upgrade the canary is gone: fails at once",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(),
+			canary:   &operation.CanaryRead{},
+			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillFailed, wantText: "after its upgrade the restored data has no restore canary"},
 		{reason: "upgrade: the copy's upgrade failed: the rehearsal fails with its words",
 			c: rehearsing(rehearsalAt(baov1.RehearsalStepUpgrade)), copy: rehearsalCopy("r1r1r1r1", restoredCopy, func(d *baov1.OpenBaoCluster) {
 				d.Spec.Version = "2.4.1"
@@ -131,7 +168,7 @@ func TestRehearse(t *testing.T) {
 		t.Run(tt.reason, func(t *testing.T) {
 			g := NewWithT(t)
 			s := &operation.Snapshot{Cluster: &operation.Cluster{Now: now, Members: healthyMembers(), AutopilotKnown: true, AutopilotHealthy: true, Leader: "bao-0"},
-				Object: tt.c, Jobs: map[string]operation.ObservedJob{}, Rehearsal: tt.copy}
+				Object: tt.c, Jobs: map[string]operation.ObservedJob{}, Rehearsal: tt.copy, RehearsalCanary: tt.canary}
 			before := tt.c.DeepCopy()
 			st := s.Status()
 			p := Rehearse(s, st)
@@ -189,7 +226,7 @@ func TestRehearsalPrecheck(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {
 			g := NewWithT(t)
-			pc := RehearsalPrecheck(tc.c, tc.c.Status.Upgrade)
+			pc := RehearsalPrecheck(tc.c, tc.c.Status.Upgrade, t0)
 			g.Expect(pc.Name).To(Equal(PrecheckRehearsal))
 			g.Expect(pc.Result).To(Equal(tc.want))
 			g.Expect(pc.Message).To(ContainSubstring(tc.text))
@@ -211,4 +248,34 @@ func TestRehearsalCluster(t *testing.T) {
 	g.Expect(d.Spec.Upgrade.Rehearsal).To(Equal(baov1.RehearsalDisabled), "a copy does not rehearse itself")
 	g.Expect(d.Spec.Upgrade.PreUpgradeSnapshot.Policy).To(Equal(baov1.SnapshotNever))
 	g.Expect(d.Spec.Bootstrap.FromSnapshot.SourceCluster).To(Equal("bao"))
+}
+
+func TestRehearsalCanaryWanted(t *testing.T) {
+	tests := []struct {
+		reason string
+		c      *baov1.OpenBaoCluster
+		copy   *baov1.OpenBaoCluster
+		want   string
+	}{
+		{reason: "the copy runs the target with no upgrade left: the receipt's canary",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241(), want: "c4n4ry"},
+		{reason: "a snapshot taken without a canary: nothing to read",
+			c: rehearsing(rehearsalAt(baov1.RehearsalStepUpgrade)), copy: upgradedTo241()},
+		{reason: "the copy still upgrades: not yet",
+			c:    rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)),
+			copy: upgradedTo241(func(d *baov1.OpenBaoCluster) { d.Status.Upgrade = &baov1.UpgradeStatus{} })},
+		{reason: "the copy runs the old version: its restore checked the canary already",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade)), copy: rehearsalCopy("r1r1r1r1", restoredCopy)},
+		{reason: "the rehearsal is past its upgrade step: not read again",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepDelete)), copy: upgradedTo241()},
+		{reason: "no copy: nothing to read",
+			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade))},
+		{reason: "no upgrade: nothing to read",
+			c: drillSource(withCanary("c4n4ry")), copy: upgradedTo241()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			NewWithT(t).Expect(RehearsalCanaryWanted(tt.c, tt.copy)).To(Equal(tt.want))
+		})
+	}
 }

@@ -61,12 +61,13 @@ func CheckVersionPair(from, to string) string {
 				continue
 			}
 		}
-		way := fmt.Sprintf("upgrade to the last release before %s first if you are not on it, then move to %s by restoring a snapshot into a new cluster "+
-			"(kubectl bao restore CLUSTER --into NEW --version %s; docs/restore.md)", b.At, to, to)
+		way := fmt.Sprintf("set spec.upgrade.strategy to Offline, which stops every member at once and starts each on %s from its own volume "+
+			"(no member answers meanwhile; docs/upgrades.md), or restore a snapshot into a new cluster at %s (kubectl bao restore CLUSTER --into NEW --version %s; docs/restore.md)",
+			to, to, to)
 		if b.FixedIn != "" {
 			way = fmt.Sprintf("set spec.version to %s or later instead, which carries the fix and runs beside %s; or %s", b.FixedIn, from, way)
 		}
-		return fmt.Sprintf("%s and %s cannot run in one cluster: %s (%s). Every upgrade runs both for a while, so this one is refused before anything changes: %s",
+		return fmt.Sprintf("%s and %s cannot run in one cluster: %s (%s). A rolling or blue-green upgrade runs both for a while, so this one is refused before anything changes: %s",
 			from, to, b.Why, b.Source, way)
 	}
 	return ""

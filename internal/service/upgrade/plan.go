@@ -47,6 +47,8 @@ func LockOfStrategy(s baov1.UpgradeStrategyType) string {
 		return operation.OperationRollingUpgrade
 	case baov1.BlueGreenStrategy:
 		return operation.OperationBlueGreenUpgrade
+	case baov1.OfflineStrategy:
+		return operation.OperationOfflineUpgrade
 	}
 	return ""
 }

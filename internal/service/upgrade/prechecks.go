@@ -113,11 +113,20 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 		redundancyFail = fmt.Sprintf("a %d-member cluster cannot restart a member without taking down its only voter, so every request would fail while it restarts: "+
 			"scale to 3 members first (spec.replicas: 3), or restart it yourself, accepting the downtime (kubectl delete pod of each member)", in.Replicas)
 	}
-	add(PrecheckRedundancy, in.Replicas >= 3 || in.Strategy == baov1.BlueGreenStrategy,
-		fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas), redundancyFail)
+	redundancyOK := fmt.Sprintf("%d voters: replacing one at a time keeps a majority", in.Replicas)
+	if in.Strategy == baov1.OfflineStrategy {
+		// Every member stops anyway: the outage is the plan, at any size.
+		redundancyOK = fmt.Sprintf("offline: all %d members stop together, whatever their number", in.Replicas)
+	}
+	add(PrecheckRedundancy, in.Replicas >= 3 || in.Strategy == baov1.BlueGreenStrategy || in.Strategy == baov1.OfflineStrategy, redundancyOK, redundancyFail)
 
 	incompatible := CheckVersionPair(in.From, in.To)
-	add(PrecheckCompatibility, incompatible == "", fmt.Sprintf("%s and %s can run side by side while the cluster changes", orNone(in.From), orNone(in.To)), incompatible)
+	compatible := fmt.Sprintf("%s and %s can run side by side while the cluster changes", orNone(in.From), orNone(in.To))
+	if in.Strategy == baov1.OfflineStrategy {
+		compatible = fmt.Sprintf("offline: %s and %s never run side by side (every member stops, then starts on %s)", orNone(in.From), orNone(in.To), orNone(in.To))
+		incompatible = ""
+	}
+	add(PrecheckCompatibility, incompatible == "", compatible, incompatible)
 
 	add(PrecheckPolicy, in.Policy.Allowed, "spec.version and spec.image pass the version and image policy", in.Policy.Message)
 
@@ -130,6 +139,9 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	switch {
 	case in.Kind == baov1.OperationRollout:
 		add(PrecheckSnapshotTarget, true, "no snapshot: a rollout restarts members on the same version and changes no data", "")
+	case in.Snapshot.Policy == baov1.SnapshotNever && in.Strategy == baov1.OfflineStrategy:
+		add(PrecheckSnapshotTarget, false, "",
+			"an offline upgrade needs a pre-upgrade snapshot, the way back if the target cannot read the data: set spec.upgrade.preUpgradeSnapshot.policy to Always (or IfOlderThan) with its s3 target")
 	case in.Snapshot.Policy == baov1.SnapshotNever:
 		add(PrecheckSnapshotTarget, true, "no snapshot (spec.upgrade.preUpgradeSnapshot.policy is Never)", "")
 	default:

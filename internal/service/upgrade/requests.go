@@ -22,6 +22,7 @@ const (
 	RequestRestart       RequestKind = baov1.AnnotationRestart
 	RequestSnapshot      RequestKind = baov1.AnnotationSnapshot
 	RequestRestore       RequestKind = baov1.AnnotationRestore
+	RequestRehearse      RequestKind = baov1.AnnotationRehearse
 )
 
 // Request is one new (not yet handled) value of a control annotation.
@@ -55,6 +56,7 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		{RequestRestart, handled.Restart},
 		{RequestSnapshot, handled.Snapshot},
 		{RequestRestore, handled.Restore},
+		{RequestRehearse, handled.Rehearse},
 	}
 	var out []Request
 	var errs []InvalidRequest
@@ -104,6 +106,8 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.Snapshot = r.Value
 	case RequestRestore:
 		st.Restore = r.Value
+	case RequestRehearse:
+		st.Rehearse = r.Value
 	}
 }
 

@@ -42,6 +42,10 @@ func UndoPath(in UndoInput) string {
 	case in.ImageOnly:
 		return fmt.Sprintf("the version stays %s: set spec.image back to the image the members ran before (%s) and the same rolling replacement runs again",
 			in.From, in.RunningImage)
+	case in.Strategy == baov1.OfflineStrategy:
+		return fmt.Sprintf("OpenBao does not support downgrades in place: before the members are stopped (status.upgrade.offline.stoppedAt), set spec.version back to %s "+
+			"(the upgrade is cancelled); afterwards, restore the pre-upgrade snapshot into a new cluster at %s: %s (%s)",
+			in.From, in.From, RestoreCommand(in.Name, in.Namespace, in.From), RestoreRunbook)
 	case in.Strategy == baov1.BlueGreenStrategy:
 		return fmt.Sprintf("blue (%s, on %s) keeps the leadership until green (%s) leads; until then, kubectl bao rollback %s -n %s "+
 			"(or kubectl annotate openbaocluster %s -n %s %s=$(date +%%s) --overwrite) rolls back: blue votes again, green is removed and deleted. "+

@@ -59,6 +59,9 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		{name: "restoring in place", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2"),
 			Snapshots: receipts, OperationLock: &baov1.OperationLock{Operation: "Restore", Message: "restoring in place"},
 			InPlaceRestore: &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", SHA256: sha, Step: baov1.RestoreStepRestore, ID: "abcd1234"}}},
+		{name: "rehearsing on request", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2"),
+			Snapshots: receipts, OperationLock: &baov1.OperationLock{Operation: "Rehearsal", Message: "rehearsing"},
+			Rehearsal: &baov1.RehearsalStatus{ID: "abcd1234", Request: "2.4.1+v0", FromVersion: "2.4.0", TargetVersion: "2.4.1", Step: baov1.RehearsalStepRestore}}},
 		{name: "rolling upgrade running with a bucket", bucket: true, status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Upgrade: rolling, Snapshots: receipts,
 			OperationLock: &baov1.OperationLock{Operation: "RollingUpgrade", Message: "rolling upgrade from 2.4.0 to 2.4.1"}}},
 		{name: "at rest", status: baov1.OpenBaoClusterStatus{CurrentVersion: "2.4.0", Members: members("bao-0", "bao-0", "bao-1", "bao-2")}},
@@ -89,6 +92,9 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 		{kubectlbao.ControlRestart, baov1.AnnotationRestart, "v1"},
 		{kubectlbao.ControlSnapshot, baov1.AnnotationSnapshot, "v1"},
 		{kubectlbao.ControlRestore, baov1.AnnotationRestore, sha + "-v1"},
+		{kubectlbao.ControlRehearse, baov1.AnnotationRehearse, "2.4.1+v1"},
+		{kubectlbao.ControlRehearse, baov1.AnnotationRehearse, "2.4.0+v1"},
+		{kubectlbao.ControlRehearse, baov1.AnnotationRehearse, "2.6.0+v1"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "n0nce"},
 		{kubectlbao.ControlBreakGlassAck, baov1.AnnotationBreakGlassAck, "wrong"},
 	}
@@ -104,8 +110,11 @@ func TestOperatorAndPluginAgree(t *testing.T) {
 				}
 
 				in := kubectlbao.DecideInput{Control: ctl.control, Nonce: ctl.value, Now: now}
-				if ctl.control == kubectlbao.ControlRestore {
+				switch ctl.control {
+				case kubectlbao.ControlRestore:
 					in.SHA256 = sha
+				case kubectlbao.ControlRehearse:
+					in.To = ctl.value
 				}
 				plugin := kubectlbao.Decide(c.DeepCopy(), in)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/upgrade/offline"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -25,9 +26,10 @@ import (
 //     then the restore of a cluster that starts from a snapshot, until it
 //     succeeded (nothing else runs on data the restore replaces; a failed restore
 //     keeps the cluster so); then a snapshot or drill that runs (see 5); then an
-//     accepted in-place restore (baokeeper.dev/restore) once no other operation
-//     holds the lock: an upgrade that has not started waits for it, and a request
-//     made during an upgrade is refused;
+//     accepted in-place restore (baokeeper.dev/restore), then an accepted
+//     rehearsal (baokeeper.dev/rehearse), once no other operation holds the lock:
+//     an upgrade that has not started waits for either, and a request made
+//     during an upgrade is refused;
 //  2. an upgrade or rollout in progress: its guard (target changes, prechecks, the
 //     lock, the quorum watch), then its snapshot phase or its strategy; one that has
 //     not started (it waits on its prechecks and holds no lock) yields to a scaling
@@ -62,6 +64,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return snapshot.DrillOperation{}
 	case snapshot.InPlaceRunning(st) && (st.OperationLock == nil || st.OperationLock.Operation == operation.OperationRestore):
 		return snapshot.InPlaceRestoreOperation{}
+	case snapshot.RehearsalRunning(st) && (st.OperationLock == nil || st.OperationLock.Operation == operation.OperationRehearsal):
+		return snapshot.RehearsalOperation{}
 	case st.Upgrade != nil && notStarted(st) && snapshot.Pending(st) && st.OperationLock == nil:
 		return snapshot.RunOperation{}
 	case st.Upgrade != nil && !(notStarted(st) && scaling.ShouldStart(s)):
@@ -97,6 +101,9 @@ func waiters(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) []string {
 	}
 	if r := st.InPlaceRestore; snapshot.InPlaceRunning(st) && r.ID == "" {
 		out = append(out, fmt.Sprintf("%s: in place, of %s (%s=%s)", operation.OperationRestore, r.Source, baov1.AnnotationRestore, r.Request))
+	}
+	if r := st.Rehearsal; snapshot.RehearsalRunning(st) && r.ID == "" {
+		out = append(out, fmt.Sprintf("%s: of the upgrade from %s to %s, on a copy (%s=%s)", operation.OperationRehearsal, r.FromVersion, r.TargetVersion, baov1.AnnotationRehearse, r.Request))
 	}
 	if snapshot.DrillPending(st) && l.Operation != operation.OperationDrill {
 		out = append(out, fmt.Sprintf("%s: scheduled, due since %s", operation.OperationDrill, st.Snapshots.Drills.Due.UTC().Format(time.RFC3339)))
@@ -188,8 +195,12 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 		fmt.Sprintf("%s upgrade from %s to %s", strategyWord(up.Strategy), up.FromVersion, up.TargetVersion), s.Now); err != nil {
 		return wait()
 	}
-	if p, stop := watchQuorum(s, st); stop {
-		return p.Say(events...)
+	if !offline.Stopping(st) {
+		// An offline upgrade's stop is the plan: no quorum is the point of it,
+		// bounded by its step timeout, not break-glass.
+		if p, stop := watchQuorum(s, st); stop {
+			return p.Say(events...)
+		}
 	}
 	var phase operation.Operation = rolling.Operation{}
 	switch {
@@ -197,6 +208,8 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 		phase = snapshot.Operation{}
 	case blueGreen:
 		phase = bluegreen.Operation{}
+	case up.Strategy == baov1.OfflineStrategy:
+		phase = offline.Operation{}
 	}
 	p := phase.Decide(s.With(st))
 	p.Events = append(events, p.Events...)
@@ -207,8 +220,11 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 // still evaluated).
 func notStarted(st *baov1.OpenBaoClusterStatus) bool {
 	up := st.Upgrade
-	if up.Strategy == baov1.BlueGreenStrategy {
+	switch up.Strategy {
+	case baov1.BlueGreenStrategy:
 		return st.BlueGreen == nil && up.Snapshot == nil
+	case baov1.OfflineStrategy:
+		return up.Offline == nil && up.Snapshot == nil
 	}
 	return up.CurrentStep == nil && len(up.CompletedPods) == 0 && up.Snapshot == nil
 }
@@ -320,7 +336,7 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 		// The last precheck: the rehearsal starts once every other one passed.
 		withSt := *c
 		withSt.Status = *st
-		pcs = append(pcs, snapshot.RehearsalPrecheck(&withSt, st.Upgrade))
+		pcs = append(pcs, snapshot.RehearsalPrecheck(&withSt, st.Upgrade, s.Now))
 	}
 	first := upgrade.FirstUnpassedPrecheck(pcs)
 	if first == nil || first.Name != upgrade.PrecheckSnapshotTarget || first.Result != baov1.PrecheckPending {
@@ -339,8 +355,11 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 }
 
 func strategyWord(s baov1.UpgradeStrategyType) string {
-	if s == baov1.BlueGreenStrategy {
+	switch s {
+	case baov1.BlueGreenStrategy:
 		return "blue-green"
+	case baov1.OfflineStrategy:
+		return "offline"
 	}
 	return "rolling"
 }

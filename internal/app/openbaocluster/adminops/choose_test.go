@@ -128,6 +128,45 @@ func TestChoose(t *testing.T) {
 				s.Object.Status.Scaling = &baov1.ScalingStatus{}
 				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationScaling}
 			}, want: scaling.Operation{}, wantKind: operation.KindComplete},
+		{name: "rehearsal requested, version changed", reason: "an accepted rehearsal goes before an upgrade that has not started: it takes the lock first",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Taken: []baov1.SnapshotReceipt{{Location: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64)}}}
+				s.Object.Status.Rehearsal = &baov1.RehearsalStatus{Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Cluster: "bao-rehearsal", Step: baov1.RehearsalStepCreate}
+			}, want: snapshot.RehearsalOperation{}, wantKind: operation.KindPersist},
+		{name: "rehearsal requested, a drill running", reason: "the drill that holds the lock finishes first; the rehearsal waits for it",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Status.Rehearsal = &baov1.RehearsalStatus{Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Cluster: "bao-rehearsal", Step: baov1.RehearsalStepCreate}
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Current: &baov1.DrillRun{ID: "d1", Cluster: "bao-drill",
+					Snapshot: "s3://snaps/ns/bao/x.snap", Step: baov1.DrillStepCreate}}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationDrill}
+			}, want: snapshot.DrillOperation{}, wantKind: operation.KindApply},
+		{name: "rehearsal running, version changed", reason: "a rehearsal that holds the lock goes on; the upgrade waits for it",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Version = "2.4.1"
+				s.Object.Status.Rehearsal = &baov1.RehearsalStatus{ID: "r1", Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Cluster: "bao-rehearsal",
+					Snapshot: "s3://snaps/ns/bao/x.snap", Step: baov1.RehearsalStepCreate}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRehearsal}
+			}, want: snapshot.RehearsalOperation{}, wantKind: operation.KindApply},
+		{name: "offline upgrade, every member stopped", reason: "the planned outage of an offline upgrade is no loss of quorum: its strategy waits for the members, no break-glass",
+			change: func(s *operation.Snapshot) {
+				s.Object.Spec.Version = "2.6.0"
+				s.Object.Spec.Upgrade.Strategy = baov1.OfflineStrategy
+				at := metav1.NewTime(s.Now.Add(-20 * time.Second))
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.OfflineStrategy, FromVersion: "2.4.0", TargetVersion: "2.6.0",
+					TargetImage: upgrade.DefaultImage("2.6.0"), LastVoters: []string{"bao-0", "bao-1", "bao-2"}, QuorumLostSince: &at,
+					Snapshot: &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64)},
+					Offline: &baov1.OfflineUpgradeStatus{StoppedAt: &at, CommittedIndex: 90}, Plan: &baov1.UpgradePlan{Pods: []string{"bao-0", "bao-1", "bao-2"}}}
+				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationOfflineUpgrade, Holder: operation.HolderUpgradeManager}
+				s.StatefulSet.Spec.Template.Spec.Containers[0].Image = upgrade.DefaultImage("2.6.0")
+				for i := range s.Members {
+					s.Members[i].PodExists, s.Members[i].PodReady, s.Members[i].Healthy = false, false, false
+				}
+				s.Leader, s.AutopilotKnown, s.AutopilotHealthy = "", false, false
+			}, want: upgradeOperation{}, wantKind: operation.KindWait},
 		{name: "upgrade not started, scaling asked for", reason: "an upgrade that has not started waits on its prechecks and holds no lock: it yields to the scaling its prechecks wait for (the member count differs)",
 			change: func(s *operation.Snapshot) {
 				s.Object.Spec.Replicas = ptr(int32(5))
@@ -320,6 +359,10 @@ func TestWaiters(t *testing.T) {
 			s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationScaling}
 			s.Object.Status.InPlaceRestore = &baov1.RestoreStatus{Source: "s3://snaps/ns/bao/x.snap", Request: "aa-1", Step: baov1.RestoreStepRestore}
 		}, want: []string{"Restore: in place, of s3://snaps/ns/bao/x.snap (baokeeper.dev/restore=aa-1)"}},
+		{name: "an accepted rehearsal waits for a snapshot", change: func(s *operation.Snapshot) {
+			s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationSnapshot}
+			s.Object.Status.Rehearsal = &baov1.RehearsalStatus{Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Step: baov1.RehearsalStepCreate}
+		}, want: []string{"Rehearsal: of the upgrade from 2.4.0 to 2.4.1, on a copy (baokeeper.dev/rehearse=2.4.1+1)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

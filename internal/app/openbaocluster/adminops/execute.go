@@ -175,6 +175,8 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 	switch a.Object {
 	case operation.ObjectPod:
 		return r.deletePod(ctx, c, a.Member)
+	case operation.ObjectPods:
+		return r.stopPods(ctx, c, a.Members)
 	case operation.ObjectBlueStatefulSet:
 		return r.deleteStatefulSet(ctx, c, c.Status.BlueGreen.Blue.StatefulSet, "blue")
 	case operation.ObjectGreenStatefulSet:
@@ -246,12 +248,12 @@ func (r *Reconciler) createChildCluster(ctx context.Context, c *baov1.OpenBaoClu
 // setRehearsalVersion sets the rehearsal copy's spec.version to the target (and its
 // spec.image to the cluster's): the copy's own upgrade runs.
 func (r *Reconciler) setRehearsalVersion(ctx context.Context, c *baov1.OpenBaoCluster, s *operation.Snapshot) error {
-	d := s.Rehearsal
-	if d == nil || c.Status.Upgrade == nil || c.Status.Upgrade.Rehearsal == nil {
+	d, rh := s.Rehearsal, snapshot.ActiveRehearsal(&c.Status)
+	if d == nil || rh == nil {
 		return fmt.Errorf("no rehearsal copy of %s/%s to upgrade", c.Namespace, c.Name)
 	}
 	orig := d.DeepCopy()
-	d.Spec.Version, d.Spec.Image = c.Status.Upgrade.Rehearsal.TargetVersion, c.Spec.Image
+	d.Spec.Version, d.Spec.Image = rh.TargetVersion, snapshot.RehearsalTargetImage(c, rh)
 	ctrl.LoggerFrom(ctx).Info("Upgrading the rehearsal copy", "copy", d.Name, "version", d.Spec.Version)
 	if err := r.Client.Patch(ctx, d, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("failed to set spec.version of rehearsal copy %s/%s to %s: %w", d.Namespace, d.Name, d.Spec.Version, err)
@@ -405,6 +407,28 @@ func (r *Reconciler) deletePod(ctx context.Context, c *baov1.OpenBaoCluster, nam
 		return fmt.Errorf("failed to delete pod %s/%s: %w", c.Namespace, name, err)
 	}
 	return nil
+}
+
+// stopPods deletes the member pods named, each with its UID precondition, all at
+// once and never through the eviction API: an offline upgrade stops every member,
+// which no PodDisruptionBudget admits. Every pod is tried; the errors are joined.
+func (r *Reconciler) stopPods(ctx context.Context, c *baov1.OpenBaoCluster, names []string) error {
+	var errs []error
+	for _, name := range names {
+		pod := &corev1.Pod{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, pod); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("failed to get pod %s/%s: %w", c.Namespace, name, err))
+			}
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleting member pod for the offline upgrade", "Pod", name, "uid", string(pod.UID))
+		err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("failed to delete pod %s/%s: %w", c.Namespace, name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // evicts reports whether the member's pod goes down through the eviction API (it

@@ -94,6 +94,17 @@ func (r *Reconciler) readCanary(ctx context.Context, bao openbao.Reader) *operat
 	return &operation.CanaryRead{Value: v, Found: true}
 }
 
+// readCopyCanary reads the restore canary of the rehearsal's copy, with a client
+// of the copy's own (its CA, its controller role); a client that cannot be built
+// is a failed read, which the rehearsal waits out within its timeout.
+func (r *Reconciler) readCopyCanary(ctx context.Context, child *baov1.OpenBaoCluster) *operation.CanaryRead {
+	bao, err := r.client(ctx, child)
+	if err != nil {
+		return &operation.CanaryRead{Err: err.Error()}
+	}
+	return r.readCanary(ctx, bao)
+}
+
 func (r *Reconciler) getStatefulSet(ctx context.Context, c *baov1.OpenBaoCluster, name string) (*appsv1.StatefulSet, error) {
 	sts := &appsv1.StatefulSet{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, sts); err != nil {
@@ -415,9 +426,12 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 			return nil, err
 		}
 	}
-	if up := c.Status.Upgrade; up != nil && up.Rehearsal != nil {
+	if snapshot.ActiveRehearsal(&c.Status) != nil {
 		if s.Rehearsal, err = r.childCluster(ctx, c, snapshot.LabelRehearsalOf); err != nil {
 			return nil, err
+		}
+		if snapshot.RehearsalCanaryWanted(c, s.Rehearsal) != "" {
+			s.RehearsalCanary = r.readCopyCanary(ctx, s.Rehearsal)
 		}
 	}
 	return s, nil

@@ -97,6 +97,7 @@ const (
 	eventRestartAccepted  baov1.Reason = "RestartRequested"
 	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
 	eventRestoreAccepted  baov1.Reason = "RestoreRequested"
+	eventRehearsalAccepted baov1.Reason = "RehearsalRequested"
 	eventActionFailed     baov1.Reason = "ActionFailed"
 	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
 	eventRollbackStarted  baov1.Reason = "RollbackStarted"
@@ -268,6 +269,9 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 		case upgrade.RequestRestore:
 			snapshot.RequestInPlace(&c.Status, req.Value, now)
 			r.event(c, corev1.EventTypeNormal, eventRestoreAccepted, v.Message)
+		case upgrade.RequestRehearse:
+			snapshot.RequestRehearsal(c, &c.Status, req.Value)
+			r.event(c, corev1.EventTypeNormal, eventRehearsalAccepted, v.Message)
 		case upgrade.RequestRetry:
 			switch v.Retry {
 			case control.RetryRollback:

@@ -93,6 +93,11 @@ func startUpgrade(s *operation.Snapshot, imageOnly bool) operation.Plan {
 	c := s.Object
 	st := s.Status()
 	cur, strategy := st.CurrentVersion, c.GetStrategy()
+	if strategy == baov1.OfflineStrategy && imageOnly {
+		// A new image at the same version shares the cluster with the old one: no
+		// reason to stop every member.
+		strategy = baov1.RollingUpdateStrategy
+	}
 	targetImage := upgrade.ResolveImage(c.Spec.Image, c.Spec.Version)
 	target := trimV(c.Spec.Version)
 	k := baov1.OperationVersion

@@ -171,12 +171,25 @@ func Decide(in Input) Decision {
 	}
 }
 
-// decideNext starts the next member, or completes the upgrade.
+// decideNext starts the next member, or completes the upgrade. The next member is
+// the first of the plan not done yet, except the member that leads now while any
+// other is left: the plan was made when the upgrade was planned, and leadership may
+// have moved since (an election nobody planned, or a plan made while autopilot did
+// not name the leader: found on the rig, a rollout planned while a follower was
+// frozen stepped its leader down first, onto a member it had not restarted yet,
+// and then had to hand leadership off a second time). Leader last is decided on
+// what is observed at each step.
 func decideNext(in Input) Decision {
 	up, c := in.Upgrade, in.Cluster
-	var next string
+	var pending []string
 	for _, p := range up.Plan.Pods {
 		if !slices.Contains(up.CompletedPods, p) {
+			pending = append(pending, p)
+		}
+	}
+	var next string
+	for _, p := range pending {
+		if p != c.Leader || len(pending) == 1 {
 			next = p
 			break
 		}

@@ -128,6 +128,18 @@ func TestDecide(t *testing.T) {
 			mutate: func(in *Input) { in.TemplateImage = oldImage }, wantAction: ActionUpdateTemplate},
 		{name: "begin first follower", reason: "followers go first, highest ordinal first",
 			mutate: func(*Input) {}, wantAction: ActionBeginStep, wantPod: "bao-2"},
+		{name: "a plan whose first member leads now", reason: "found on the rig: a rollout planned while a follower was frozen put the leader first; stepping it down then handed leadership to a member not replaced yet, and a second hand-off followed. The leader goes last, by what is observed",
+			mutate: func(in *Input) { in.Cluster.Leader = "bao-2" }, wantAction: ActionBeginStep, wantPod: "bao-1"},
+		{name: "leadership moved to the next planned member", reason: "an election nobody planned made bao-1 the leader: bao-0 goes before it",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2"}
+				in.Cluster.Leader = "bao-1"
+			}, wantAction: ActionBeginStep, wantPod: "bao-0"},
+		{name: "the leader is the last member left", reason: "once every other member is done, the leader's step begins",
+			mutate: func(in *Input) {
+				in.Upgrade.CompletedPods = []string{"bao-2", "bao-1"}
+				in.Cluster.Leader = "bao-0"
+			}, wantAction: ActionBeginStep, wantPod: "bao-0"},
 		{name: "paused at a safe point", reason: "pause holds between members, naming the next one",
 			mutate: func(in *Input) { in.Paused = true }, wantAction: ActionHold, wantPod: "bao-2", wantText: "paused by spec.upgrade.paused before bao-2"},
 		{name: "paused mid-member finishes the member", reason: "a member already taken down is finished before holding",
