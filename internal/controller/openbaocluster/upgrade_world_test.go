@@ -129,7 +129,7 @@ type upgradeWorld struct {
 	// offline is an offline upgrade: every member may be down at once, and the
 	// members elect a leader once a majority is back.
 	offline bool
-	actions  []worldAction
+	actions []worldAction
 	// writes says, per pass, what the pass wrote.
 	writes   map[int][]string
 	leaders  []leaderChange

@@ -13,11 +13,11 @@ import (
 
 func TestRehearseRequestVersion(t *testing.T) {
 	for value, want := range map[string]string{
-		"2.4.1":                  "2.4.1",
-		"v2.4.1":                 "2.4.1",
+		"2.4.1":                   "2.4.1",
+		"v2.4.1":                  "2.4.1",
 		"2.4.1+1764633600-3fa9c2": "2.4.1",
-		"2.5.0-beta1+again":      "2.5.0-beta1",
-		"now":                    "now",
+		"2.5.0-beta1+again":       "2.5.0-beta1",
+		"now":                     "now",
 	} {
 		if got := RehearseRequestVersion(value); got != want {
 			t.Errorf("RehearseRequestVersion(%q) = %q, want %q", value, got, want)

@@ -125,7 +125,7 @@ func TestRehearse(t *testing.T) {
 			canary:   &operation.CanaryRead{Err: "permission denied"},
 			wantKind: operation.KindWait, wantStep: baov1.RehearsalStepUpgrade, wantText: "permission denied"},
 		{reason: "upgrade: the canary still cannot be read at the timeout: fails with why",
-			c: rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade, func(r *baov1.RehearsalStatus) { r.StartedAt = &metav1.Time{Time: now.Add(-31 * time.Minute)} })),
+			c:        rehearsing(withCanary("c4n4ry"), rehearsalAt(baov1.RehearsalStepUpgrade, func(r *baov1.RehearsalStatus) { r.StartedAt = &metav1.Time{Time: now.Add(-31 * time.Minute)} })),
 			copy:     upgradedTo241(),
 			canary:   &operation.CanaryRead{Err: "permission denied"},
 			wantKind: operation.KindPersist, wantStep: baov1.RehearsalStepDelete, wantResult: baov1.DrillFailed, wantText: "permission denied"},

@@ -159,7 +159,7 @@ func TestChoose(t *testing.T) {
 				s.Object.Status.Upgrade = &baov1.UpgradeStatus{Strategy: baov1.OfflineStrategy, FromVersion: "2.4.0", TargetVersion: "2.6.0",
 					TargetImage: upgrade.DefaultImage("2.6.0"), LastVoters: []string{"bao-0", "bao-1", "bao-2"}, QuorumLostSince: &at,
 					Snapshot: &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/x.snap", SHA256: strings.Repeat("a", 64)},
-					Offline: &baov1.OfflineUpgradeStatus{StoppedAt: &at, CommittedIndex: 90}, Plan: &baov1.UpgradePlan{Pods: []string{"bao-0", "bao-1", "bao-2"}}}
+					Offline:  &baov1.OfflineUpgradeStatus{StoppedAt: &at, CommittedIndex: 90}, Plan: &baov1.UpgradePlan{Pods: []string{"bao-0", "bao-1", "bao-2"}}}
 				s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationOfflineUpgrade, Holder: operation.HolderUpgradeManager}
 				s.StatefulSet.Spec.Template.Spec.Containers[0].Image = upgrade.DefaultImage("2.6.0")
 				for i := range s.Members {

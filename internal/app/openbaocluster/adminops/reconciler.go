@@ -92,15 +92,15 @@ func (b *eventBuffer) flush() {
 
 // Event reasons of this reconciler.
 const (
-	eventRequestRefused                = control.EventRequestRefused
-	eventRetry            baov1.Reason = "RetryRequested"
-	eventRestartAccepted  baov1.Reason = "RestartRequested"
-	eventSnapshotAccepted baov1.Reason = "SnapshotRequested"
-	eventRestoreAccepted  baov1.Reason = "RestoreRequested"
+	eventRequestRefused                 = control.EventRequestRefused
+	eventRetry             baov1.Reason = "RetryRequested"
+	eventRestartAccepted   baov1.Reason = "RestartRequested"
+	eventSnapshotAccepted  baov1.Reason = "SnapshotRequested"
+	eventRestoreAccepted   baov1.Reason = "RestoreRequested"
 	eventRehearsalAccepted baov1.Reason = "RehearsalRequested"
-	eventActionFailed     baov1.Reason = "ActionFailed"
-	eventPromoteAccepted  baov1.Reason = "PromoteAccepted"
-	eventRollbackStarted  baov1.Reason = "RollbackStarted"
+	eventActionFailed      baov1.Reason = "ActionFailed"
+	eventPromoteAccepted   baov1.Reason = "PromoteAccepted"
+	eventRollbackStarted   baov1.Reason = "RollbackStarted"
 )
 
 // Reconcile runs one pass; see the package documentation.
