@@ -71,7 +71,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	writeFlakyImage()
 	writeFaultyExecutor()
 	By("starting the rig in " + rigDir)
-	rigCmd = exec.Command(rigBin, "up", "--dir", rigDir, "--root", root)
+	// The members run at a higher CPU priority than the control plane and these
+	// tests: two cores serve them all, and a member starved past Raft's leader lease
+	// loses leadership for no reason a cluster with CPU per member would have (the
+	// suite counts such losses at its end).
+	rigCmd = exec.Command(rigBin, "up", "--dir", rigDir, "--root", root, "--favor-images", "ghcr.io/openbao/openbao")
 	logf, err := os.Create(filepath.Join(rigDir, "rig.log"))
 	Expect(err).NotTo(HaveOccurred())
 	rigCmd.Stdout, rigCmd.Stderr = logf, logf

@@ -35,6 +35,9 @@ import (
 )
 
 // Config configures the node agent.
+// FavorNice is the nice value of the containers of Config.FavorImages.
+const FavorNice = -5
+
 type Config struct {
 	// Kubeconfig is the admin kubeconfig of the rig's API server.
 	Kubeconfig string
@@ -63,6 +66,13 @@ type Config struct {
 	// KubeletAPI is the kubelet API (exec, logs) served to the API server; its zero
 	// value serves none.
 	KubeletAPI KubeletAPIConfig
+	// FavorImages are image prefixes whose containers run at FavorNice, a higher CPU
+	// priority than the rig's other processes. On a real cluster each member has
+	// CPU of its own; on the rig two cores serve the control plane, the operator,
+	// the tests' writers and pollers and every member, and a member starved for
+	// longer than Raft's leader lease (500 ms at performance_multiplier 1) loses
+	// leadership for no reason a cluster would have (counted by the e2e suite).
+	FavorImages []string
 	// Log receives the agent's logs.
 	Log logr.Logger
 }

@@ -40,7 +40,8 @@
 //     its mountPath (subPath and subPathExpr supported; read-only when asked, and
 //     always for configMap, secret, projected and downwardAPI volumes, like the
 //     kubelet), the pod's hosts file over /etc/hosts and a per-container file at
-//     terminationMessagePath, then execs the command. Mount points missing on the host
+//     terminationMessagePath, sets the nice value of a container whose image starts
+//     with one of Config.FavorImages (FavorNice), then execs the command. Mount points missing on the host
 //     are created and listed, one path per line, parents first, in
 //     StateDir/created-mountpoints.txt (duplicates possible) so the rig can remove them
 //     (in reverse order) when it ends.

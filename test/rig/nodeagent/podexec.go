@@ -47,6 +47,8 @@ type execSpec struct {
 	// ClockFile, when set, is the offset file of a clock-adjustable pod: the command
 	// runs as the helper's child with its wall clock skewed by it (clock.go).
 	ClockFile string `json:"clockFile,omitempty"`
+	// Nice, when not 0, is the command's nice value (Config.FavorImages).
+	Nice int `json:"nice,omitempty"`
 }
 
 // bindMount is one bind mount of a host file or directory.
@@ -117,6 +119,12 @@ func PodExecMain(args []string) {
 		}
 		if err := os.Chdir(spec.Dir); err != nil {
 			fail(exitSetupFailed, "failed to change to working directory %s: %v", spec.Dir, err)
+		}
+	}
+	if spec.Nice != 0 {
+		// Inherited by the exec'ed command and its children.
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, spec.Nice); err != nil {
+			fail(exitSetupFailed, "failed to set the nice value %d: %v", spec.Nice, err)
 		}
 	}
 	if spec.ClockFile != "" {

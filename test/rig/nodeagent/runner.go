@@ -269,9 +269,20 @@ func (pr *podRuntime) planContainer(pod *corev1.Pod, ctr *corev1.Container) (*ex
 	plan.spec = execSpec{
 		Path: cp.path, Argv: cp.argv, Dir: dir, Hostname: host, Mounts: mounts,
 		HostsFile: pr.hostsPath(), RecordFile: a.recordFile(), Netns: pr.netnsPath(),
-		ClockFile: pr.clockFilePath(),
+		ClockFile: pr.clockFilePath(), Nice: a.niceOf(ctr.Image),
 	}
 	return plan, nil
+}
+
+// niceOf is the nice value of a container of image: FavorNice for an image of
+// Config.FavorImages, else 0 (the agent's own).
+func (a *agent) niceOf(image string) int {
+	for _, p := range a.cfg.FavorImages {
+		if p != "" && strings.HasPrefix(image, p) {
+			return FavorNice
+		}
+	}
+	return 0
 }
 
 func fileExists(p string) bool {

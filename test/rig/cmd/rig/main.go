@@ -1,7 +1,7 @@
 // Command rig runs baokeeper's local test rig.
 //
 //	rig netns-run [--name N] [--forward 127.0.0.1:16443] -- CMD...   run CMD in a fresh network namespace
-//	rig up --dir D [--bin-dir bin/k8s-1.37.2] [--images test/rig/images.txt] [--oci-layouts dist/oci]   start the rig (inside the namespace)
+//	rig up --dir D [--bin-dir bin/k8s-1.37.2] [--images test/rig/images.txt] [--oci-layouts dist/oci] [--favor-images PREFIX,...]   start the rig (inside the namespace)
 package main
 
 import (
@@ -104,6 +104,7 @@ func up(args []string) error {
 	images := fs.String("images", "test/rig/images.txt", "image map file")
 	layouts := fs.String("oci-layouts", "dist/oci", "comma-separated OCI image layouts searched before the image map (make image writes dist/oci); a missing one is skipped")
 	root := fs.String("root", ".", "repository root that relative paths are resolved from")
+	favor := fs.String("favor-images", "", "comma-separated image prefixes whose containers run at a higher CPU priority (nice -5) than the rig's other processes, as members with CPU of their own would")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,12 +142,18 @@ func up(args []string) error {
 			layoutDirs = append(layoutDirs, abs(l))
 		}
 	}
-	return runRig(ctx, *dir, binAbs, imageMap, layoutDirs, logger())
+	var favored []string
+	for _, p := range strings.Split(*favor, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			favored = append(favored, p)
+		}
+	}
+	return runRig(ctx, *dir, binAbs, imageMap, layoutDirs, favored, logger())
 }
 
 // runRig starts the control plane and the node agent, writes dir/ready, and runs until
 // ctx ends; then it stops the pods first and the control plane after them.
-func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string, layouts []string, log logr.Logger) error {
+func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string, layouts, favored []string, log logr.Logger) error {
 	start := time.Now()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -164,7 +171,7 @@ func runRig(ctx context.Context, dir, binDir string, imageMap map[string]string,
 	go func() {
 		cfg := cp.NodeAgentConfig([]string{"rig-node-1", "rig-node-2", "rig-node-3"},
 			filepath.Join(dir, "nodes"), imageMap, log.WithName("nodeagent"))
-		cfg.ImageLayouts = layouts
+		cfg.ImageLayouts, cfg.FavorImages = layouts, favored
 		agentDone <- nodeagent.Run(agentCtx, cfg)
 	}()
 	defer func() {
