@@ -556,6 +556,9 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 	time.Sleep(3 * time.Second) // writes before the change
 	obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) {
 		c.Spec.Upgrade.Strategy = baov1.OfflineStrategy
+		// The rehearsal spec before this one left Required (and a 3-minute timeout);
+		// an offline rehearsal is tested by the table tests, not again here.
+		c.Spec.Upgrade.Rehearsal = baov1.RehearsalDisabled
 		c.Spec.Version = "2.6.0"
 	})
 	var window string

@@ -9,6 +9,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/rolling"
@@ -152,7 +153,7 @@ func planPrechecks(c *baov1.OpenBaoCluster, obs *operation.Cluster, d upgrade.De
 		Cluster: obs, Replicas: c.GetReplicas(), Policy: d,
 		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
 		LockHeldBy: operation.HeldByOther(&c.Status, operationOf(strategy)),
-		Strategy:   strategy, From: from, To: to,
+		Strategy:   strategy, From: from, To: to, Copy: c.Labels[snapshot.LabelRehearsalOf] != "",
 	})
 	for i := range pcs {
 		pc := &pcs[i]

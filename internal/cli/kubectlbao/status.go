@@ -186,6 +186,14 @@ func renderUpgrade(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
 	if s := up.CurrentStep; s != nil {
 		d.kv(1, "Current step", "%s", stepLine(s, now))
 	}
+	if o := up.Offline; o != nil && o.StoppedAt != nil {
+		d.kv(1, "Stopped", "every member, %s (leader %s at committed index %d)", when(o.StoppedAt, now), orDash(o.LeaderBefore), o.CommittedIndex)
+		if o.ServingAt != nil {
+			d.kv(1, "Serving", "again %s: no member answered for %s", when(o.ServingAt, now), orDash(o.Window))
+		} else {
+			d.kv(1, "Serving", "not yet: no member answers until a leader on %s is elected", orDash(up.TargetVersion))
+		}
+	}
 	d.kv(1, "Waiting for", "%s", waitingFor(c))
 	if up.DeferredVersion != "" {
 		d.kv(1, "Deferred", "spec.version %s is planned once this upgrade ends", up.DeferredVersion)

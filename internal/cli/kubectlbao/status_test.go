@@ -145,6 +145,14 @@ func TestRenderStatus(t *testing.T) {
 			c.Status.BreakGlass.Active, c.Status.BreakGlass.AcknowledgedBy, c.Status.BreakGlass.AcknowledgedAt = false, "kubectl-bao/alice", minutesAgo(1)
 		}), want: []string{"not active (the last one, QuorumLost, was acknowledged at 2026-12-01T09:59:00Z (60s ago) by kubectl-bao/alice)"}, not: []string{"Nonce:"}},
 		{reason: "paused says how to resume", c: newCluster(withPaused(true)), want: []string{"kubectl bao resume bao -n vault"}},
+		{reason: "an offline upgrade says when every member stopped and how long none answered", c: newCluster(withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
+			c.Status.Upgrade.Strategy = baov1.OfflineStrategy
+			c.Status.Upgrade.Offline = &baov1.OfflineUpgradeStatus{StoppedAt: minutesAgo(2), LeaderBefore: "bao-0", CommittedIndex: 812, ServingAt: minutesAgo(1), Window: "23s"}
+		}), want: []string{"Stopped:          every member,", "(leader bao-0 at committed index 812)", "no member answered for 23s"}},
+		{reason: "a requested rehearsal shows its verdict and until when it counts", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			c.Status.Rehearsal = &baov1.RehearsalStatus{Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Cluster: "bao-rehearsal", Step: baov1.RehearsalStepDone,
+				Result: &baov1.DrillResult{Outcome: baov1.DrillPassed, Message: "upgraded", FinishedAt: minutesAgo(10)}}
+		}), want: []string{"Rehearsal", "Requested:  baokeeper.dev/rehearse=2.4.1+1", "Upgrade:    2.4.0 to 2.4.1", "Verdict:    Passed: upgraded", "Counts:     for an upgrade from 2.4.0 to 2.4.1 until"}},
 		{reason: "the served certificate against the stored one: a member on an older one is named", c: newCluster(func(c *baov1.OpenBaoCluster) {
 			c.Status.TLS = &baov1.TLSStatus{CertificateSHA256: "aaaaaaaaaaaaaaaa", NotAfter: minutesAgo(-60 * 24 * 90)}
 			c.Status.Members[0].ServedCertificateSHA256 = "aaaaaaaaaaaaaaaa"

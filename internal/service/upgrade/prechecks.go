@@ -32,6 +32,9 @@ type PrecheckInput struct {
 	Snapshot baov1.PreUpgradeSnapshotSpec
 	// LockHeldBy is the operation lock when another operation holds it, else nil.
 	LockHeldBy *baov1.OperationLock
+	// Copy is true for a rehearsal's copy: its data is a restored snapshot, deleted
+	// after the rehearsal, so an offline upgrade of it needs no pre-upgrade snapshot.
+	Copy bool
 	// Strategy is the upgrade's strategy.
 	Strategy baov1.UpgradeStrategyType
 	// Kind is what the operation changes; a Rollout takes no snapshot.
@@ -139,7 +142,7 @@ func Prechecks(in PrecheckInput) []baov1.Precheck {
 	switch {
 	case in.Kind == baov1.OperationRollout:
 		add(PrecheckSnapshotTarget, true, "no snapshot: a rollout restarts members on the same version and changes no data", "")
-	case in.Snapshot.Policy == baov1.SnapshotNever && in.Strategy == baov1.OfflineStrategy:
+	case in.Snapshot.Policy == baov1.SnapshotNever && in.Strategy == baov1.OfflineStrategy && !in.Copy:
 		add(PrecheckSnapshotTarget, false, "",
 			"an offline upgrade needs a pre-upgrade snapshot, the way back if the target cannot read the data: set spec.upgrade.preUpgradeSnapshot.policy to Always (or IfOlderThan) with its s3 target")
 	case in.Snapshot.Policy == baov1.SnapshotNever:

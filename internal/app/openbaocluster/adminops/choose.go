@@ -331,6 +331,7 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 		Policy:     upgrade.EvaluateVersion(upgrade.VersionRequest{Desired: c.Spec.Version, Image: c.Spec.Image, CurrentVersion: st.CurrentVersion}),
 		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
 		LockHeldBy: operation.HeldByOther(st, lock),
+		Copy:       c.Labels[snapshot.LabelRehearsalOf] != "",
 	})
 	if st.Upgrade != nil && k != baov1.OperationRollout && snapshot.RehearsalRequired(c, st.Upgrade) {
 		// The last precheck: the rehearsal starts once every other one passed.

@@ -244,7 +244,11 @@ func TestPrechecksOfOffline(t *testing.T) {
 	g.Expect(pcs[upgrade.PrecheckSnapshotTarget].Result).To(Equal(baov1.PrecheckFailed))
 	g.Expect(pcs[upgrade.PrecheckSnapshotTarget].Message).To(ContainSubstring("an offline upgrade needs a pre-upgrade snapshot"))
 
-	in.Strategy, in.Snapshot.Policy = baov1.RollingUpdateStrategy, baov1.SnapshotNever
+	in.Copy = true
+	pcs = byName(upgrade.Prechecks(in))
+	g.Expect(pcs[upgrade.PrecheckSnapshotTarget].Result).To(Equal(baov1.PrecheckPassed), "a rehearsal's copy is disposable: its offline upgrade needs no snapshot")
+
+	in.Copy, in.Strategy, in.Snapshot.Policy = false, baov1.RollingUpdateStrategy, baov1.SnapshotNever
 	pcs = byName(upgrade.Prechecks(in))
 	g.Expect(pcs[upgrade.PrecheckCompatibility].Result).To(Equal(baov1.PrecheckFailed))
 	g.Expect(pcs[upgrade.PrecheckCompatibility].Message).To(ContainSubstring("set spec.upgrade.strategy to Offline"))
