@@ -78,20 +78,3 @@ func scanLeadership(path, member string, from, to time.Time) []raftLogLine {
 	}
 	return out
 }
-
-// leaseLosses counts, for the suite's closing summary, the lines in which a Raft
-// leader of any cluster gave up leadership because it lost contact with a quorum.
-// On the rig no spec plans one outside its partition faults; elsewhere they mean
-// the machine starved OpenBao's Raft heartbeats.
-func leaseLosses() map[string]int {
-	logs, _ := filepath.Glob(filepath.Join(rigDir, "nodes", "pods", "*", "*.log"))
-	out := map[string]int{}
-	for _, path := range logs {
-		for _, l := range scanLeadership(path, filepath.Base(filepath.Dir(path)), time.Time{}, time.Now().Add(time.Hour)) {
-			if strings.Contains(l.text, leadershipMarks[0]) {
-				out[l.member]++
-			}
-		}
-	}
-	return out
-}

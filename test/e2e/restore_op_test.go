@@ -531,7 +531,8 @@ func restoreInPlace(ctx context.Context, tc *testCluster) {
 // the snapshot spec's cluster (2.4.1, a pre-upgrade snapshot target): 2.6.0 is
 // refused for a rolling upgrade (a member before 2.6 and one on 2.6.0 cannot forward
 // requests to each other); with spec.upgrade.strategy Offline every member stops at
-// once and starts on 2.6.0 from its own volume. Under the observer: every write
+// once and starts on 2.6.0 from its own volume, the operator killed the moment the
+// stop is recorded. Under the observer: every write
 // acknowledged before, during and after reads back by value, each member is
 // replaced once, one election onto 2.6.0, and the window in which no write was
 // acknowledged is printed beside the one the operator measured.
@@ -561,6 +562,15 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 		c.Spec.Upgrade.Rehearsal = baov1.RehearsalDisabled
 		c.Spec.Version = "2.6.0"
 	})
+	By("killing the operator the moment the stop is recorded, before or while the pods go")
+	Eventually(func(g Gomega) {
+		up := tc.get(ctx, g).Status.Upgrade
+		g.Expect(up).NotTo(BeNil())
+		g.Expect(up.Offline).NotTo(BeNil(), up.WaitingFor)
+		g.Expect(up.Offline.StoppedAt).NotTo(BeNil())
+	}, 4*time.Minute, 100*time.Millisecond).Should(Succeed())
+	took := killOperator(ctx)
+	GinkgoWriter.Printf("operator killed once the stop was recorded; a new one led after %s\n", took.Round(100*time.Millisecond))
 	var window string
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
@@ -575,9 +585,11 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 	Expect(completed).To(ContainElement(ContainSubstring("offline): no member answered for")), "the completion says the window: %v", completed)
 	res := obs.finish(ctx).
 		allowGap(2*time.Minute, "an offline upgrade stops every member at once: no write is acknowledged until the members, started one after another by "+
-			"the StatefulSet controller (OrderedReady), elect a leader on the target; the spec prints the window beside the operator's").
+			"the StatefulSet controller (OrderedReady), elect a leader on the target; the spec prints the window beside the operator's (which ends when "+
+			"the operator sees the leader, later here since it was killed)").
 		allowFloorShare(0.1, "no member answers for a good part of the window, by design")
-	res.report("offline upgrade across the 2.6 boundary", "operator's window: "+window, "completed: "+strings.Join(completed, " / "))
+	res.report("offline upgrade across the 2.6 boundary, the operator killed once the stop was recorded", "operator's window: "+window,
+		"completed: "+strings.Join(completed, " / "), "new operator after "+took.Round(100*time.Millisecond).String())
 	GinkgoWriter.Printf("offline upgrade: the operator measured a window of %s; the longest write gap was %s\n", window, res.longest.Round(time.Millisecond))
 	AddReportEntry("offline window", fmt.Sprintf("operator %s, longest write gap %s", window, res.longest.Round(time.Millisecond)))
 	res.expectClean(tc, 1, "2.6.0")
