@@ -213,6 +213,11 @@ func restoreDrills(ctx context.Context, tc *testCluster, cl *minio.Client) {
 		c.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "* * * * *"}
 	})
 	receipt := tc.get(ctx, Default).Status.Snapshots.Taken[0]
+	killed := killOperatorOnce(ctx, "the drill started", func(g Gomega) {
+		d := tc.get(ctx, g).Status.Snapshots.Drills
+		g.Expect(d).NotTo(BeNil())
+		g.Expect(d.Current).NotTo(BeNil())
+	}, 20*time.Second)
 
 	By("a scheduled drill restores the newest snapshot into " + drill + ", passes, and deletes it")
 	var sawDrill bool
@@ -232,6 +237,7 @@ func restoreDrills(ctx context.Context, tc *testCluster, cl *minio.Client) {
 	Expect(passed.RaftIndex).To(Equal(receipt.RaftIndex))
 	Expect(passed.Message).To(ContainSubstring(fmt.Sprintf("restore canary %q read back", receipt.Canary)), "the drill read back the canary written before the snapshot")
 	Expect(sawDrill).To(BeTrue(), "the drill cluster existed while the drill ran")
+	killed()
 	Eventually(drillGone, 30*time.Second, pollEvery).Should(Succeed())
 	Expect(tc.get(ctx, Default).Status.Snapshots.Drills.LastPassedAt).NotTo(BeNil())
 	GinkgoWriter.Printf("drill passed: %s\n", passed.Message)
@@ -315,9 +321,15 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 			}
 		}
 	}()
+	killed := killOperatorOnce(ctx, "the rehearsal started", func(g Gomega) {
+		r := tc.get(ctx, g).Status.Rehearsal
+		g.Expect(r).NotTo(BeNil())
+		g.Expect(r.ID).NotTo(BeEmpty())
+	}, 30*time.Second)
 	out, stderr, err := runKubectlBao(ctx, "rehearse", name, "-n", snapNS, "--to", "2.4.1", "--wait", "--timeout", "10m", "-o", "json")
 	close(stop)
 	<-done
+	killed()
 	Expect(err).NotTo(HaveOccurred(), "kubectl bao rehearse: %s%s", out, stderr)
 	var res struct {
 		Value     string                 `json:"value"`
@@ -607,4 +619,28 @@ func eventMessages(ctx context.Context, namespace, reason string) []string {
 		}
 	}
 	return out
+}
+
+// killOperatorOnce kills the operator once, in the background, at a random time
+// within spread after cond first holds (issue 24: each operation survives a kill at
+// a random time on the rig). The returned func waits for the kill and says what
+// happened.
+func killOperatorOnce(ctx context.Context, what string, cond func(Gomega), spread time.Duration) func() string {
+	done := make(chan string, 1)
+	go func() {
+		defer GinkgoRecover()
+		Eventually(cond, 5*time.Minute, 100*time.Millisecond).Should(Succeed(), "waiting to kill the operator: "+what)
+		delay := time.Duration(mathrand.Int64N(int64(spread)))
+		time.Sleep(delay)
+		took := killOperator(ctx)
+		done <- fmt.Sprintf("operator killed %s after %s; a new one led after %s", delay.Round(time.Millisecond), what, took.Round(100*time.Millisecond))
+	}()
+	return func() string {
+		GinkgoHelper()
+		var said string
+		Eventually(done, 6*time.Minute).Should(Receive(&said))
+		GinkgoWriter.Println(said)
+		AddReportEntry(said)
+		return said
+	}
 }

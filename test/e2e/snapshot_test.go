@@ -352,6 +352,11 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 
 		By("a schedule of every minute: one scheduled snapshot, then retention keeps the newest 2")
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "* * * * *" })
+		killed := killOperatorOnce(ctx, "the scheduled snapshot started", func(g Gomega) {
+			ss := tc.get(ctx, g).Status.Snapshots
+			g.Expect(ss).NotTo(BeNil())
+			g.Expect(ss.Current).NotTo(BeNil())
+		}, 3*time.Second)
 		var scheduled *baov1.SnapshotReceipt
 		Eventually(func(g Gomega) {
 			c := tc.get(ctx, g)
@@ -364,6 +369,7 @@ var _ = Describe("A rolling upgrade with a pre-upgrade snapshot to a real S3 ser
 			g.Expect(ss.LastPrune.At.Time).To(BeTemporally(">=", ss.Taken[0].TakenAt.Time))
 			scheduled = ss.Taken[0].DeepCopy()
 		}, 3*time.Minute, pollEvery).Should(Succeed())
+		killed()
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Snapshots.Schedule = "" })
 		obs.endWindow()
 		res := obs.finish(ctx)
