@@ -593,7 +593,7 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 		g.Expect(c.Status.CurrentVersion).To(Equal("2.6.0"))
 	}, 8*time.Minute, pollEvery).Should(Succeed())
 	obs.endWindow()
-	completed := eventMessages(ctx, snapNS, "UpgradeCompleted")
+	completed := eventMessagesOf(ctx, snapNS, "UpgradeCompleted")
 	Expect(completed).To(ContainElement(ContainSubstring("offline): no member answered for")), "the completion says the window: %v", completed)
 	res := obs.finish(ctx).
 		allowGap(2*time.Minute, "an offline upgrade stops every member at once: no write is acknowledged until the members, started one after another by "+
@@ -605,20 +605,6 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 	GinkgoWriter.Printf("offline upgrade: the operator measured a window of %s; the longest write gap was %s\n", window, res.longest.Round(time.Millisecond))
 	AddReportEntry("offline window", fmt.Sprintf("operator %s, longest write gap %s", window, res.longest.Round(time.Millisecond)))
 	res.expectClean(tc, 1, "2.6.0")
-}
-
-// eventMessages lists the messages of the events in namespace with reason.
-func eventMessages(ctx context.Context, namespace, reason string) []string {
-	GinkgoHelper()
-	evs := &corev1.EventList{}
-	Expect(k8s.List(ctx, evs, client.InNamespace(namespace))).To(Succeed())
-	var out []string
-	for _, e := range evs.Items {
-		if e.Reason == reason {
-			out = append(out, e.Message)
-		}
-	}
-	return out
 }
 
 // killOperatorOnce kills the operator once, in the background, at a random time

@@ -130,8 +130,17 @@ func TestBuildPlanPrechecksAndSnapshot(t *testing.T) {
 			}},
 		{reason: "across the 2.6.0 boundary VersionCompatibility fails", c: newCluster(), req: PlanRequest{To: "2.6.0"}, check: func(g Gomega, p *Plan) {
 			g.Expect(precheck(p, "VersionCompatibility").Result).To(Equal(baov1.PrecheckFailed))
+			g.Expect(precheck(p, "VersionCompatibility").Message).To(ContainSubstring("set spec.upgrade.strategy to Offline"))
 			g.Expect(p.Warnings).To(ContainElement(ContainSubstring("skips 1 minor version (2.5)")))
 		}},
+		{reason: "across the 2.6.0 boundary with strategy Offline: passes, every member stops together, and the undo names the stop",
+			c: newCluster(func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Strategy = baov1.OfflineStrategy }), req: PlanRequest{To: "2.6.0"}, check: func(g Gomega, p *Plan) {
+				g.Expect(precheck(p, "VersionCompatibility").Result).To(Equal(baov1.PrecheckPassed))
+				g.Expect(precheck(p, "VersionCompatibility").Message).To(ContainSubstring("never run side by side"))
+				g.Expect(p.Steps).To(HaveLen(3))
+				g.Expect(p.Steps[0].Action).To(ContainSubstring("stops with every other member, then starts on ghcr.io/openbao/openbao:2.6.0"))
+				g.Expect(p.UndoPath).To(ContainSubstring("status.upgrade.offline.stoppedAt"))
+			}},
 		{reason: "to the first 2.6 release with the forwarding fix VersionCompatibility passes", c: newCluster(), req: PlanRequest{To: "2.6.3"}, check: func(g Gomega, p *Plan) {
 			g.Expect(precheck(p, "VersionCompatibility").Result).To(Equal(baov1.PrecheckPassed))
 		}},
