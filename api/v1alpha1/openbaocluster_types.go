@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,12 +24,19 @@ type OfflineUpgradeStatus struct {
 	// +optional
 	LeaderBefore string `json:"leaderBefore,omitempty"`
 	// servingAt is when a leader on the target version was first seen after the
-	// stop: the end of the window in which no member answered writes.
+	// stop: the end of the window in which no member answered writes (Window).
 	// +optional
 	ServingAt *metav1.Time `json:"servingAt,omitempty"`
-	// window is servingAt minus stoppedAt, as a duration ("23s").
-	// +optional
-	Window string `json:"window,omitempty"`
+}
+
+// Window is how long no member answered: servingAt minus stoppedAt, to the second
+// ("23s"); "" until a leader on the target was seen. Derived, not stored: the two
+// times are the record.
+func (o *OfflineUpgradeStatus) Window() string {
+	if o == nil || o.StoppedAt == nil || o.ServingAt == nil {
+		return ""
+	}
+	return o.ServingAt.Sub(o.StoppedAt.Time).Round(time.Second).String()
 }
 
 // UpgradeStrategyType names how a version change is rolled out.

@@ -586,8 +586,8 @@ func offlineAcrossBoundary(ctx context.Context, tc *testCluster) {
 	var window string
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
-		if up := c.Status.Upgrade; up != nil && up.Offline != nil && up.Offline.Window != "" {
-			window = up.Offline.Window
+		if up := c.Status.Upgrade; up != nil && up.Offline.Window() != "" {
+			window = up.Offline.Window()
 		}
 		g.Expect(c.Status.Upgrade).To(BeNil(), "%s", c.Status.Message)
 		g.Expect(c.Status.CurrentVersion).To(Equal("2.6.0"))

@@ -189,7 +189,7 @@ func renderUpgrade(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
 	if o := up.Offline; o != nil && o.StoppedAt != nil {
 		d.kv(1, "Stopped", "every member, %s (leader %s at committed index %d)", when(o.StoppedAt, now), orDash(o.LeaderBefore), o.CommittedIndex)
 		if o.ServingAt != nil {
-			d.kv(1, "Serving", "again %s: no member answered for %s", when(o.ServingAt, now), orDash(o.Window))
+			d.kv(1, "Serving", "again %s: no member answered for %s", when(o.ServingAt, now), orDash(o.Window()))
 		} else {
 			d.kv(1, "Serving", "not yet: no member answers until a leader on %s is elected", orDash(up.TargetVersion))
 		}

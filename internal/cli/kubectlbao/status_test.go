@@ -147,8 +147,8 @@ func TestRenderStatus(t *testing.T) {
 		{reason: "paused says how to resume", c: newCluster(withPaused(true)), want: []string{"kubectl bao resume bao -n vault"}},
 		{reason: "an offline upgrade says when every member stopped and how long none answered", c: newCluster(withRollingUpgrade(), func(c *baov1.OpenBaoCluster) {
 			c.Status.Upgrade.Strategy = baov1.OfflineStrategy
-			c.Status.Upgrade.Offline = &baov1.OfflineUpgradeStatus{StoppedAt: minutesAgo(2), LeaderBefore: "bao-0", CommittedIndex: 812, ServingAt: minutesAgo(1), Window: "23s"}
-		}), want: []string{"Stopped:          every member,", "(leader bao-0 at committed index 812)", "no member answered for 23s"}},
+			c.Status.Upgrade.Offline = &baov1.OfflineUpgradeStatus{StoppedAt: minutesAgo(2), LeaderBefore: "bao-0", CommittedIndex: 812, ServingAt: minutesAgo(1)}
+		}), want: []string{"Stopped:          every member,", "(leader bao-0 at committed index 812)", "no member answered for 1m0s"}},
 		{reason: "a requested rehearsal shows its verdict and until when it counts", c: newCluster(func(c *baov1.OpenBaoCluster) {
 			c.Status.Rehearsal = &baov1.RehearsalStatus{Request: "2.4.1+1", FromVersion: "2.4.0", TargetVersion: "2.4.1", Cluster: "bao-rehearsal", Step: baov1.RehearsalStepDone,
 				Result: &baov1.DrillResult{Outcome: baov1.DrillPassed, Message: "upgraded", FinishedAt: minutesAgo(10)}}

@@ -21,10 +21,10 @@
 //     eviction: no PodDisruptionBudget admits a full stop). OpenBao shuts down
 //     gracefully; the StatefulSet controller starts the members again on the
 //     target, in order.
-//  4. The first pass that sees a leader on the target records servingAt and the
-//     window. The upgrade completes once every member runs the target, Ready and
-//     a healthy voter, and the leader's committed index is at least the one
-//     recorded in step 2.
+//  4. The first pass that sees a leader on the target records servingAt (the
+//     window is servingAt minus stoppedAt). The upgrade completes once every
+//     member runs the target, Ready and a healthy voter, and the leader's
+//     committed index is at least the one recorded in step 2.
 //
 // The quorum watch that turns a loss of quorum into break-glass does not apply
 // between steps 3 and 4: the outage is the plan. spec.upgrade.rolling.stepTimeout
@@ -113,10 +113,9 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		if l := cl.Member(cl.Leader); l != nil && l.Responsive() && upgrade.SameVersion(l.Version, up.TargetVersion) {
 			t := metav1.NewTime(s.Now)
 			off.ServingAt = &t
-			off.Window = s.Now.Sub(off.StoppedAt.Time).Round(time.Second).String()
 			return plan(operation.Action{Kind: operation.KindPersist,
-				WaitingFor: fmt.Sprintf("%s leads on %s after %s; waiting for every member", cl.Leader, up.TargetVersion, off.Window),
-				Event:      fmt.Sprintf("%s leads on %s: the cluster answered no request for %s", cl.Leader, up.TargetVersion, off.Window)})
+				WaitingFor: fmt.Sprintf("%s leads on %s after %s; waiting for every member", cl.Leader, up.TargetVersion, off.Window()),
+				Event:      fmt.Sprintf("%s leads on %s: the cluster answered no request for %s", cl.Leader, up.TargetVersion, off.Window())})
 		}
 	}
 	if why := notDone(cl, up, off); why != "" {
@@ -131,7 +130,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 	}
 	return plan(operation.Action{Kind: operation.KindComplete, WaitingFor: "every member runs " + up.TargetVersion,
 		Event: fmt.Sprintf("Every member runs %s (from %s, offline): no member answered for %s; the leader's committed index is %d (%d before the stop)",
-			up.TargetVersion, up.FromVersion, orUnknown(off.Window), committed(cl), off.CommittedIndex)})
+			up.TargetVersion, up.FromVersion, orUnknown(off.Window()), committed(cl), off.CommittedIndex)})
 }
 
 // notReadyToStop says why the members cannot be stopped yet, or "": every member

@@ -136,7 +136,7 @@ func TestDecide(t *testing.T) {
 			wantKind: operation.KindPersist, wantText: "the cluster answered no request for 23s",
 			check: func(g Gomega, up *baov1.UpgradeStatus) {
 				g.Expect(up.Offline.ServingAt.Time).To(Equal(t0.Add(23 * time.Second)))
-				g.Expect(up.Offline.Window).To(Equal("23s"))
+				g.Expect(up.Offline.Window()).To(Equal("23s"))
 			}},
 		{reason: "a leader still on the old version records nothing",
 			w: newWorld(stopped, restarted, func(w *world) {
@@ -147,21 +147,21 @@ func TestDecide(t *testing.T) {
 		{reason: "serving, a member not yet a healthy voter: wait",
 			w: newWorld(stopped, restarted, func(w *world) {
 				t := metav1.NewTime(t0.Add(20 * time.Second))
-				w.c.Status.Upgrade.Offline.ServingAt, w.c.Status.Upgrade.Offline.Window = &t, "20s"
+				w.c.Status.Upgrade.Offline.ServingAt = &t
 				w.obs.Members[2].Healthy, w.obs.AutopilotHealthy = false, false
 			}, at(30*time.Second)),
 			wantKind: operation.KindWait, wantText: "every member to be a healthy voter"},
 		{reason: "serving, the committed index below the one before the stop: wait",
 			w: newWorld(stopped, restarted, func(w *world) {
 				t := metav1.NewTime(t0.Add(20 * time.Second))
-				w.c.Status.Upgrade.Offline.ServingAt, w.c.Status.Upgrade.Offline.Window = &t, "20s"
+				w.c.Status.Upgrade.Offline.ServingAt = &t
 				w.obs.LeaderIndex, w.obs.LeaderCommitted = 450, 450
 			}, at(30*time.Second)),
 			wantKind: operation.KindWait, wantText: "committed index (450) to reach 500"},
 		{reason: "every member on the target, healthy voters, the index reached: complete, with the window",
 			w: newWorld(stopped, restarted, func(w *world) {
 				t := metav1.NewTime(t0.Add(20 * time.Second))
-				w.c.Status.Upgrade.Offline.ServingAt, w.c.Status.Upgrade.Offline.Window = &t, "20s"
+				w.c.Status.Upgrade.Offline.ServingAt = &t
 			}, at(30*time.Second)),
 			wantKind: operation.KindComplete, wantText: "no member answered for 20s; the leader's committed index is 503 (500 before the stop)"},
 		{reason: "not back within the step timeout: fails, saying how to go on and the way back",
