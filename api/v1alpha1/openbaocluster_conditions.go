@@ -122,6 +122,9 @@ const (
 	// ReasonInvalidSchedule means spec.snapshots.schedule or timeZone does not
 	// parse (the API server checks the schedule's shape only).
 	ReasonInvalidSchedule Reason = "InvalidSchedule"
+	// ReasonInvalidWindow means a maintenance window of spec.upgrade.windows does
+	// not parse, is in a time zone that does not exist, or never opens.
+	ReasonInvalidWindow Reason = "InvalidWindow"
 	// ReasonSnapshotNewerThanVersion means spec.bootstrap.fromSnapshot was taken on
 	// a version newer than spec.version.
 	ReasonSnapshotNewerThanVersion Reason = "SnapshotNewerThanVersion"

@@ -154,7 +154,7 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 	if v := c.Spec.Snapshots.Verify; v != nil {
 		drillTimeout = v.Timeout
 	}
-	return []DurationField{
+	fields := []DurationField{
 		{Path: "spec.upgrade.rolling.stepTimeout", Value: u.Rolling.StepTimeout, Default: DefaultStepTimeout},
 		{Path: "spec.upgrade.rolling.settleTime", Value: u.Rolling.SettleTime, Default: DefaultSettleTime, AllowZero: true},
 		{Path: "spec.upgrade.preUpgradeSnapshot.maxAge", Value: u.PreUpgradeSnapshot.MaxAge},
@@ -167,6 +167,10 @@ func (c *OpenBaoCluster) DurationFields() []DurationField {
 		{Path: "spec.snapshots.verify.timeout", Value: drillTimeout, Default: DefaultDrillTimeout},
 		{Path: "spec.upgrade.rehearsalTimeout", Value: u.RehearsalTimeout, Default: DefaultRehearsalTimeout},
 	}
+	for i, a := range u.After {
+		fields = append(fields, DurationField{Path: fmt.Sprintf("spec.upgrade.after[%d].soak", i), Value: a.Soak, AllowZero: true, Default: 24 * time.Hour})
+	}
+	return fields
 }
 
 // DefaultDrillTimeout bounds a restore drill when spec.snapshots.verify.timeout is unset.

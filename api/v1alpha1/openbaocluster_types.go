@@ -125,6 +125,13 @@ type OpenBaoClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self % 2 == 1",message="spec.replicas must be odd (1, 3, 5, 7 or 9) so Raft always has a majority; change it to an odd number"
 	Replicas *int32 `json:"replicas,omitempty"`
 
+	// historyLimit is how many ended operations status.history keeps (kubectl bao
+	// history), from 1 to 50. Default 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	HistoryLimit *int32 `json:"historyLimit,omitempty"`
+
 	// upgrade controls how a change of spec.version (or of spec.image at the same
 	// version) is rolled out: the strategy, pausing, the pre-upgrade snapshot and the
 	// per-member gates. See docs/upgrades.md.
@@ -309,6 +316,40 @@ type UpgradeSpec struct {
 	// false resumes.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+
+	// after orders this cluster's upgrades after other clusters' (development,
+	// then staging, then production): an upgrade to version V starts only when
+	// every cluster named here has run V or a later version, Available, with no
+	// upgrade in progress, no failure and no break-glass, for at least its soak.
+	// A named cluster that failed its upgrade, rolled it back or entered
+	// break-glass holds this one, with the reason in the UpgradeOrder precheck. A
+	// cycle, or a name that does not exist, holds the upgrade and says which.
+	// Rollouts (pod-template changes) are not ordered. See docs/fleet.md.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	After []UpgradeOrder `json:"after,omitempty"`
+
+	// windows are the maintenance windows in which a version change, a rollout
+	// and a scheduled restore drill may start. Without windows they start at any
+	// time. Outside every window they wait (the MaintenanceWindow precheck says
+	// until when). Not held by windows: a restart or restore a person asks for
+	// with an annotation, a scaling, scheduled snapshots, and the rollout that
+	// restarts members which did not reload a renewed certificate (urgent: the
+	// old one expires). See windowEnd for a window that closes mid-way.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Windows []MaintenanceWindow `json:"windows,omitempty"`
+
+	// windowEnd says what an upgrade or rollout still running when its window
+	// closes does. Pause (default) finishes the member in progress and holds at
+	// the next safe point until a window opens; Finish runs it to its end. A
+	// blue-green upgrade past its point of no return, and an offline upgrade once
+	// its members were stopped, always finish.
+	// +optional
+	// +kubebuilder:default=Pause
+	WindowEnd WindowEndPolicy `json:"windowEnd,omitempty"`
 
 	// preUpgradeSnapshot says whether and where a Raft snapshot is taken before an
 	// upgrade; the upgrade changes nothing until the snapshot is verified and its
@@ -878,6 +919,20 @@ type OpenBaoClusterStatus struct {
 	// tls reports the operator-issued serving certificate.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`
+
+	// window is the maintenance window that is open, or the next one; empty
+	// without spec.upgrade.windows.
+	// +optional
+	Window *WindowStatus `json:"window,omitempty"`
+
+	// history lists the last operations that ended (upgrades, rollouts,
+	// scalings), newest first, at most spec.historyLimit: what they changed, when,
+	// how they ended, the elections seen and the longest step. An entry is written
+	// in the same status write that ends the operation.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	History []HistoryEntry `json:"history,omitempty"`
 }
 
 // MemberStatus is what one member runs, as last observed.
@@ -1042,6 +1097,11 @@ type UpgradeStatus struct {
 	// answering; break-glass follows when it lasts QuorumLossGrace.
 	// +optional
 	QuorumLostSince *metav1.Time `json:"quorumLostSince,omitempty"`
+
+	// stats tallies, while it runs, what its history entry reports: the Raft terms
+	// seen and the longest step.
+	// +optional
+	Stats *OperationStats `json:"stats,omitempty"`
 }
 
 // UpgradeProgress is strategy-neutral progress, for status messages and dashboards.
@@ -1085,6 +1145,10 @@ type ScalingStatus struct {
 	// failure says why the operation stopped; a retry annotation goes on.
 	// +optional
 	Failure *UpgradeFailure `json:"failure,omitempty"`
+
+	// stats tallies, while it runs, what its history entry reports.
+	// +optional
+	Stats *OperationStats `json:"stats,omitempty"`
 }
 
 // UpgradePlan is the plan of an upgrade.
@@ -1715,6 +1779,7 @@ type RestartRecord struct {
 // +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.upgrade.progress.stage`,description="Where the upgrade stands: the rolling step or the blue-green phase"
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.upgrade) || !has(self.spec.upgrade.after) || self.spec.upgrade.after.all(a, has(a.__namespace__) || a.name != self.metadata.name)",message="spec.upgrade.after names this cluster itself: a cluster cannot wait for its own upgrade; name the clusters that go first"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 40",message="metadata.name must be at most 40 characters of lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (no dots), because baokeeper derives Service, pod and StatefulSet names from it; for example bao or bao-prod"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.scaling) || self.spec.version == oldSelf.spec.version",message="spec.version cannot change while the cluster scales (status.scaling is set): wait for the scaling to finish, then change the version"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.upgrade) || (has(self.spec.replicas) ? self.spec.replicas : 3) == (has(oldSelf.spec.replicas) ? oldSelf.spec.replicas : 3)",message="spec.replicas cannot change while an upgrade runs (status.upgrade is set): wait for the upgrade to finish, then scale"

@@ -188,6 +188,9 @@ func runManager(args []string) error {
 		HealthTimeout: *openbaoTimeout,
 		ExecutorImage: *executorImage,
 		StepJobs:      *stepJobs,
+		// The order of upgrades across clusters reads only these.
+		Namespaces:         namespaces,
+		ExcludedNamespaces: excluded,
 		// The operator's own account, which every cluster's controller role binds.
 		ControllerServiceAccount: sa,
 		Rand:                     rand.Reader,

@@ -57,6 +57,9 @@ type Snapshot struct {
 	// its upgrade, with the controller's role (snapshot.RehearsalCanaryWanted says
 	// when); nil when it was not read this pass.
 	RehearsalCanary *CanaryRead
+	// Fleet is what the pass read of the other OpenBaoClusters, read only when the
+	// cluster orders its upgrades after others (spec.upgrade.after).
+	Fleet Fleet
 	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
 	// operator's service account, which the cluster's controller role binds.
 	ControllerSubject string

@@ -177,6 +177,9 @@ type Cluster struct {
 	FailureTolerance int
 	// LeaderIndex is the leader's last Raft index.
 	LeaderIndex uint64
+	// Term is the highest Raft term autopilot reports of any server; 0 when
+	// unknown. An operation's elections are the terms it saw go by.
+	Term uint64
 	// LeaderAddress and LeaderCommitted are the autopilot leader's own sys/leader
 	// answer (it names itself): its API address and Raft committed index. Read with
 	// the members' LeaderAddress; empty otherwise.
@@ -333,6 +336,23 @@ func (c *Cluster) TemplateChanges() string {
 		return "the pod template changed (resources, placement, image pull secrets or member annotations)"
 	}
 	return "the pod template changed: " + strings.Join(words, ", ")
+}
+
+// RestartRequested reports whether a member off the pod template differs from it
+// in the restart token (baokeeper.dev/restart, or the restart of members that did
+// not reload a renewed certificate): a rollout a person or the certificate asked
+// for now, which maintenance windows do not hold.
+func (c *Cluster) RestartRequested() bool {
+	if c.StatefulSet == nil {
+		return false
+	}
+	want := c.StatefulSet.Spec.Template.Annotations[baov1.TemplateAnnotationRestart]
+	for _, name := range c.OffTemplate() {
+		if m := c.Member(name); m != nil && m.Template[baov1.TemplateAnnotationRestart] != want {
+			return true
+		}
+	}
+	return false
 }
 
 // StaleNeverStarted lists the members whose pods never started (NeverStarted) on an

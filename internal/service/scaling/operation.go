@@ -8,6 +8,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -124,6 +125,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		}
 		p.Kind = operation.KindComplete
 		p.Events = append(p.Events, operation.Normal(EventCompleted, msg))
+		history.EndScaling(st, baov1.OutcomeSucceeded, "", msg, s.Now)
 		st.Scaling = nil
 		operation.Release(st, operation.OperationScaling)
 	case ActionFail:

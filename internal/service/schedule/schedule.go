@@ -24,18 +24,24 @@ func Parse(expr, tz string) (*Schedule, error) {
 }
 
 // ParseField is Parse for the schedule in field (spec.snapshots.verify.schedule),
-// which its errors name.
+// which its errors name; the time zone is spec.snapshots.timeZone.
 func ParseField(field, expr, tz string) (*Schedule, error) {
+	return ParseIn(field, "spec.snapshots.timeZone", expr, tz)
+}
+
+// ParseIn is Parse for the schedule in field read in the time zone of tzField,
+// which its errors name.
+func ParseIn(field, tzField, expr, tz string) (*Schedule, error) {
 	loc := time.UTC
 	if tz != "" {
 		l, err := time.LoadLocation(tz)
 		if err != nil || strings.EqualFold(tz, "local") {
-			return nil, fmt.Errorf("spec.snapshots.timeZone %q is not an IANA time zone; use a name such as Europe/Berlin or America/New_York, or leave it empty for UTC", tz)
+			return nil, fmt.Errorf("%s %q is not an IANA time zone; use a name such as Europe/Berlin or America/New_York, or leave it empty for UTC", tzField, tz)
 		}
 		loc = l
 	}
 	if strings.HasPrefix(strings.TrimSpace(expr), "@every") || strings.Contains(expr, "TZ=") {
-		return nil, fmt.Errorf("%s %q: use five cron fields or @hourly, @daily, @weekly, @monthly; the time zone goes in spec.snapshots.timeZone", field, expr)
+		return nil, fmt.Errorf("%s %q: use five cron fields or @hourly, @daily, @weekly, @monthly; the time zone goes in %s", field, expr, tzField)
 	}
 	s, err := cron.ParseStandard(expr)
 	if err != nil {

@@ -53,6 +53,8 @@ type Input struct {
 	Last   *baov1.SnapshotReceipt
 	Now    time.Time
 	Paused bool
+	// PauseReason says why it holds when Paused; "" says spec.upgrade.paused.
+	PauseReason string
 	// Job is the current attempt's Job (JobNone before the first or when gone).
 	Job operation.Job
 	// JobName is the current attempt's Job name, for messages.
@@ -110,6 +112,9 @@ func Decide(in Input) Decision {
 					r.Location, r.TakenAt.UTC().Format(time.RFC3339), string(*in.Spec.MaxAge))}
 		}
 		if in.Paused {
+			if in.PauseReason != "" && in.PauseReason != "paused by spec.upgrade.paused" {
+				return Decision{Action: ActionHold, WaitingFor: in.PauseReason + "; holding before the pre-upgrade snapshot; no member was touched"}
+			}
 			return Decision{Action: ActionHold, WaitingFor: "paused by spec.upgrade.paused before the pre-upgrade snapshot; no member was touched"}
 		}
 		return Decision{Action: ActionBegin, WaitingFor: "taking the pre-upgrade snapshot"}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
@@ -37,7 +38,8 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 	st := s.Status()
 	up := st.Upgrade
 	spec := c.Spec.Upgrade.PreUpgradeSnapshot
-	in := Input{Spec: spec, Upgrade: up, Last: Newest(st), Now: s.Now, Paused: c.Spec.Upgrade.Paused}
+	in := Input{Spec: spec, Upgrade: up, Last: Newest(st), Now: s.Now, PauseReason: fleet.Hold(s, up)}
+	in.Paused = in.PauseReason != ""
 	if step := up.CurrentStep; step != nil && step.Attempts > 0 && spec.S3 != nil {
 		in.JobName = JobName(c, up, step.Attempts)
 		in.WantLocation = Location(spec.S3.Bucket, ObjectKey(c, up, step.Attempts))

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
@@ -85,6 +86,7 @@ func PlanOf(st *baov1.OpenBaoClusterStatus, a operation.Action, now time.Time, d
 			}
 		}
 		p.Events = append(p.Events, operation.Normal(EventCompleted, ev))
+		history.End(st, baov1.OutcomeSucceeded, "", ev, now)
 		st.CurrentVersion = up.TargetVersion
 		st.Upgrade = nil
 		if done != nil {

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/schedule"
@@ -29,7 +30,9 @@ type SpecRefusal struct {
 //     decision to promote, and must not change under a restart.
 //  3. spec.snapshots.schedule parses, in a time zone that exists
 //     (snapshot.ParseSchedule): the API server checks its shape only.
-//  4. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
+//  4. Every maintenance window parses, in a time zone that exists, and opens
+//     at some time (schedule.ParseWindows).
+//  5. A custom seal stanza holds seal blocks only (workload.SealStanzaProblem):
 //     it is pasted into config.hcl, where anything else would reconfigure the
 //     server (a listener without TLS).
 func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
@@ -55,6 +58,9 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 			return &SpecRefusal{Reason: baov1.ReasonInvalidSchedule, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
 		}
 	}
+	if _, err := schedule.ParseWindows(c.Spec.Upgrade.Windows, windowCheckFrom()); err != nil {
+		return &SpecRefusal{Reason: baov1.ReasonInvalidWindow, Message: fmt.Sprintf("%v; nothing was changed for this cluster until the field is fixed", err)}
+	}
 	if msg := bootstrapProblem(c); msg != "" {
 		return &SpecRefusal{Reason: baov1.ReasonSnapshotNewerThanVersion, Message: msg}
 	}
@@ -66,6 +72,10 @@ func CheckSpec(c *baov1.OpenBaoCluster) *SpecRefusal {
 	}
 	return nil
 }
+
+// windowCheckFrom is when a window's start is looked for to find one that never
+// comes (30 February): any fixed time does, and keeps CheckSpec pure.
+func windowCheckFrom() time.Time { return time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC) }
 
 // bootstrapProblem says why a cluster cannot start from its bootstrap snapshot:
 // the snapshot was taken on a version newer than spec.version (OpenBao does not

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
@@ -172,7 +174,8 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 		// Not started yet: the prechecks are evaluated again until they all pass.
 		// Autopilot health has no watch: look again while the upgrade waits.
 		var check *batchv1.Job
-		up.Plan.Prechecks, check = prechecks(s, st, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
+		var wake time.Duration
+		up.Plan.Prechecks, check, wake = prechecks(s, st, up.Strategy, up.Kind, up.FromVersion, up.TargetVersion)
 		if check != nil {
 			// The snapshot target's check, the last precheck: it reads a bucket and
 			// changes nothing, so it needs no intent of its own.
@@ -186,6 +189,11 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 				p := snapshot.Rehearse(s, st)
 				p.Events = append(events, p.Events...)
 				return p
+			}
+			if (first.Name == fleet.PrecheckWindow || first.Name == fleet.PrecheckOrder) && wake > 0 {
+				// Nothing else can start it before the window opens or the soak ends
+				// (a change of the clusters it is ordered after wakes it sooner).
+				return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, RequeueAfter: wake}, Events: events}
 			}
 			return wait()
 		}
@@ -266,6 +274,7 @@ func cancel(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, rt upgrade.Re
 		st.Upgrade.WaitingFor = "cancelling: setting the pod template back to " + rt.FromImage
 		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindApply, Object: operation.ObjectPodTemplate, Image: rt.FromImage}}
 	}
+	history.End(st, baov1.OutcomeCancelled, "SpecChanged", rt.Message, s.Now)
 	st.Upgrade = nil
 	for _, op := range []string{operation.OperationRollingUpgrade, operation.OperationBlueGreenUpgrade, operation.OperationRollout} {
 		operation.Release(st, op)
@@ -315,13 +324,34 @@ func orNothing(s string) string {
 // The snapshot target is checked last, by an executor Job in the cluster's
 // namespace, and only once every other precheck passed (a cluster that waits for
 // something else runs no Job); check is that Job when it has to be created.
-func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) (pcs []baov1.Precheck, check *batchv1.Job) {
+//
+// The order across clusters (UpgradeOrder, version and image changes only) and the
+// maintenance window (MaintenanceWindow) come first, so that what an upgrade waits
+// for names them before any member's health; wake is how long until either may
+// pass (a window that opens, a soak that ends), 0 when neither waits.
+func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy baov1.UpgradeStrategyType, k baov1.OperationKind, from, to string) (pcs []baov1.Precheck, check *batchv1.Job, wake time.Duration) {
 	c := s.Object
 	lock := upgrade.LockOfStrategy(strategy)
 	if k == baov1.OperationRollout {
 		lock = operation.OperationRollout
 	}
-	pcs = upgrade.Prechecks(upgrade.PrecheckInput{
+	if k != baov1.OperationRollout {
+		if pc, w, ok := fleet.OrderPrecheck(c, to, s.Fleet, s.Now); ok {
+			pcs = append(pcs, pc)
+			if pc.Result != baov1.PrecheckPassed {
+				wake = w
+			}
+		}
+	}
+	if fleet.WindowApplies(k, s.RestartRequested()) {
+		if pc, w, ok := fleet.WindowPrecheck(c, s.Now); ok {
+			pcs = append(pcs, pc)
+			if pc.Result != baov1.PrecheckPassed && (wake == 0 || w < wake) {
+				wake = w
+			}
+		}
+	}
+	pcs = append(pcs, upgrade.Prechecks(upgrade.PrecheckInput{
 		Cluster:    s.Cluster,
 		Strategy:   strategy,
 		Kind:       k,
@@ -332,7 +362,7 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 		Snapshot:   c.Spec.Upgrade.PreUpgradeSnapshot,
 		LockHeldBy: operation.HeldByOther(st, lock),
 		Copy:       c.Labels[snapshot.LabelRehearsalOf] != "",
-	})
+	})...)
 	if st.Upgrade != nil && k != baov1.OperationRollout && snapshot.RehearsalRequired(c, st.Upgrade) {
 		// The last precheck: the rehearsal starts once every other one passed.
 		withSt := *c
@@ -341,7 +371,7 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 	}
 	first := upgrade.FirstUnpassedPrecheck(pcs)
 	if first == nil || first.Name != upgrade.PrecheckSnapshotTarget || first.Result != baov1.PrecheckPending {
-		return pcs, nil
+		return pcs, nil, wake
 	}
 	var prev *baov1.Precheck
 	if up := st.Upgrade; up != nil && up.Plan != nil {
@@ -352,7 +382,7 @@ func prechecks(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, strategy b
 	tc := snapshot.CheckTarget(c, s.Jobs, prev, s.ExecutorImage)
 	tc.Precheck.Name = first.Name
 	*first = tc.Precheck
-	return pcs, tc.Create
+	return pcs, tc.Create, wake
 }
 
 func strategyWord(s baov1.UpgradeStrategyType) string {

@@ -313,6 +313,9 @@ func applyAutopilot(obs *operation.Cluster, st *openbao.AutopilotState) {
 			m.StableSince = s.StableSince.Add(-leaderClock)
 		}
 	}
+	for _, s := range st.Servers {
+		obs.Term = max(obs.Term, s.LastTerm)
+	}
 	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
 		for i := range set {
 			if s, ok := st.Servers[set[i].Name]; ok {
@@ -425,6 +428,15 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 		if s.Drill, err = r.childCluster(ctx, c, snapshot.LabelDrillOf); err != nil {
 			return nil, err
 		}
+	}
+	if len(c.Spec.Upgrade.After) > 0 {
+		// The order of upgrades across clusters: the other clusters as the cache
+		// holds them, in the namespaces this operator watches and no other.
+		all := &baov1.OpenBaoClusterList{}
+		if err := r.Client.List(ctx, all); err != nil {
+			return nil, fmt.Errorf("failed to list the OpenBaoClusters that %s/%s's spec.upgrade.after names: %w", c.Namespace, c.Name, err)
+		}
+		s.Fleet = operation.Fleet{Clusters: all.Items, Watched: r.Namespaces, Excluded: r.ExcludedNamespaces}
 	}
 	if snapshot.ActiveRehearsal(&c.Status) != nil {
 		if s.Rehearsal, err = r.childCluster(ctx, c, snapshot.LabelRehearsalOf); err != nil {

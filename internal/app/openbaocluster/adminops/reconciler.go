@@ -24,6 +24,8 @@ import (
 	"github.com/baokeeper/baokeeper/internal/platform/openbao"
 	"github.com/baokeeper/baokeeper/internal/platform/statusapply"
 	"github.com/baokeeper/baokeeper/internal/service/control"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
@@ -63,6 +65,12 @@ type Reconciler struct {
 	// as an executor Job of its own, as baokeeper did before the executor mailbox;
 	// false asks each operation's serving executor through the mailbox (mailbox.go).
 	StepJobs bool
+	// Namespaces are the namespaces the operator watches (--watch-namespaces);
+	// empty: all but ExcludedNamespaces. The order of upgrades across clusters reads
+	// no other.
+	Namespaces []string
+	// ExcludedNamespaces are left to another installation (--exclude-namespaces).
+	ExcludedNamespaces []string
 
 	// events holds one pass's events until its status write lands; set on the
 	// pass's own copy of the Reconciler.
@@ -132,6 +140,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	defer func() {
 		// The conditions follow the status this pass leaves, so that break-glass
 		// entered, or a rollback completed, shows in the same write.
+		history.Track(before, &c.Status, c.HistoryLimitOf(), obs.Now)
 		setConditions(c, obs.Now)
 		if _, err := statusapply.Apply(ctx, r.Client, statusapply.Upgrade(), c, before); err != nil {
 			if apierrors.IsConflict(err) && reterr == nil {
@@ -160,6 +169,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	r.handleRequests(c, obs)
+	history.Observe(&c.Status, obs.Term)
+	c.Status.Window = fleet.WindowStatus(c, obs.Now)
 	seedCurrentVersion(c, obs)
 	snapshot.Tend(c, obs.Now)
 	snap, err := r.observeRest(ctx, c, obs)

@@ -104,7 +104,7 @@ func startUpgrade(s *operation.Snapshot, imageOnly bool) operation.Plan {
 	if imageOnly {
 		k = baov1.OperationImage
 	}
-	pcs, _ := prechecks(s, st, strategy, k, cur, target)
+	pcs, _, _ := prechecks(s, st, strategy, k, cur, target)
 	id := operation.ID(c, "upgrade-to-"+target+"-"+targetImage, s.Now)
 	pods := rolling.Plan(s.Cluster)
 	undo := upgrade.UndoInput{Name: c.Name, Namespace: c.Namespace, Strategy: strategy, From: cur, ImageOnly: imageOnly,
@@ -151,7 +151,7 @@ func startRollout(s *operation.Snapshot) operation.Plan {
 	st := s.Status()
 	cur, image := st.CurrentVersion, upgrade.RunningImage(s.Cluster)
 	changes := s.TemplateChanges()
-	pcs, _ := prechecks(s, st, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
+	pcs, _, _ := prechecks(s, st, baov1.RollingUpdateStrategy, baov1.OperationRollout, cur, cur)
 	id := operation.ID(c, "rollout-"+s.UpdateRevision(), s.Now)
 	pods := onlyOff(rolling.Plan(s.Cluster), s.OffTemplate())
 	st.Upgrade = &baov1.UpgradeStatus{

@@ -75,6 +75,8 @@ type Settings struct {
 	MaxLag         uint64
 	AutoPromote    bool
 	Paused         bool
+	// PauseReason says why it holds when Paused; "" says spec.upgrade.paused.
+	PauseReason    string
 	HasHook        bool
 	MaxJobFailures int32
 	// AutoRollbackOnExecutor and AutoRollbackOnValidation are
@@ -151,6 +153,9 @@ func decide(in Input, next *baov1.BlueGreenStatus) Decision {
 	}
 	if next == nil {
 		if in.Paused {
+			if in.PauseReason != "" {
+				return hold(in.PauseReason + ": the blue-green upgrade starts once that ends")
+			}
 			return hold("spec.upgrade.paused is true: the blue-green upgrade starts when it is set back to false")
 		}
 		return start(in)
@@ -634,6 +639,9 @@ func jobStep(in Input, next *baov1.BlueGreenStatus, kind operation.JobKind, reas
 // here, between two steps.
 func begin(in Input, next *baov1.BlueGreenStatus, action baov1.StepAction, member, what string) Decision {
 	if in.Paused {
+		if in.PauseReason != "" {
+			return hold(fmt.Sprintf("%s: holding before %s", in.PauseReason, what))
+		}
 		return hold(fmt.Sprintf("spec.upgrade.paused is true: holding before %s", what))
 	}
 	t := metav1.NewTime(in.Cluster.Now)

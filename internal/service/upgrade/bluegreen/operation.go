@@ -9,6 +9,8 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -82,10 +84,11 @@ func rolledBack(st *baov1.OpenBaoClusterStatus, a operation.Action, now time.Tim
 		lr.Reason = bg.RollbackReason
 	}
 	st.LastRollback = lr
-	st.Upgrade, st.BlueGreen = nil, nil
-	operation.Release(st, upgrade.LockOf(up))
 	ev := a.Event
 	a.Event = ""
+	history.End(st, baov1.OutcomeRolledBack, lr.Reason, ev, now)
+	st.Upgrade, st.BlueGreen = nil, nil
+	operation.Release(st, upgrade.LockOf(up))
 	return operation.Plan{Action: a, Status: st, Events: []operation.Event{operation.Normal(upgrade.EventRolledBack, ev)}}
 }
 
@@ -108,6 +111,7 @@ func input(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) Input {
 			AutoRollbackOnValidation: bgSpec.AutoRollback.OnValidationFailure,
 		},
 	}
+	in.Settings.Paused, in.Settings.PauseReason = pauseOf(s, up, bg)
 	if s.StatefulSet != nil {
 		in.BlueRevision = s.StatefulSet.Status.CurrentRevision
 	}
@@ -176,4 +180,18 @@ func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {
 		out = append(out, n.Member(i))
 	}
 	return out
+}
+
+// pauseOf says whether the upgrade holds at its next step, and why when it is not
+// spec.upgrade.paused: a maintenance window that closed holds green's work until
+// the point of no return; past it (green has led) the upgrade always finishes.
+func pauseOf(s *operation.Snapshot, up *baov1.UpgradeStatus, bg *baov1.BlueGreenStatus) (paused bool, reason string) {
+	if s.Object.Spec.Upgrade.Paused {
+		return true, ""
+	}
+	why := fleet.Hold(s, up)
+	if why == "" || PastPointOfNoReturn(bg, s.Cluster) {
+		return false, ""
+	}
+	return true, why
 }

@@ -38,6 +38,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -95,8 +96,8 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		if why := notReadyToStop(cl); why != "" {
 			return wait("waiting to stop every member: " + why)
 		}
-		if c.Spec.Upgrade.Paused {
-			return plan(operation.Action{Kind: operation.KindHold, WaitingFor: "paused by spec.upgrade.paused before every member stops"})
+		if why := fleet.Hold(s, up); why != "" {
+			return plan(operation.Action{Kind: operation.KindHold, WaitingFor: why + ", before every member stops"})
 		}
 		t := metav1.NewTime(s.Now)
 		up.Offline = &baov1.OfflineUpgradeStatus{StoppedAt: &t, LeaderBefore: cl.Leader, CommittedIndex: int64(committed(cl))}

@@ -86,6 +86,9 @@ type Input struct {
 	// TemplateImage is the image of the StatefulSet's pod template now.
 	TemplateImage string
 	Paused        bool
+	// PauseReason says why it holds when Paused (spec.upgrade.paused, or a
+	// maintenance window that closed); "" says spec.upgrade.paused.
+	PauseReason string
 	StepTimeout   time.Duration
 	SettleTime    time.Duration
 	MaxLag        uint64
@@ -211,7 +214,7 @@ func decideNext(in Input) Decision {
 	}
 	if in.Paused {
 		return Decision{Action: ActionHold, Pod: next,
-			WaitingFor: fmt.Sprintf("paused by spec.upgrade.paused before %s; %s", next, remaining(up))}
+			WaitingFor: fmt.Sprintf("%s before %s; %s", pauseReason(in.PauseReason), next, remaining(up))}
 	}
 	if ok, why := budget(in, next); !ok {
 		return Decision{Action: ActionWait, Pod: next, WaitingFor: fmt.Sprintf("waiting to replace %s: %s", next, why)}
@@ -603,4 +606,12 @@ func orDash(s string) string {
 		return "no error reported"
 	}
 	return s
+}
+
+// pauseReason is why a paused upgrade holds, in words.
+func pauseReason(why string) string {
+	if why == "" {
+		return "paused by spec.upgrade.paused"
+	}
+	return why
 }

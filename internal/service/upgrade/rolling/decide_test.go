@@ -142,6 +142,10 @@ func TestDecide(t *testing.T) {
 			}, wantAction: ActionBeginStep, wantPod: "bao-0"},
 		{name: "paused at a safe point", reason: "pause holds between members, naming the next one",
 			mutate: func(in *Input) { in.Paused = true }, wantAction: ActionHold, wantPod: "bao-2", wantText: "paused by spec.upgrade.paused before bao-2"},
+		{name: "held by a closed maintenance window at a safe point", reason: "the window's hold says why and until when, naming the next member",
+			mutate: func(in *Input) {
+				in.Paused, in.PauseReason = true, "the maintenance window closed (spec.upgrade.windowEnd: Pause): holding until the next opens at 2026-12-04T02:00:00Z (in 14h0m0s)"
+			}, wantAction: ActionHold, wantPod: "bao-2", wantText: "holding until the next opens at 2026-12-04T02:00:00Z (in 14h0m0s) before bao-2"},
 		{name: "paused mid-member finishes the member", reason: "a member already taken down is finished before holding",
 			mutate: func(in *Input) {
 				in.Paused = true

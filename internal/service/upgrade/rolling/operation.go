@@ -7,6 +7,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
@@ -26,7 +27,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 	up := st.Upgrade
 	in := Input{
 		Upgrade: up, Cluster: s.Cluster, TargetImage: up.TargetImage, TargetVersion: up.TargetVersion,
-		Paused:        c.Spec.Upgrade.Paused,
+		PauseReason:   fleet.Hold(s, up),
 		StepTimeout:   c.GetStepTimeout(),
 		SettleTime:    c.GetSettleTime(),
 		MaxLag:        c.GetMaxLagEntries(),
@@ -43,6 +44,7 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		in.PromoteJob = s.JobOf(executorjob.JobName(c, executorjob.StepPromote, up.ID, step.Pod, step.Attempts), up.ID)
 	}
 
+	in.Paused = in.PauseReason != ""
 	d := Decide(in)
 	Record(up, d, s.Cluster, up.TargetImage, c.GetLeaderHandoff())
 	up.Progress = progress(up)
