@@ -70,11 +70,11 @@ func Phases() []baov1.BlueGreenPhase {
 
 // Settings are the spec's knobs of a blue-green upgrade.
 type Settings struct {
-	MinSync        time.Duration
-	PhaseTimeout   time.Duration
-	MaxLag         uint64
-	AutoPromote    bool
-	Paused         bool
+	MinSync      time.Duration
+	PhaseTimeout time.Duration
+	MaxLag       uint64
+	AutoPromote  bool
+	Paused       bool
 	// PauseReason says why it holds when Paused; "" says spec.upgrade.paused.
 	PauseReason    string
 	HasHook        bool

@@ -89,9 +89,9 @@ type Input struct {
 	// PauseReason says why it holds when Paused (spec.upgrade.paused, or a
 	// maintenance window that closed); "" says spec.upgrade.paused.
 	PauseReason string
-	StepTimeout   time.Duration
-	SettleTime    time.Duration
-	MaxLag        uint64
+	StepTimeout time.Duration
+	SettleTime  time.Duration
+	MaxLag      uint64
 	// StepDownJob is the executor Job of the current step-down attempt.
 	StepDownJob operation.Job
 	// PromoteJob is the executor Job of the current promotion attempt (a replaced
