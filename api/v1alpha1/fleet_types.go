@@ -40,6 +40,7 @@ type MaintenanceWindow struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$') || self.matches('^\\\\s*\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s+\\\\S+\\\\s*$')",message="spec.upgrade.windows[].start must be a cron expression of five fields (minute hour day-of-month month day-of-week), for example \"0 2 * * 6\" for Saturdays at 02:00, or one of @daily, @weekly, @monthly"
 	Start string `json:"start"`
 
 	// duration is how long the window stays open, a duration with a unit greater
@@ -206,4 +207,29 @@ func (c *OpenBaoCluster) HistoryLimitOf() int {
 		return DefaultHistoryLimit
 	}
 	return int(*c.Spec.HistoryLimit)
+}
+
+// UpgradePaused reports whether upgrades and rollouts hold at their next safe
+// point: spec.upgrade.paused, or the baokeeper.dev/pause annotation set to "true".
+func (c *OpenBaoCluster) UpgradePaused() bool {
+	return c.Spec.Upgrade.Paused || c.PausedByAnnotation()
+}
+
+// PausedByAnnotation reports whether the baokeeper.dev/pause annotation is "true".
+func (c *OpenBaoCluster) PausedByAnnotation() bool {
+	return c.Annotations[AnnotationPause] == "true"
+}
+
+// PausedBy says what pauses the cluster's upgrades, in words: "spec.upgrade.paused",
+// "the baokeeper.dev/pause annotation", or both; "" when nothing does.
+func (c *OpenBaoCluster) PausedBy() string {
+	switch {
+	case c.Spec.Upgrade.Paused && c.PausedByAnnotation():
+		return "spec.upgrade.paused and the " + AnnotationPause + " annotation"
+	case c.Spec.Upgrade.Paused:
+		return "spec.upgrade.paused"
+	case c.PausedByAnnotation():
+		return "the " + AnnotationPause + " annotation"
+	}
+	return ""
 }

@@ -167,6 +167,8 @@ const (
 	ReasonNotPaused Reason = "NotPaused"
 	// ReasonPausedBySpec means spec.upgrade.paused is true.
 	ReasonPausedBySpec Reason = "PausedBySpec"
+	// ReasonPausedByAnnotation means the baokeeper.dev/pause annotation is "true".
+	ReasonPausedByAnnotation Reason = "PausedByAnnotation"
 	// ReasonNotActive means break-glass is not active.
 	ReasonNotActive Reason = "NotActive"
 )
@@ -209,6 +211,11 @@ const (
 	AnnotationRetry = "baokeeper.dev/retry"
 	// AnnotationBreakGlassAck acknowledges break-glass; only the current nonce counts.
 	AnnotationBreakGlassAck = "baokeeper.dev/break-glass-ack"
+	// AnnotationPause set to "true" holds upgrades and rollouts at their next safe
+	// point, as spec.upgrade.paused does; removing it (or any other value)
+	// resumes. A control beside the spec, for clusters whose spec a GitOps
+	// controller keeps as Git says (docs/fleet.md).
+	AnnotationPause = "baokeeper.dev/pause"
 	// AnnotationRestart restarts every member through the rollout (followers first,
 	// the leader last), once per new value.
 	AnnotationRestart = "baokeeper.dev/restart"

@@ -224,6 +224,15 @@ func newTestCluster(ctx context.Context, namespace string, replicas int32) *test
 // cluster is created.
 func newTestClusterWith(ctx context.Context, namespace string, replicas int32, mutate func(*baov1.OpenBaoCluster)) *testCluster {
 	GinkgoHelper()
+	tc, created := createTestCluster(ctx, namespace, replicas, mutate)
+	tc.waitFormed(ctx, created)
+	return tc
+}
+
+// createTestCluster creates the namespace, its service accounts and the cluster, and
+// returns at once; waitFormed waits for it. Several clusters come up together this way.
+func createTestCluster(ctx context.Context, namespace string, replicas int32, mutate func(*baov1.OpenBaoCluster)) (*testCluster, time.Time) {
+	GinkgoHelper()
 	createNamespace(ctx, namespace)
 	for _, sa := range []string{appSA, adminSA} {
 		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: namespace}})).To(Succeed())
@@ -250,9 +259,16 @@ func newTestClusterWith(ctx context.Context, namespace string, replicas int32, m
 		mutate(c)
 	}
 	Expect(k8s.Create(ctx, c)).To(Succeed())
-	created := time.Now()
 	tc := &testCluster{ns: namespace, ips: map[string]string{}}
 	tc.setMembers(memberNames(int(replicas))...)
+	return tc, time.Now()
+}
+
+// waitFormed waits, within bringUp, until the cluster created at created is Running
+// with every member a voter, and records its CA and its members' addresses.
+func (tc *testCluster) waitFormed(ctx context.Context, created time.Time) {
+	GinkgoHelper()
+	namespace, replicas := tc.ns, len(tc.memberList())
 	// A new cluster, left alone, is Running only once every member votes: each
 	// cluster of the suite (3 and 5 members) shows it, within bringUp.
 	Eventually(func(g Gomega) {
@@ -276,7 +292,6 @@ func newTestClusterWith(ctx context.Context, namespace string, replicas int32, m
 		g.Expect(st.Healthy).To(BeTrue())
 		g.Expect(st.Voters).To(ConsistOf(tc.memberList()))
 	}, time.Minute, pollEvery).Should(Succeed())
-	return tc
 }
 
 // deleteNamespace deletes a spec's namespace and waits until it is gone, so that its

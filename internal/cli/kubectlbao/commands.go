@@ -77,7 +77,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
-	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(),
+	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(), r.historyCommand(), r.fleetCommand(),
 		r.controlCommand(ControlPromote, "Release a blue-green upgrade that waits for promotion",
 			"Writes baokeeper.dev/promote with a fresh token. Only while the upgrade holds for it (status.blueGreen.promotion: Waiting): "+
 				"a value set before the hold is refused by the operator and releases nothing, so nothing is written then."),
@@ -284,6 +284,8 @@ type controlFlags struct {
 	sha256 string
 	// to: rehearse --to.
 	to string
+	// annotation: pause --annotation, resume --annotation.
+	annotation bool
 }
 
 func (f *controlFlags) add(cmd *cobra.Command) {
@@ -306,6 +308,10 @@ func (r *runner) controlCommand(ctl Control, short, long string) *cobra.Command 
 		},
 	}
 	f.add(cmd)
+	if ctl == ControlPause || ctl == ControlResume {
+		cmd.Flags().BoolVar(&f.annotation, "annotation", false, "write the "+baov1.AnnotationPause+" annotation instead of spec.upgrade.paused: "+
+			"a control beside the spec that a GitOps controller (Argo CD, Flux) does not revert when Git does not name it (docs/fleet.md)")
+	}
 	if ctl == ControlSnapshot {
 		cmd.Flags().BoolVar(&f.wait, "wait", false, "wait until the snapshot is verified (or failed) and print its receipt; exit non-zero when it failed")
 		cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Minute, "how long --wait waits")
@@ -392,9 +398,13 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 			return err
 		}
 		now := r.opts.Now()
-		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256, To: f.to})
+		pauseAnnotation := f.annotation && (ctl == ControlPause || ctl == ControlResume)
+		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256, To: f.to, Annotation: pauseAnnotation})
 		res = &RequestResult{Cluster: c.Namespace + "/" + c.Name, Control: ctl, Field: ctl.Field(), FieldManager: manager,
 			Next: v.Next, Warnings: v.Warnings, Follow: Follow(c)}
+		if pauseAnnotation {
+			res.Field = "metadata.annotations[" + baov1.AnnotationPause + "]"
+		}
 		switch {
 		case v.Noop:
 			res.Next = v.Why
@@ -408,9 +418,15 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		}
 		value = v.ValuePrefix + value
 		orig := c.DeepCopy()
-		Set(c, ctl, value)
-		if ctl == ControlPause || ctl == ControlResume {
+		switch {
+		case pauseAnnotation:
+			SetPauseAnnotation(c, ctl == ControlPause)
+			value = fmt.Sprint(c.PausedByAnnotation())
+		case ctl == ControlPause || ctl == ControlResume:
+			Set(c, ctl, value)
 			value = fmt.Sprint(c.Spec.Upgrade.Paused)
+		default:
+			Set(c, ctl, value)
 		}
 		if err := s.cl.Patch(ctx, c, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(manager)); err != nil {
 			return err

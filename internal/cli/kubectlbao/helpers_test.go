@@ -72,6 +72,15 @@ func withVoters(v string) option { return func(c *baov1.OpenBaoCluster) { c.Stat
 
 func withPaused(p bool) option { return func(c *baov1.OpenBaoCluster) { c.Spec.Upgrade.Paused = p } }
 
+func withPauseAnnotation() option {
+	return func(c *baov1.OpenBaoCluster) {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[baov1.AnnotationPause] = "true"
+	}
+}
+
 func withReplicas(n int32) option { return func(c *baov1.OpenBaoCluster) { c.Spec.Replicas = &n } }
 
 func withSnapshotPolicy(p baov1.SnapshotPolicy) option {

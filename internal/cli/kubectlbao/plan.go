@@ -268,8 +268,11 @@ func planNotes(c *baov1.OpenBaoCluster, obs *operation.Cluster, to string) []str
 	if bg := st.BreakGlass; bg != nil && bg.Active {
 		notes = append(notes, fmt.Sprintf("break-glass is active (%s): nothing starts until it is acknowledged (kubectl bao break-glass ack %s -n %s --nonce ...)", bg.Reason, c.Name, c.Namespace))
 	}
-	if c.Spec.Upgrade.Paused {
+	switch {
+	case c.Spec.Upgrade.Paused:
 		notes = append(notes, "spec.upgrade.paused is true: the upgrade would be planned and then hold before the snapshot (kubectl bao resume)")
+	case c.PausedByAnnotation():
+		notes = append(notes, fmt.Sprintf("the %s annotation pauses it: the upgrade would be planned and then hold before the snapshot (kubectl bao resume --annotation)", baov1.AnnotationPause))
 	}
 	if up := st.Upgrade; up != nil {
 		rt := upgrade.DecideRetarget(up, obs, to, "")

@@ -123,6 +123,9 @@ type DecideInput struct {
 	SHA256 string
 	// To is --to of rehearse: the version to rehearse.
 	To string
+	// Annotation is --annotation of pause and resume: the baokeeper.dev/pause
+	// annotation instead of spec.upgrade.paused.
+	Annotation bool
 }
 
 // Decide says whether a control request is written, mirroring how the operator
@@ -143,7 +146,7 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 	case ControlRetry:
 		v = decideRetry(c, control.Judge(upgrade.RequestRetry, "", c, obs))
 	case ControlPause, ControlResume:
-		return decidePause(c, in.Control == ControlPause)
+		return decidePause(c, in.Control == ControlPause, in.Annotation)
 	case ControlBreakGlassAck:
 		return decideAck(c, in, control.Judge(upgrade.RequestBreakGlassAck, in.Nonce, c, obs))
 	case ControlRestart:
@@ -379,13 +382,29 @@ func SnapshotOutcome(c *baov1.OpenBaoCluster, token string) (*baov1.SnapshotRece
 	return nil, nil
 }
 
-func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
-	if c.Spec.Upgrade.Paused == pause {
+func decidePause(c *baov1.OpenBaoCluster, pause, annotation bool) Verdict {
+	field, set, other, otherSet := "spec.upgrade.paused", c.Spec.Upgrade.Paused, "the "+baov1.AnnotationPause+" annotation", c.PausedByAnnotation()
+	otherFlag := "--annotation"
+	if annotation {
+		field, set, other, otherSet = other, otherSet, field, set
+		otherFlag = "without --annotation"
+	}
+	if set == pause {
 		state := "false: nothing is paused"
 		if pause {
 			state = "true already: the upgrade holds at its next safe point"
 		}
-		return Verdict{Noop: true, Why: "spec.upgrade.paused is " + state}
+		if annotation {
+			state = "not set: nothing is paused by it"
+			if pause {
+				state = "set already: the upgrade holds at its next safe point"
+			}
+		}
+		v := Verdict{Noop: true, Why: field + " is " + state}
+		if !pause && otherSet {
+			v.Why += fmt.Sprintf("; %s still pauses it: kubectl bao resume %s %s -n %s", other, c.Name, otherFlag, c.Namespace)
+		}
+		return v
 	}
 	up, bg := c.Status.Upgrade, c.Status.BlueGreen
 	if !pause {
@@ -393,7 +412,12 @@ func decidePause(c *baov1.OpenBaoCluster, pause bool) Verdict {
 		if up == nil {
 			next = "No upgrade holds: the next version change runs without holding."
 		}
-		return Verdict{Write: true, Next: next}
+		v := Verdict{Write: true, Next: next}
+		if otherSet {
+			v.Next = "Nothing goes on yet."
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s still pauses the cluster: resume it too (kubectl bao resume %s %s -n %s)", other, c.Name, otherFlag, c.Namespace))
+		}
+		return v
 	}
 	v := Verdict{Write: true}
 	switch {
@@ -435,6 +459,7 @@ func Set(c *baov1.OpenBaoCluster, ctl Control, value string) {
 		c.Spec.Upgrade.Paused = true
 	case ControlResume:
 		c.Spec.Upgrade.Paused = false
+
 	default:
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
@@ -484,4 +509,17 @@ func Value(c *baov1.OpenBaoCluster, ctl Control, nonce string, now time.Time, sr
 		}
 	}
 	return "", fmt.Errorf("failed to draw a token that differs from %s's current value: check the random source", ctl.annotation())
+}
+
+// SetPauseAnnotation sets the baokeeper.dev/pause annotation to "true" (pause) or
+// removes it (resume), in memory; the caller patches the difference.
+func SetPauseAnnotation(c *baov1.OpenBaoCluster, pause bool) {
+	if !pause {
+		delete(c.Annotations, baov1.AnnotationPause)
+		return
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[baov1.AnnotationPause] = "true"
 }

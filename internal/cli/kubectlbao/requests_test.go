@@ -96,6 +96,18 @@ func TestDecide(t *testing.T) {
 			in: DecideInput{Control: ControlResume}, write: true, want: "goes on from where the upgrade held"},
 		{reason: "resume while not paused writes nothing", c: newCluster(),
 			in: DecideInput{Control: ControlResume}, noop: true, want: "nothing is paused"},
+		// --annotation: the baokeeper.dev/pause annotation, beside the spec.
+		{reason: "pause --annotation is written", c: newCluster(withRollingUpgrade()),
+			in: DecideInput{Control: ControlPause, Annotation: true}, write: true, want: "finishes; the upgrade holds before the next one"},
+		{reason: "pause --annotation while the annotation pauses writes nothing", c: newCluster(withPauseAnnotation()),
+			in: DecideInput{Control: ControlPause, Annotation: true}, noop: true, want: "the baokeeper.dev/pause annotation is set already"},
+		{reason: "resume of spec.upgrade.paused while the annotation also pauses says it still holds", c: newCluster(withRollingUpgrade(), withPaused(true), withPauseAnnotation()),
+			in: DecideInput{Control: ControlResume}, write: true, want: "Nothing goes on yet",
+			warn: "the baokeeper.dev/pause annotation still pauses the cluster: resume it too (kubectl bao resume bao --annotation -n vault)"},
+		{reason: "resume while only the annotation pauses names it", c: newCluster(withPauseAnnotation()),
+			in: DecideInput{Control: ControlResume}, noop: true, want: "the baokeeper.dev/pause annotation still pauses it: kubectl bao resume bao --annotation -n vault"},
+		{reason: "resume --annotation is written", c: newCluster(withRollingUpgrade(), withPauseAnnotation()),
+			in: DecideInput{Control: ControlResume, Annotation: true}, write: true, want: "goes on from where the upgrade held"},
 
 		// break-glass ack: only the current nonce of an active break-glass.
 		{reason: "the current nonce is written and names the field manager", c: newCluster(withBreakGlass("n1")),

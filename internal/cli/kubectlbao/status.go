@@ -8,6 +8,8 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
+	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
@@ -64,6 +66,7 @@ func RenderStatus(w io.Writer, c *baov1.OpenBaoCluster, now time.Time) error {
 			d.kv(1, "Again", "allowed by %s=%s", baov1.AnnotationRetry, lr.Retry)
 		}
 	}
+	renderFleet(d, c, now)
 	renderConditions(d, c, now)
 	renderRequests(d, c)
 	d.kv(0, "Events", "kubectl bao timeline %s -n %s", c.Name, c.Namespace)
@@ -82,6 +85,9 @@ func versionLine(c *baov1.OpenBaoCluster) string {
 }
 
 func pausedLine(c *baov1.OpenBaoCluster) string {
+	if c.PausedByAnnotation() && !c.Spec.Upgrade.Paused {
+		return fmt.Sprintf("yes (the %s annotation): an upgrade holds at its next safe point; resume with kubectl bao resume %s --annotation -n %s", baov1.AnnotationPause, c.Name, c.Namespace)
+	}
 	if !c.Spec.Upgrade.Paused {
 		return "no"
 	}
@@ -573,4 +579,65 @@ func renderRequests(d *describer, c *baov1.OpenBaoCluster) {
 			d.kv(1, kv.key, "%s", kv.val)
 		}
 	}
+}
+
+// renderFleet shows the maintenance windows, the order after other clusters, and
+// the last operation that ended (kubectl bao history has them all).
+func renderFleet(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
+	u := &c.Spec.Upgrade
+	if len(u.Windows) > 0 {
+		d.head(0, "Maintenance windows")
+		for i, w := range u.Windows {
+			d.kv(1, fmt.Sprintf("Window %d", i+1), "%s for %s (%s)", w.Start, w.Duration, orDefault(w.TimeZone, "UTC"))
+		}
+		end := u.WindowEnd
+		if end == "" {
+			end = baov1.WindowEndPause
+		}
+		d.kv(1, "When one closes", "%s (spec.upgrade.windowEnd)", end)
+		if ws := c.Status.Window; ws != nil {
+			switch {
+			case ws.Open && ws.ClosesAt != nil:
+				d.kv(1, "Now", "open, closes %s", when(ws.ClosesAt, now))
+			case ws.OpensAt != nil:
+				d.kv(1, "Now", "closed; the next opens %s", when(ws.OpensAt, now))
+			}
+		}
+	}
+	if len(u.After) > 0 {
+		d.head(0, "Upgrades after")
+		for _, a := range u.After {
+			ns := a.Namespace
+			if ns == "" {
+				ns = c.Namespace
+			}
+			soak := "0s"
+			if a.Soak != nil {
+				soak = string(*a.Soak)
+			}
+			d.kv(1, ns+"/"+a.Name, "soak %s", soak)
+		}
+		if up := c.Status.Upgrade; up != nil && up.Plan != nil {
+			for _, pc := range up.Plan.Prechecks {
+				if pc.Name == fleet.PrecheckOrder {
+					d.kv(1, "Order", "%s: %s", pc.Result, pc.Message)
+				}
+			}
+		}
+	}
+	if h := c.Status.History; len(h) > 0 {
+		e := h[0]
+		ended := "-"
+		if e.EndedAt != nil {
+			ended = when(e.EndedAt, now)
+		}
+		d.kv(0, "Last operation", "%s, ended %s (kubectl bao history %s -n %s)", history.Summary(e), ended, c.Name, c.Namespace)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -137,10 +137,54 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("retention without count or maxAge", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Retention: &baov1.SnapshotRetention{}}
 		}, "spec.snapshots.retention needs count, maxAge or both"),
+		Entry("a window start that is not five cron fields", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "saturday night", Duration: "4h"}}
+		}, "spec.upgrade.windows[].start must be a cron expression of five fields"),
+		Entry("a window of zero length", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "0s"}}
+		}, "spec.upgrade.windows[].duration must be greater than 0s and at most 168h"),
+		Entry("a window duration without a unit", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "4"}}
+		}, "spec.upgrade.windows[].duration must be a positive duration with a unit, for example 4h"),
+		Entry("a window longer than a week", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "200h"}}
+		}, "at most 168h"),
+		Entry("a window without a duration", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6"}}
+		}, "spec.upgrade.windows[0].duration"),
+		Entry("an unknown windowEnd", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.WindowEnd = "Abort"
+		}, `spec.upgrade.windowEnd: Unsupported value: "Abort": supported values: "Pause", "Finish"`),
+		Entry("a negative soak", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Soak: durationPtr("-1h")}}
+		}, "spec.upgrade.after[].soak must not be negative"),
+		Entry("a soak without a unit", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Soak: durationPtr("24")}}
+		}, "spec.upgrade.after[].soak must be a duration with a unit, for example 24h"),
+		Entry("an order that names the cluster itself", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: c.Name}}
+		}, "spec.upgrade.after names this cluster itself"),
+		Entry("historyLimit 0", func(c *baov1.OpenBaoCluster) {
+			c.Spec.HistoryLimit = new(int32(0))
+		}, "spec.historyLimit: Invalid value: 0: spec.historyLimit in body should be greater than or equal to 1"),
+		Entry("historyLimit over 50", func(c *baov1.OpenBaoCluster) {
+			c.Spec.HistoryLimit = new(int32(51))
+		}, "spec.historyLimit: Invalid value: 51: spec.historyLimit in body should be less than or equal to 50"),
 		Entry("retention maxAge without a unit", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Snapshots = baov1.SnapshotsSpec{S3: snapshotBucket(), Retention: &baov1.SnapshotRetention{MaxAge: durationPtr("7")}}
 		}, "spec.snapshots.retention.maxAge must be a duration with a unit, for example 168h"),
 	)
+
+	It("accepts windows, an order after clusters and a history limit", func() {
+		c := newCluster(ns, "fleetok")
+		c.Spec.HistoryLimit = new(int32(20))
+		c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "4h", TimeZone: "Europe/Berlin"}, {Start: "@daily", Duration: "30m"}}
+		c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Soak: durationPtr("24h")}, {Name: c.Name, Namespace: "other"}, {Name: "dev"}}
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		got := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+		Expect(got.Spec.Upgrade.WindowEnd).To(Equal(baov1.WindowEndPause), "the default")
+	})
 
 	It("accepts a snapshot schedule with a time zone and retention", func() {
 		c := newCluster(ns, "snapok")

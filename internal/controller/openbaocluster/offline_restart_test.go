@@ -66,4 +66,6 @@ func expectOfflineUpgrade(ctx context.Context, k client.Client, w *upgradeWorld)
 	for _, d := range w.deletions() {
 		Expect(d.stopRecorded).To(BeTrue(), "%s: %s was deleted in pass %d before status recorded the stop", name, d.member, d.pass)
 	}
+	expectOneHistoryEntry(c, w, name)
+	Expect(c.Status.History[0].LongestStep.Action).To(Equal("OfflineWindow"), name)
 }

@@ -383,6 +383,28 @@ func expectSafeUpgrade(ctx context.Context, w *upgradeWorld, leader int32, wantO
 	}
 
 	Expect(w.maxDown).To(BeNumerically("<=", 1), "%s: at most one member down at a time; %s", name, w.downNote)
+	expectOneHistoryEntry(c, w, name)
+}
+
+// expectOneHistoryEntry asserts that the run left exactly one history entry, for
+// its operation, Succeeded, with the elections the world held and a longest step:
+// written once by the pass that ended it, whichever pass the operator died after.
+func expectOneHistoryEntry(c *baov1.OpenBaoCluster, w *upgradeWorld, name string) {
+	GinkgoHelper()
+	Expect(c.Status.History).To(HaveLen(1), "%s: history entries", name)
+	e := c.Status.History[0]
+	kind := baov1.HistoryVersion
+	if w.rollout {
+		kind = baov1.HistoryRollout
+	}
+	Expect(e.Kind).To(Equal(kind), name)
+	Expect(e.Outcome).To(Equal(baov1.OutcomeSucceeded), name)
+	Expect(e.TargetVersion).To(Equal(w.targetVersion), name)
+	Expect(e.ID).NotTo(BeEmpty(), name)
+	Expect(int(e.Elections)).To(Equal(w.elections()), "%s: elections in the entry against the world's", name)
+	Expect(e.LongestStep).NotTo(BeNil(), "%s: the longest step", name)
+	Expect(e.StartedAt).NotTo(BeNil(), name)
+	Expect(e.EndedAt.Time).NotTo(BeTemporally("<", e.StartedAt.Time), name)
 }
 
 // isolatedAPIServer starts a kube-apiserver and etcd of their own for the specs that

@@ -455,10 +455,31 @@ func (w *upgradeWorld) elect() {
 	w.leader, w.election = next, true
 }
 
+// worldFirstTerm is the Raft term of a simulated world before its first election.
+const worldFirstTerm = 7
+
+// elections counts the leaders the world elected.
+func (w *upgradeWorld) elections() int {
+	n := 0
+	for _, l := range w.leaders {
+		if l.to != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // publish makes OpenBao's answers follow the pods: Ready members answer sys/health
 // with the version of their image and are healthy voters in autopilot.
 func (w *upgradeWorld) publish() {
 	st := openbao.AutopilotState{Leader: w.leader, Voters: slices.Clone(w.names), Servers: map[string]openbao.AutopilotServer{}}
+	// The Raft term: one more for every leader elected.
+	term := uint64(worldFirstTerm)
+	for _, l := range w.leaders {
+		if l.to != "" {
+			term++
+		}
+	}
 	healthy := 0
 	for i, name := range w.names {
 		p := w.pods[name]
@@ -477,7 +498,7 @@ func (w *upgradeWorld) publish() {
 			w.bao.SetHealthError(w.addrs[i], errors.New("connection refused"))
 		}
 		srv := openbao.AutopilotServer{ID: name, Name: name, NodeStatus: "alive", Status: openbao.AutopilotStatusVoter,
-			NodeType: "voter", Version: version, LastIndex: w.lastIndex[name], Healthy: ready}
+			NodeType: "voter", Version: version, LastIndex: w.lastIndex[name], LastTerm: term, Healthy: ready}
 		if name == w.leader {
 			srv.Status = openbao.AutopilotStatusLeader
 		} else if w.election {

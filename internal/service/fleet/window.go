@@ -126,8 +126,8 @@ func human(d time.Duration) string {
 // offline upgrade once its members stopped).
 func Hold(s *operation.Snapshot, up *baov1.UpgradeStatus) string {
 	c := s.Object
-	if c.Spec.Upgrade.Paused {
-		return "paused by spec.upgrade.paused"
+	if by := c.PausedBy(); by != "" {
+		return "paused by " + by
 	}
 	if up == nil || !WindowApplies(up.Kind, s.RestartRequested()) {
 		return ""

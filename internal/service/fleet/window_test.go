@@ -80,6 +80,16 @@ func TestHold(t *testing.T) {
 		contains string
 	}{
 		{name: "spec.upgrade.paused, inside a window", s: snap(paused, false), up: version, contains: "paused by spec.upgrade.paused"},
+		{name: "the pause annotation", s: snap(func() *baov1.OpenBaoCluster {
+			c := windowed("", inside)
+			c.Annotations = map[string]string{baov1.AnnotationPause: "true"}
+			return c
+		}(), false), up: version, contains: "paused by the baokeeper.dev/pause annotation"},
+		{name: "the pause annotation with another value pauses nothing", s: snap(func() *baov1.OpenBaoCluster {
+			c := windowed("", inside)
+			c.Annotations = map[string]string{baov1.AnnotationPause: "false"}
+			return c
+		}(), false), up: version},
 		{name: "no windows", s: snap(windowed(""), false), up: version},
 		{name: "inside a window", s: snap(windowed("", inside), false), up: version},
 		{name: "the window closed: holds until the next", s: snap(windowed("", nightly), false), up: version,

@@ -98,6 +98,26 @@ listener "tcp" {
 				c.Spec.Snapshots.Schedule, c.Spec.Snapshots.TimeZone = "0 * * * *", "Mars/Olympus"
 			},
 			want: baov1.ReasonInvalidSchedule, message: []string{`spec.snapshots.timeZone "Mars/Olympus" is not an IANA time zone`}},
+		{name: "a window start that does not parse", reason: "the API server checks five fields, not their values",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "4h"}, {Start: "0 25 * * *", Duration: "1h"}}
+			},
+			want: baov1.ReasonInvalidWindow, message: []string{`spec.upgrade.windows[1].start "0 25 * * *" does not parse`, "nothing was changed"}},
+		{name: "a window in a time zone that does not exist", reason: "the API server cannot check IANA names",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 * * 6", Duration: "4h", TimeZone: "Europe/Atlantis"}}
+			},
+			want: baov1.ReasonInvalidWindow, message: []string{`spec.upgrade.windows[0].timeZone "Europe/Atlantis" is not an IANA time zone`}},
+		{name: "a window that never opens", reason: "30 February parses but never comes",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 2 30 2 *", Duration: "4h"}}
+			},
+			want: baov1.ReasonInvalidWindow, message: []string{`spec.upgrade.windows[0].start "0 2 30 2 *" never comes`}},
+		{name: "a soak stored before the API server checked it", reason: "an object stored before the CRD validated durations",
+			mutate: func(c *baov1.OpenBaoCluster) {
+				c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Soak: new(baov1.Duration("24"))}}
+			},
+			want: baov1.ReasonInvalidDuration, message: []string{"spec.upgrade.after[0].soak"}},
 		{name: "a stanza that is ignored under the Static seal", reason: "only a Custom seal renders the stanza",
 			mutate: func(c *baov1.OpenBaoCluster) {
 				c.Spec.Seal = baov1.SealSpec{Type: baov1.StaticSeal, CustomStanza: `listener "tcp" {}`}

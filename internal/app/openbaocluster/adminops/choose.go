@@ -190,6 +190,7 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 				p.Events = append(events, p.Events...)
 				return p
 			}
+			up.WaitingFor = fmt.Sprintf("waits for precheck %s: %s", first.Name, first.Message)
 			if (first.Name == fleet.PrecheckWindow || first.Name == fleet.PrecheckOrder) && wake > 0 {
 				// Nothing else can start it before the window opens or the soak ends
 				// (a change of the clusters it is ordered after wakes it sooner).

@@ -408,10 +408,14 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: string(reason),
 			Message: msg, ObservedGeneration: c.Generation, LastTransitionTime: metav1.NewTime(now)})
 	}
-	if c.Spec.Upgrade.Paused {
-		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedBySpec, "spec.upgrade.paused is true: upgrades hold at the next safe point")
-	} else {
-		set(baov1.ConditionUpgradePaused, false, baov1.ReasonNotPaused, "spec.upgrade.paused is false")
+	switch {
+	case c.Spec.Upgrade.Paused:
+		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedBySpec, fmt.Sprintf("paused by %s: upgrades hold at the next safe point", c.PausedBy()))
+	case c.PausedByAnnotation():
+		set(baov1.ConditionUpgradePaused, true, baov1.ReasonPausedByAnnotation,
+			fmt.Sprintf("paused by the %s annotation: upgrades hold at the next safe point; remove it to resume (kubectl bao resume --annotation)", baov1.AnnotationPause))
+	default:
+		set(baov1.ConditionUpgradePaused, false, baov1.ReasonNotPaused, "spec.upgrade.paused is false and no "+baov1.AnnotationPause+" annotation is set")
 	}
 	if c.Status.BreakGlass != nil && c.Status.BreakGlass.Active {
 		set(baov1.ConditionBreakGlass, true, baov1.Reason(c.Status.BreakGlass.Reason), c.Status.BreakGlass.Message)

@@ -105,7 +105,7 @@ func input(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus) Input {
 		Settings: Settings{
 			MinSync: c.GetMinSyncDuration(), PhaseTimeout: c.GetPhaseTimeout(),
 			MaxLag:      c.GetMaxLagEntries(),
-			AutoPromote: bgSpec.AutoPromote, Paused: c.Spec.Upgrade.Paused, HasHook: bgSpec.ValidationHook != nil,
+			AutoPromote: bgSpec.AutoPromote, HasHook: bgSpec.ValidationHook != nil,
 			MaxJobFailures:           c.GetMaxJobFailures(),
 			AutoRollbackOnExecutor:   bgSpec.AutoRollback.OnExecutorFailure,
 			AutoRollbackOnValidation: bgSpec.AutoRollback.OnValidationFailure,
@@ -186,8 +186,12 @@ func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {
 // spec.upgrade.paused: a maintenance window that closed holds green's work until
 // the point of no return; past it (green has led) the upgrade always finishes.
 func pauseOf(s *operation.Snapshot, up *baov1.UpgradeStatus, bg *baov1.BlueGreenStatus) (paused bool, reason string) {
-	if s.Object.Spec.Upgrade.Paused {
+	if s.Object.Spec.Upgrade.Paused && !s.Object.PausedByAnnotation() {
 		return true, ""
+	}
+	if s.Object.UpgradePaused() {
+		// A person's pause holds anywhere, past the point of no return too.
+		return true, "paused by " + s.Object.PausedBy()
 	}
 	why := fleet.Hold(s, up)
 	if why == "" || PastPointOfNoReturn(bg, s.Cluster) {

@@ -22,6 +22,7 @@ func TestPauseOf(t *testing.T) {
 		windows    []baov1.MaintenanceWindow
 		end        baov1.WindowEndPolicy
 		paused     bool
+		annotation bool
 		bg         *baov1.BlueGreenStatus
 		leader     string
 		wantPaused bool
@@ -35,12 +36,17 @@ func TestPauseOf(t *testing.T) {
 		{name: "closed, cutover: finishes", windows: closed, bg: &baov1.BlueGreenStatus{Phase: baov1.BlueGreenCutover}},
 		{name: "closed, a green member leads: finishes", windows: closed, bg: &baov1.BlueGreenStatus{Phase: baov1.BlueGreenPromoteGreen}, leader: "bao-g-0"},
 		{name: "spec.upgrade.paused holds anywhere", paused: true, bg: &baov1.BlueGreenStatus{Phase: baov1.BlueGreenCutover}, wantPaused: true},
+		{name: "the pause annotation holds anywhere too, and says so", annotation: true, bg: &baov1.BlueGreenStatus{Phase: baov1.BlueGreenCutover},
+			wantPaused: true, wantReason: "paused by the baokeeper.dev/pause annotation"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			c := &baov1.OpenBaoCluster{}
 			c.Spec.Upgrade.Windows, c.Spec.Upgrade.WindowEnd, c.Spec.Upgrade.Paused = tc.windows, tc.end, tc.paused
+			if tc.annotation {
+				c.Annotations = map[string]string{baov1.AnnotationPause: "true"}
+			}
 			cl := &operation.Cluster{Now: now, Leader: tc.leader, Green: []operation.Member{{Name: "bao-g-0"}}}
 			paused, reason := pauseOf(&operation.Snapshot{Cluster: cl, Object: c}, &baov1.UpgradeStatus{Kind: baov1.OperationVersion}, tc.bg)
 			g.Expect(paused).To(Equal(tc.wantPaused))
