@@ -99,7 +99,9 @@ func FleetRows(cs []baov1.OpenBaoCluster, now time.Time) []FleetRow {
 		}
 		out = append(out, row)
 	}
-	slices.SortFunc(out, func(a, b FleetRow) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(out, func(a, b FleetRow) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 
