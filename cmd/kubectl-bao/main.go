@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,6 +25,10 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
+		if errors.Is(err, kubectlbao.ErrWaitTimeout) {
+			// kubectl bao wait: 2 tells a pipeline "not yet" from "failed".
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }

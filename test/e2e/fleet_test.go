@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -80,7 +82,10 @@ var _ = Describe("A fleet chained dev → staging → prod", Ordered, SpecPriori
 			pc = precheckOf(prod.get(ctx, g), g, fleet.PrecheckOrder)
 			g.Expect(pc.Message).To(ContainSubstring("waits for " + fleetStaging + "/bao to run 2.4.1 (it runs 2.4.0"))
 		}, time.Minute, pollEvery).Should(Succeed())
-		dev.waitUpgraded(ctx, "2.4.1", 5*time.Minute)
+		By("kubectl bao wait: exits 0 once dev runs 2.4.1 with nothing in progress")
+		waited := kubectlBao(ctx, "-n", fleetDev, "wait", name, "--timeout", "5m")
+		GinkgoWriter.Println(waited)
+		Expect(waited).To(ContainSubstring("runs 2.4.1 with nothing in progress"))
 		obs.endWindow()
 		res := obs.finish(ctx)
 		res.report("fleet: dev upgraded first")
@@ -96,13 +101,17 @@ var _ = Describe("A fleet chained dev → staging → prod", Ordered, SpecPriori
 		devEnded := dev.get(ctx, Default).Status.History[0].EndedAt.Time
 		obs := staging.observe(ctx)
 		obs.beginWindow()
-		By("waiting for staging's upgrade to fail: its step timeout is one second")
-		var failed *baov1.OpenBaoCluster
-		Eventually(func(g Gomega) {
-			failed = staging.get(ctx, g)
-			g.Expect(failed.Status.Upgrade).NotTo(BeNil())
-			g.Expect(failed.Status.Upgrade.Failure).NotTo(BeNil(), failed.Status.Message)
-		}, 3*time.Minute, pollEvery).Should(Succeed())
+		By("kubectl bao wait exits non-zero once staging's upgrade failed: its step timeout is one second")
+		out, stderr, err := runKubectlBao(ctx, "-n", fleetStaging, "wait", name, "--timeout", "3m")
+		GinkgoWriter.Println(out, stderr)
+		Expect(err).To(HaveOccurred(), "kubectl bao wait exits non-zero on a failed upgrade")
+		var exit *exec.ExitError
+		Expect(errors.As(err, &exit)).To(BeTrue())
+		Expect(exit.ExitCode()).To(Equal(1), "1 is failed, 2 would be the timeout")
+		Expect(stderr).To(ContainSubstring("the operation failed: openbaocluster " + fleetStaging + "/bao: the upgrade to 2.4.1 failed (StepTimeout)"))
+		failed := staging.get(ctx, Default)
+		Expect(failed.Status.Upgrade).NotTo(BeNil())
+		Expect(failed.Status.Upgrade.Failure).NotTo(BeNil(), failed.Status.Message)
 		Expect(failed.Status.Upgrade.Failure.Reason).To(Equal(baov1.FailureStepTimeout))
 		started := failed.Status.OperationLock
 		Expect(started).NotTo(BeNil())

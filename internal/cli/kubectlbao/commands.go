@@ -77,7 +77,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
-	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(), r.historyCommand(), r.fleetCommand(),
+	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(), r.historyCommand(), r.fleetCommand(), r.waitCommand(),
 		r.controlCommand(ControlPromote, "Release a blue-green upgrade that waits for promotion",
 			"Writes baokeeper.dev/promote with a fresh token. Only while the upgrade holds for it (status.blueGreen.promotion: Waiting): "+
 				"a value set before the hold is refused by the operator and releases nothing, so nothing is written then."),
@@ -122,6 +122,7 @@ func addOutputFlag(cmd *cobra.Command, output *string) {
 
 func (r *runner) statusCommand() *cobra.Command {
 	var output string
+	var watch bool
 	cmd := &cobra.Command{
 		Use:               "status CLUSTER",
 		Short:             "Show members, Raft health, the upgrade, snapshots and break-glass of a cluster",
@@ -136,16 +137,35 @@ func (r *runner) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := s.get(cmd.Context(), args[0])
-			if err != nil {
-				return err
+			seen := ""
+			for {
+				c, err := s.get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if c.ResourceVersion != seen {
+					if seen != "" {
+						fmt.Fprintf(cmd.OutOrStdout(), "\n--- %s ---\n", r.opts.Now().UTC().Format(time.RFC3339))
+					}
+					seen = c.ResourceVersion
+					if output != OutputText {
+						err = PrintObject(cmd.OutOrStdout(), output, Printable(c))
+					} else {
+						err = RenderStatus(cmd.OutOrStdout(), c, r.opts.Now())
+					}
+					if err != nil || !watch {
+						return err
+					}
+				}
+				select {
+				case <-cmd.Context().Done():
+					return nil
+				case <-time.After(waitPoll):
+				}
 			}
-			if output != OutputText {
-				return PrintObject(cmd.OutOrStdout(), output, Printable(c))
-			}
-			return RenderStatus(cmd.OutOrStdout(), c, r.opts.Now())
 		},
 	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print the status again each time it changes, until interrupted")
 	addOutputFlag(cmd, &output)
 	return cmd
 }
@@ -237,6 +257,7 @@ type TimelineOutput struct {
 
 func (r *runner) timelineCommand() *cobra.Command {
 	var output string
+	var watch bool
 	cmd := &cobra.Command{
 		Use:               "timeline CLUSTER",
 		Short:             "Show the cluster's events in time order",
@@ -255,21 +276,56 @@ func (r *runner) timelineCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			events := &corev1.EventList{}
-			if err := s.cl.List(cmd.Context(), events, client.InNamespace(c.Namespace),
-				client.MatchingFields{"involvedObject.uid": string(c.UID)}); err != nil {
-				return fmt.Errorf("failed to list the events of openbaocluster %s/%s: %w; check that you may list events in %s", c.Namespace, c.Name, err, c.Namespace)
+			list := func() ([]TimelineEntry, error) {
+				events := &corev1.EventList{}
+				if err := s.cl.List(cmd.Context(), events, client.InNamespace(c.Namespace),
+					client.MatchingFields{"involvedObject.uid": string(c.UID)}); err != nil {
+					return nil, fmt.Errorf("failed to list the events of openbaocluster %s/%s: %w; check that you may list events in %s", c.Namespace, c.Name, err, c.Namespace)
+				}
+				return Timeline(events.Items), nil
 			}
-			entries := Timeline(events.Items)
+			entries, err := list()
+			if err != nil {
+				return err
+			}
 			cluster := c.Namespace + "/" + c.Name
 			if output != OutputText {
 				return PrintObject(cmd.OutOrStdout(), output, TimelineOutput{Cluster: cluster, Events: entries})
 			}
-			return RenderTimeline(cmd.OutOrStdout(), cluster, entries, r.opts.Now())
+			if err := RenderTimeline(cmd.OutOrStdout(), cluster, entries, r.opts.Now()); err != nil || !watch {
+				return err
+			}
+			// --watch: each event once more as it happens (or repeats).
+			printed := map[string]bool{}
+			for _, e := range entries {
+				printed[timelineKey(e)] = true
+			}
+			for {
+				select {
+				case <-cmd.Context().Done():
+					return nil
+				case <-time.After(waitPoll):
+				}
+				if entries, err = list(); err != nil {
+					return err
+				}
+				for _, e := range entries {
+					if k := timelineKey(e); !printed[k] {
+						printed[k] = true
+						fmt.Fprintf(cmd.OutOrStdout(), "%s  %-7s  %s  %s\n", e.Time.UTC().Format(time.RFC3339), e.Type, e.Reason, e.Message)
+					}
+				}
+			}
 		},
 	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the events so far, print each new one as it happens, until interrupted")
 	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+// timelineKey identifies an event as printed: a repeat (a higher count) prints again.
+func timelineKey(e TimelineEntry) string {
+	return fmt.Sprintf("%s|%s|%s|%d", e.Time.UTC().Format(time.RFC3339Nano), e.Reason, e.Message, e.Count)
 }
 
 // controlFlags are the flags of every control command.
