@@ -3,10 +3,15 @@
 package e2e
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -209,7 +214,31 @@ var _ = Describe("A fleet chained dev → staging → prod", Ordered, SpecPriori
 			Expect(h.Entries[0].Outcome).To(Equal(baov1.OutcomeSucceeded), ns)
 			Expect(h.Entries[0].LongestStep).NotTo(BeNil(), ns)
 		}
-	}, SpecTimeout(time.Minute))
+
+		By("kubectl bao report: a support bundle of prod, with nothing secret in it")
+		file := filepath.Join(GinkgoT().TempDir(), "prod.tar.gz")
+		said := kubectlBao(ctx, "-n", fleetProd, "report", name, "-f", file, "--operator-namespace", operatorNS)
+		GinkgoWriter.Println(said)
+		files := readBundle(file)
+		for _, want := range []string{"README.txt", "status.txt", "history.txt", "timeline.txt", "cluster.yaml", "raft.txt",
+			"objects/pod-bao-0.yaml", "objects/statefulset-bao.yaml", "logs/bao-0.log", "logs/bao-1.log", "logs/bao-2.log"} {
+			Expect(files).To(HaveKey(want), "the bundle holds %s; it holds %v", want, keysOf(files))
+		}
+		Expect(files["history.txt"]).To(ContainSubstring("Succeeded"))
+		Expect(files["logs/bao-0.log"]).NotTo(BeEmpty(), "the member's recent log")
+		var opLog string
+		for n, data := range files {
+			if strings.HasPrefix(n, "logs/operator-") {
+				opLog += data
+			}
+		}
+		Expect(opLog).To(ContainSubstring(fleetProd), "the operator's lines about prod")
+		Expect(opLog).NotTo(ContainSubstring(`"namespace":"`+fleetDev+`"`), "and only those")
+		for n, data := range files {
+			Expect(data).NotTo(MatchRegexp(`hv[sbr]\.[A-Za-z0-9_-]{20,}`), "%s holds an OpenBao token", n)
+			Expect(data).NotTo(MatchRegexp(`eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}`), "%s holds a JWT", n)
+		}
+	}, SpecTimeout(2*time.Minute))
 })
 
 // precheckOf is the named precheck of c's planned upgrade.
@@ -277,4 +306,36 @@ func watchHolds(ctx context.Context, tc *testCluster) (holds func() []string, fi
 		return lock
 	}
 	return holds, firstLock
+}
+
+// readBundle reads a gzipped tar written by kubectl bao report, by file name below
+// its top directory.
+func readBundle(file string) map[string]string {
+	GinkgoHelper()
+	f, err := os.Open(file)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	Expect(err).NotTo(HaveOccurred())
+	tr := tar.NewReader(gz)
+	out := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		Expect(err).NotTo(HaveOccurred())
+		b, err := io.ReadAll(tr)
+		Expect(err).NotTo(HaveOccurred())
+		_, rel, _ := strings.Cut(h.Name, "/")
+		out[rel] = string(b)
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

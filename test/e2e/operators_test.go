@@ -52,7 +52,7 @@ var chartNamespaces = []string{upNS}
 // suiteNamespaces are the namespaces the suite's operator watches: every Describe's
 // and the benchmark's.
 func suiteNamespaces() []string {
-	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill", rolloutNS, certNS, tenantNS, freezeNS, partitionNS, clockNS}
+	out := []string{ns, "e2e-bluegreen", "e2e-rollback", "e2e-scale", snapNS, "e2e-upgrade5", "e2e-opkill", rolloutNS, certNS, tenantNS, freezeNS, partitionNS, clockNS, fleetDev, fleetStaging, fleetProd}
 	for i := range concurrentCount() {
 		out = append(out, concurrentNamespace(i))
 	}

@@ -77,7 +77,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
-	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(), r.historyCommand(), r.fleetCommand(), r.waitCommand(),
+	root.AddCommand(r.statusCommand(), r.planCommand(), r.timelineCommand(), r.historyCommand(), r.fleetCommand(), r.waitCommand(), r.reportCommand(),
 		r.controlCommand(ControlPromote, "Release a blue-green upgrade that waits for promotion",
 			"Writes baokeeper.dev/promote with a fresh token. Only while the upgrade holds for it (status.blueGreen.promotion: Waiting): "+
 				"a value set before the hold is refused by the operator and releases nothing, so nothing is written then."),
