@@ -277,6 +277,10 @@ type DrillsStatus struct {
 	// due is the scheduled time of a drill that waits for the operation lock.
 	// +optional
 	Due *metav1.Time `json:"due,omitempty"`
+	// waitingFor says why a due drill has not started: outside every maintenance
+	// window (spec.upgrade.windows), it waits for the next.
+	// +optional
+	WaitingFor string `json:"waitingFor,omitempty"`
 	// current is the drill in progress.
 	// +optional
 	Current *DrillRun `json:"current,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -141,7 +142,7 @@ func BuildPlan(c *baov1.OpenBaoCluster, req PlanRequest, now time.Time) (*Plan, 
 	names := workload.NamesFor(c)
 	p.UndoPath = upgrade.UndoPath(upgrade.UndoInput{Name: c.Name, Namespace: c.Namespace, Strategy: strategy, From: cur, ImageOnly: imageOnly,
 		RunningImage: upgrade.RunningImage(obs), Blue: c.ServingStatefulSet(), Green: names.GreenStatefulSet("<id>")})
-	p.Notes = planNotes(c, obs, req.To)
+	p.Notes = append(planNotes(c, obs, req.To), fleetNotes(c, obs.Now)...)
 	return p, nil
 }
 
@@ -357,4 +358,26 @@ func RenderPlan(w io.Writer, p *Plan) error {
 	}
 	d.kv(0, "To start it", "%s", p.Apply)
 	return d.flush()
+}
+
+// fleetNotes says when the maintenance windows let the upgrade start, and which
+// clusters it is ordered after (their state is read by the operator when it plans:
+// kubectl bao fleet -A shows it).
+func fleetNotes(c *baov1.OpenBaoCluster, now time.Time) []string {
+	var notes []string
+	if st, ok := fleet.Windows(c, now); ok {
+		switch {
+		case st.Open:
+			notes = append(notes, fmt.Sprintf("inside a maintenance window until %s: the upgrade may start now; if it still runs then, spec.upgrade.windowEnd (%s) says what it does",
+				st.ClosesAt.UTC().Format(time.RFC3339), orDefault(string(c.Spec.Upgrade.WindowEnd), string(baov1.WindowEndPause))))
+		case !st.OpensAt.IsZero():
+			notes = append(notes, fmt.Sprintf("outside every maintenance window: the upgrade would be planned and wait until the next opens at %s (in %s)",
+				st.OpensAt.UTC().Format(time.RFC3339), st.OpensAt.Sub(now).Round(time.Minute)))
+		}
+	}
+	if names := fleet.Names(c); len(names) > 0 {
+		notes = append(notes, fmt.Sprintf("ordered after %s (spec.upgrade.after): it starts once each ran the target healthily for its soak; kubectl bao fleet -A shows where they stand",
+			strings.Join(names, ", ")))
+	}
+	return notes
 }

@@ -10,6 +10,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -47,6 +48,24 @@ func tendDrills(c *baov1.OpenBaoCluster, now time.Time) {
 		expr = v.Schedule
 	}
 	tendSchedule(expr, c.Spec.Snapshots.TimeZone, &d.Schedule, &d.NextScheduledAt, &d.Due, now)
+	d.WaitingFor = ""
+	if d.Due != nil && d.Current == nil {
+		d.WaitingFor = DrillWindowHold(c, now)
+	}
+}
+
+// DrillWindowHold says why a due drill waits for a maintenance window: a scheduled
+// drill is not urgent, so with spec.upgrade.windows it starts only inside one; ""
+// when it may start.
+func DrillWindowHold(c *baov1.OpenBaoCluster, now time.Time) string {
+	st, ok := fleet.Windows(c, now)
+	if !ok || st.Open {
+		return ""
+	}
+	if st.OpensAt.IsZero() {
+		return "outside every maintenance window (spec.upgrade.windows), and none opens"
+	}
+	return fmt.Sprintf("outside every maintenance window (spec.upgrade.windows): the drill starts when the next opens at %s", st.OpensAt.UTC().Format(time.RFC3339))
 }
 
 // DrillPending reports whether a drill is due and none runs.
@@ -61,13 +80,18 @@ func DrillRunning(st *baov1.OpenBaoClusterStatus) bool {
 	return d != nil && d.Current != nil
 }
 
-// DrillWake is how long until the next scheduled drill; 0 without one.
+// DrillWake is how long until the next scheduled drill; 0 without one. A due
+// drill that waits for a window looks again within five minutes.
 func DrillWake(st *baov1.OpenBaoClusterStatus, now time.Time) time.Duration {
 	d := drills(st)
 	if d == nil || d.NextScheduledAt == nil {
 		return 0
 	}
-	return max(d.NextScheduledAt.Sub(now), time.Second)
+	wake := max(d.NextScheduledAt.Sub(now), time.Second)
+	if d.WaitingFor != "" {
+		wake = min(wake, 5*time.Minute)
+	}
+	return wake
 }
 
 func drills(st *baov1.OpenBaoClusterStatus) *baov1.DrillsStatus {

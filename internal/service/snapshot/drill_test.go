@@ -223,4 +223,22 @@ func TestTendDrills(t *testing.T) {
 	g.Expect(d.NextScheduledAt).To(BeNil())
 }
 
+// A due drill outside every maintenance window waits and says until when; inside
+// one it starts.
+func TestTendDrillsInWindows(t *testing.T) {
+	g := NewWithT(t)
+	c := drillSource(func(c *baov1.OpenBaoCluster) { c.Status.Snapshots.Drills = nil })
+	c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "0 5 * * *", Duration: "1h"}}
+	Tend(c, t0)
+	due := time.Date(2026, 12, 7, 3, 0, 5, 0, time.UTC)
+	Tend(c, due)
+	d := c.Status.Snapshots.Drills
+	g.Expect(DrillPending(&c.Status)).To(BeTrue())
+	g.Expect(d.WaitingFor).To(Equal("outside every maintenance window (spec.upgrade.windows): the drill starts when the next opens at 2026-12-07T05:00:00Z"))
+	g.Expect(DrillWake(&c.Status, due)).To(Equal(5*time.Minute), "it looks again within five minutes")
+	Tend(c, time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
+	g.Expect(d.WaitingFor).To(BeEmpty(), "inside the window it may start")
+	g.Expect(DrillPending(&c.Status)).To(BeTrue())
+}
+
 func ptrInt32(v int32) *int32 { return &v }

@@ -78,7 +78,8 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return recreateOperation{}
 	case snapshot.Pending(st) && st.OperationLock == nil:
 		return snapshot.RunOperation{}
-	case snapshot.DrillPending(st) && st.OperationLock == nil:
+	case snapshot.DrillPending(st) && st.OperationLock == nil && st.Snapshots.Drills.WaitingFor == "":
+		// A due drill outside every maintenance window waits (snapshot.Tend says so).
 		return snapshot.DrillOperation{}
 	}
 	return startOperation{}

@@ -99,6 +99,14 @@ func TestChoose(t *testing.T) {
 				s.Object.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/x.snap", SHA256: "ab", TakenAt: &metav1.Time{Time: s.Now.Add(-time.Hour)}}
 				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Due: &metav1.Time{Time: s.Now}}}
 			}, want: snapshot.DrillOperation{}, wantKind: operation.KindPersist},
+		{name: "restore drill due, outside every maintenance window", reason: "a scheduled drill is not urgent: it waits for a window (snapshot.Tend says until when)",
+			change: func(s *operation.Snapshot) {
+				withBucket(s)
+				s.Object.Spec.Snapshots.Verify = &baov1.SnapshotVerifySpec{Schedule: "@daily"}
+				s.Object.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/x.snap", SHA256: "ab", TakenAt: &metav1.Time{Time: s.Now.Add(-time.Hour)}}
+				s.Object.Status.Snapshots = &baov1.SnapshotsStatus{Drills: &baov1.DrillsStatus{Due: &metav1.Time{Time: s.Now},
+					WaitingFor: "outside every maintenance window (spec.upgrade.windows): the drill starts when the next opens at 2026-12-04T02:00:00Z"}}
+			}, want: startOperation{}, wantKind: operation.KindNone},
 		{name: "restore drill running, version changed", reason: "a drill in progress goes on; the upgrade waits for the lock",
 			change: func(s *operation.Snapshot) {
 				withBucket(s)
