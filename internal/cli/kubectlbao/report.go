@@ -56,7 +56,9 @@ type reportFile struct {
 func BuildReport(in ReportInput) ([]reportFile, error) {
 	c := in.Cluster
 	var files []reportFile
-	add := func(name string, data []byte) { files = append(files, reportFile{name: name, data: []byte(Redact(string(data)))}) }
+	add := func(name string, data []byte) {
+		files = append(files, reportFile{name: name, data: []byte(Redact(string(data)))})
+	}
 	addYAML := func(name string, v any) error {
 		b, err := yaml.Marshal(v)
 		if err != nil {
