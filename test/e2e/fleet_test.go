@@ -190,11 +190,6 @@ var _ = Describe("A fleet chained dev → staging → prod", Ordered, SpecPriori
 		e := c.Status.History[0]
 		Expect(e.Outcome).To(Equal(baov1.OutcomeSucceeded))
 		Expect(e.Elections).To(Equal(int32(1)))
-		// Every replacement began inside a window: a pod created on the target in the
-		// first 8 s of a minute, or shortly after (the member in progress finishes).
-		for _, m := range prod.memberList() {
-			Expect(res.uids[m]).To(HaveLen(2))
-		}
 		Expect(e.StartedAt.Time).To(BeTemporally("<", stagingEnded), "planned when its version changed, long before")
 		lock := firstLock()
 		Expect(lock.IsZero()).To(BeFalse(), "prod's operation lock was seen")

@@ -223,6 +223,14 @@ func (upgradeOperation) Decide(s *operation.Snapshot) operation.Plan {
 	}
 	p := phase.Decide(s.With(st))
 	p.Events = append(events, p.Events...)
+	if p.Kind == operation.KindHold && !c.UpgradePaused() {
+		// Held by a window that closed: look again as the next opens. Every
+		// holdRequeue would miss a short window whose period is a multiple of it
+		// (found on the rig: 8 s every minute, looked at on the 8th second each time).
+		if _, wake := fleet.WindowHold(c, s.Now); wake > 0 {
+			p.RequeueAfter = wake
+		}
+	}
 	return p
 }
 

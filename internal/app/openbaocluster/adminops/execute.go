@@ -125,6 +125,10 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 		}
 		return ctrl.Result{RequeueAfter: poll}, nil
 	case operation.KindHold:
+		if p.RequeueAfter > 0 && p.RequeueAfter < holdRequeue {
+			// A hold that ends at a known time (a maintenance window that opens).
+			return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+		}
 		return ctrl.Result{RequeueAfter: holdRequeue}, nil
 	case operation.KindBreakGlass:
 		return ctrl.Result{}, r.enterBreakGlass(c, s.Cluster, p.BreakGlass, p.Member, p.Message)

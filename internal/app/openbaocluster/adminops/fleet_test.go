@@ -93,6 +93,11 @@ func TestWindowClosesMidWay(t *testing.T) {
 				return
 			}
 			g.Expect(p.Kind).To(Equal(operation.KindHold))
+			g.Expect(p.RequeueAfter).To(Equal(5*time.Minute), "it looks again when the next window opens, at most five minutes on")
+			s.Now = time.Date(2026, 12, 4, 10, 59, 52, 0, time.UTC)
+			g.Expect(pass(s).RequeueAfter).To(Equal(8*time.Second), "eight seconds before the next window: it looks again as it opens")
+			s.Now = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+			pass(s)
 			g.Expect(s.Object.Status.Upgrade.WaitingFor).To(ContainSubstring(
 				"the maintenance window closed (spec.upgrade.windowEnd: Pause): holding until the next opens at 2026-12-04T11:00:00Z"))
 			g.Expect(s.Object.Status.Upgrade.WaitingFor).To(ContainSubstring("before bao-2"))
