@@ -225,6 +225,7 @@ func WriteReport(w io.Writer, dir string, files []reportFile, now time.Time) err
 func (r *runner) reportCommand() *cobra.Command {
 	var file, operatorNS string
 	var tail int64
+	var since time.Duration
 	cmd := &cobra.Command{
 		Use:   "report CLUSTER",
 		Short: "Write a support bundle of the cluster, with nothing secret in it",
@@ -241,7 +242,7 @@ func (r *runner) reportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in, err := r.readReport(cmd.Context(), s, args[0], operatorNS, tail)
+			in, err := r.readReport(cmd.Context(), s, args[0], operatorNS, tail, since)
 			if err != nil {
 				return err
 			}
@@ -275,12 +276,13 @@ func (r *runner) reportCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the bundle to write (default baokeeper-report-NAMESPACE-NAME-TIME.tar.gz); an existing file is not overwritten")
 	cmd.Flags().StringVar(&operatorNS, "operator-namespace", "", "the namespace of the operator's pods (default: every namespace where your role may list pods labelled app.kubernetes.io/name=baokeeper)")
 	cmd.Flags().Int64Var(&tail, "tail", 500, "how many recent lines of each member's log to include")
+	cmd.Flags().DurationVar(&since, "since", time.Hour, "how far back the operator's log is read for lines about the cluster")
 	return cmd
 }
 
 // readReport reads what the bundle holds. A log that cannot be read is listed in
 // Problems, not an error: the rest of the bundle still helps.
-func (r *runner) readReport(ctx context.Context, s *session, name, operatorNS string, tail int64) (ReportInput, error) {
+func (r *runner) readReport(ctx context.Context, s *session, name, operatorNS string, tail int64, since time.Duration) (ReportInput, error) {
 	c, err := s.get(ctx, name)
 	if err != nil {
 		return ReportInput{}, err
@@ -336,7 +338,8 @@ func (r *runner) readReport(ctx context.Context, s *session, name, operatorNS st
 		in.Problems = append(in.Problems, fmt.Sprintf("the operator's pods: %v; pass --operator-namespace", err))
 	}
 	for _, p := range ops.Items {
-		b, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		secs := int64(max(since, time.Second) / time.Second)
+		b, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{SinceSeconds: &secs}).DoRaw(ctx)
 		if err != nil {
 			in.Problems = append(in.Problems, fmt.Sprintf("the log of the operator pod %s/%s: %v", p.Namespace, p.Name, err))
 			continue
