@@ -1,15 +1,20 @@
 package kubectlbao
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -99,5 +104,31 @@ var _ = Describe("history, fleet, wait, pause --annotation and report", func() {
 
 		_, err = kubectlBao("report", "rep", "-n", ns, "-f", file)
 		Expect(err).To(MatchError(ContainSubstring("name another file with -f")), "an existing file is not overwritten")
+	})
+})
+
+var _ = Describe("--watch", func() {
+	It("prints the status again when it changes, and each new event, until interrupted", func() {
+		createCluster("watched", withRollingUpgrade())
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		defer cancel()
+		done := make(chan string, 1)
+		go func() {
+			defer GinkgoRecover()
+			var out, errOut bytes.Buffer
+			root := NewRootCommand(Options{Streams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}})
+			root.SetArgs([]string{"status", "watched", "-n", ns, "-w", "--kubeconfig", env.kubeconfig})
+			Expect(root.ExecuteContext(ctx)).To(Succeed(), errOut.String())
+			done <- out.String()
+		}()
+		time.Sleep(time.Second)
+		c := get("watched")
+		c.Status.Message = "a message written while watched"
+		Expect(env.k8s.Status().Update(context.Background(), c)).To(Succeed())
+		var out string
+		Eventually(done, 10*time.Second).Should(Receive(&out))
+		Expect(out).To(ContainSubstring("\n--- "), "a second rendering")
+		Expect(out).To(ContainSubstring("a message written while watched"))
+		Expect(regexp.MustCompile(`(?m)^Name:`).FindAllString(out, -1)).To(HaveLen(2), "printed twice: once at the start, once for the change")
 	})
 })

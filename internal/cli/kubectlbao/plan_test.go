@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -171,6 +172,19 @@ func TestBuildPlanPrechecksAndSnapshot(t *testing.T) {
 				g.Expect(p.Notes).To(ContainElement(ContainSubstring("spec.upgrade.paused is true")))
 				g.Expect(p.Notes).To(ContainElement(ContainSubstring("has replaced a member: it finishes first")))
 			}},
+		{reason: "outside every maintenance window: when the next opens, and the order after other clusters", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "@yearly", Duration: "1h"}}
+			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "bao", Namespace: "staging", Soak: baov1.DurationOf(time.Hour)}}
+		}), req: PlanRequest{To: "2.4.1"}, check: func(g Gomega, p *Plan) {
+			g.Expect(p.Notes).To(ContainElement(ContainSubstring("outside every maintenance window: the upgrade would be planned and wait until the next opens at ")))
+			g.Expect(p.Notes).To(ContainElement(ContainSubstring("ordered after staging/bao (spec.upgrade.after)")))
+		}},
+		{reason: "inside a window: until when", c: newCluster(func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Windows = []baov1.MaintenanceWindow{{Start: "* * * * *", Duration: "2m"}}
+		}), req: PlanRequest{To: "2.4.1"}, check: func(g Gomega, p *Plan) {
+			g.Expect(p.Notes).To(ContainElement(ContainSubstring("inside a maintenance window until ")))
+			g.Expect(p.Notes).To(ContainElement(ContainSubstring("spec.upgrade.windowEnd (Pause) says what it does")))
+		}},
 		{reason: "a rolled-back target needs a retry", c: newCluster(func(c *baov1.OpenBaoCluster) {
 			c.Status.LastRollback = &baov1.RollbackRecord{FromVersion: "2.4.0", TargetVersion: "2.4.1", Reason: "requested"}
 		}), req: PlanRequest{To: "2.4.1"}, check: func(g Gomega, p *Plan) {

@@ -559,6 +559,10 @@ func expectBlueGreen(ctx context.Context, w *blueGreenWorld, crashAt int, want [
 	Expect(c.Status.OperationLock).To(BeNil(), "%s: the operation lock", name)
 	Expect(c.Status.CurrentVersion).To(Equal(restartTo), name)
 	Expect(c.Status.StatefulSet).To(Equal(w.green), "%s: green serves", name)
+	Expect(c.Status.History).To(HaveLen(1), "%s: one history entry, written once whichever pass the operator died after", name)
+	Expect(c.Status.History[0].Outcome).To(Equal(baov1.OutcomeSucceeded), name)
+	Expect(c.Status.History[0].Strategy).To(Equal(baov1.BlueGreenStrategy), name)
+	Expect(c.Status.History[0].LongestStep).NotTo(BeNil(), "%s: blue-green's steps are counted", name)
 
 	var voters []string
 	for i := range 3 {
@@ -610,6 +614,9 @@ func expectRolledBack(ctx context.Context, w *blueGreenWorld, crashAt int, want 
 	Expect(c.Status.LastRollback).NotTo(BeNil(), name)
 	Expect(c.Status.LastRollback.TargetVersion).To(Equal(restartTo))
 	Expect(c.Status.LastRollback.Reason).To(ContainSubstring("baokeeper.dev/rollback=1"))
+	Expect(c.Status.History).To(HaveLen(1), "%s: one history entry, written once whichever pass the operator died after", name)
+	Expect(c.Status.History[0].Outcome).To(Equal(baov1.OutcomeRolledBack), name)
+	Expect(c.Status.History[0].Reason).To(ContainSubstring("baokeeper.dev/rollback=1"), name)
 	Expect(meta.IsStatusConditionTrue(c.Status.Conditions, string(baov1.ConditionRolledBack))).To(BeTrue(), "%s: the RolledBack condition", name)
 	Expect(c.Status.StatefulSet).To(BeElementOf("", "bao"), "%s: blue serves", name)
 

@@ -287,4 +287,14 @@ func expectScaled(ctx context.Context, w *scalingWorld, run scalingRun, want sca
 		Expect(withoutRepeats(w.whats())).To(Equal(want.actions), "%s: disruptive actions, in order, an action at most repeated; got %v", name, w.whats())
 	}
 	Expect(w.leaders).To(HaveLen(want.leaderMoves), "%s: elections", name)
+	// One history entry for the scaling, written once whichever pass the operator
+	// died after.
+	var entries []baov1.HistoryEntry
+	for _, e := range c.Status.History {
+		if e.Kind == baov1.HistoryScaling && e.FromReplicas == run.from && e.TargetReplicas == run.to {
+			entries = append(entries, e)
+		}
+	}
+	Expect(entries).To(HaveLen(1), "%s: history entries of the scaling from %d to %d: %+v", name, run.from, run.to, c.Status.History)
+	Expect(entries[0].Outcome).To(Equal(baov1.OutcomeSucceeded), name)
 }

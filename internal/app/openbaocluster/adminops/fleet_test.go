@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -193,4 +194,33 @@ func TestHistoryOfAnUpgrade(t *testing.T) {
 	g.Expect(e.ID).To(Equal("u2"))
 	g.Expect(e.Elections).To(Equal(int32(1)))
 	g.Expect(e.EndedAt.Time).To(BeTemporally("==", s.Now))
+}
+
+// The baokeeper.dev/pause annotation holds a rolling upgrade between members as
+// spec.upgrade.paused does, and says which pauses it; the condition says so too.
+func TestPauseAnnotationHolds(t *testing.T) {
+	g := NewWithT(t)
+	s := restingSnapshot()
+	s.Object.Annotations = map[string]string{baov1.AnnotationPause: "true"}
+	s.Object.Spec.Version = "2.4.1"
+	target := upgrade.DefaultImage("2.4.1")
+	s.StatefulSet.Spec.Template.Spec.Containers[0].Image = target
+	s.Members[1].Image, s.Members[1].Version = target, "2.4.1"
+	s.Object.Status.Upgrade = &baov1.UpgradeStatus{ID: "u1", Kind: baov1.OperationVersion, Strategy: baov1.RollingUpdateStrategy,
+		FromVersion: "2.4.0", TargetVersion: "2.4.1", TargetImage: target, StartedAt: &metav1.Time{Time: s.Now.Add(-time.Minute)},
+		Plan: &baov1.UpgradePlan{Pods: []string{"bao-1", "bao-2", "bao-0"}}, CompletedPods: []string{"bao-1"}}
+	s.Object.Status.OperationLock = &baov1.OperationLock{Operation: operation.OperationRollingUpgrade}
+	p := pass(s)
+	g.Expect(p.Kind).To(Equal(operation.KindHold))
+	g.Expect(p.RequeueAfter).To(BeZero(), "a person's pause looks again at the usual pace")
+	g.Expect(s.Object.Status.Upgrade.WaitingFor).To(HavePrefix("paused by the baokeeper.dev/pause annotation before bao-2"))
+
+	c := s.Object.DeepCopy()
+	setConditions(c, s.Now)
+	cond := meta.FindStatusCondition(c.Status.Conditions, string(baov1.ConditionUpgradePaused))
+	g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(cond.Reason).To(Equal(string(baov1.ReasonPausedByAnnotation)))
+
+	s.Object.Annotations[baov1.AnnotationPause] = "false"
+	g.Expect(pass(s).Kind).NotTo(Equal(operation.KindHold), "another value pauses nothing")
 }
