@@ -32,7 +32,7 @@ const (
 	fleetProd    = "e2e-fleet-prod"
 	// fleetSoak is how long each cluster must have run the version before the next
 	// one starts.
-	fleetSoak = 15 * time.Second
+	fleetSoak = 10 * time.Second
 )
 
 // Issue 25's chain on the rig, with real OpenBao under the shared observer: the
@@ -67,11 +67,7 @@ var _ = Describe("A fleet chained dev → staging → prod", Ordered, SpecPriori
 		dev.waitFormed(ctx, devCreated)
 		staging.waitFormed(ctx, stagingCreated)
 		prod.waitFormed(ctx, prodCreated)
-		DeferCleanup(func(ctx SpecContext) {
-			for _, ns := range []string{fleetDev, fleetStaging, fleetProd} {
-				deleteNamespace(ctx, ns)
-			}
-		})
+		DeferCleanup(func(ctx SpecContext) { deleteNamespaces(ctx, fleetDev, fleetStaging, fleetProd) }, NodeTimeout(3*time.Minute))
 	}, NodeTimeout(bringUp+3*time.Minute))
 
 	It("upgrades dev at once, and holds staging and prod with what they wait for", func(ctx SpecContext) {

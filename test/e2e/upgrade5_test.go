@@ -298,14 +298,24 @@ func (tc *testCluster) waitFormed(ctx context.Context, created time.Time) {
 // OpenBao processes stop before the next spec runs.
 func deleteNamespace(ctx context.Context, namespace string) {
 	GinkgoHelper()
-	err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	if apierrors.IsNotFound(err) {
-		return
+	deleteNamespaces(ctx, namespace)
+}
+
+// deleteNamespaces deletes the namespaces together and waits until every one is
+// gone: their members stop in parallel, not one namespace after another.
+func deleteNamespaces(ctx context.Context, namespaces ...string) {
+	GinkgoHelper()
+	for _, namespace := range namespaces {
+		err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+		if !apierrors.IsNotFound(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
 	}
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Name: namespace}, &corev1.Namespace{}))
-	}, 2*time.Minute, pollEvery).Should(BeTrue(), "namespace %s is still there", namespace)
+	for _, namespace := range namespaces {
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Name: namespace}, &corev1.Namespace{}))
+		}, 2*time.Minute, pollEvery).Should(BeTrue(), "namespace %s is still there", namespace)
+	}
 }
 
 // memberNames names the members of a cluster of n: bao-0 to bao-<n-1>.
