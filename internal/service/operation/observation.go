@@ -61,6 +61,9 @@ type Member struct {
 	Healthy bool
 	// LastIndex is the member's last Raft index according to autopilot.
 	LastIndex uint64
+	// LastContact is how long before this pass's autopilot read the leader last
+	// heard from the member (autopilot's last_contact; 0 for the leader).
+	LastContact time.Duration
 	// StableSince is when autopilot last saw the member become healthy; zero when
 	// unknown.
 	StableSince time.Time
@@ -407,6 +410,19 @@ func (c *Cluster) FollowsLeader(m *Member) bool {
 		return false
 	}
 	return m.LeaderAddress == c.LeaderAddress
+}
+
+// HeardSince reports whether the leader has heard from m since its pod last turned
+// Ready: autopilot's verdict on a member that restarted quickly is the old
+// instance's until its contact threshold (10 s) passes, while the leader may not
+// reach the new one yet (found on the rig: the leader dialled the old pod address for
+// 2 s after the new pod was Ready, and the next member's deletion lost the quorum).
+// True for the leader, and for a member whose pod does not say when it turned Ready.
+func (c *Cluster) HeardSince(m *Member) bool {
+	if m == nil || m.Name == c.Leader || m.ReadySince.IsZero() {
+		return true
+	}
+	return !c.Now.Add(-m.LastContact).Before(m.ReadySince)
 }
 
 // HealthyOrFollows is autopilot's verdict on a member, or Follows where autopilot

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
@@ -50,6 +51,8 @@ func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, 
 			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
 		{Name: "MemberHealthy", Passed: c.HealthyOrFollows(m, maxLag),
 			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
+		{Name: "LeaderContact", Passed: c.HeardSince(m) || c.Follows(m, maxLag),
+			WaitingFor: fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", name, m.LastContact.Round(time.Millisecond))},
 		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy || c.VotersHealthyOrFollow(maxLag),
 			WaitingFor: "waiting for autopilot to report the cluster healthy"},
 		{Name: "CaughtUp", Passed: lag <= maxLag || c.Follows(m, maxLag),

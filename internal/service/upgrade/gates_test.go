@@ -3,6 +3,7 @@ package upgrade
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -89,4 +90,51 @@ func TestMemberGatesAcceptAMembersOwnReadWhereAutopilotLags(t *testing.T) {
 			g.Expect(got.Name).To(Equal(tc.want), tc.reason)
 		})
 	}
+}
+
+// A member that restarted quickly is still healthy in autopilot (the old instance's
+// verdict, until the contact threshold); the LeaderContact gate holds until the
+// leader heard from the new instance (found on the rig: the next member's deletion
+// lost the quorum while the leader still dialled the old pod address).
+func TestLeaderContactGate(t *testing.T) {
+	now := time.Date(2026, 12, 6, 22, 43, 51, 0, time.UTC)
+	cases := []struct {
+		name        string
+		readyAgo    time.Duration
+		lastContact time.Duration
+		want        string
+	}{
+		{name: "heard 0.2 s ago, Ready 1 s ago: in contact", readyAgo: time.Second, lastContact: 200 * time.Millisecond},
+		{name: "heard 4 s ago, Ready 1 s ago: the old instance's contact", readyAgo: time.Second, lastContact: 4 * time.Second, want: "LeaderContact"},
+		{name: "Ready for an hour, heard 4 s ago: in contact", readyAgo: time.Hour, lastContact: 4 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := afterFinalElection()
+			c.Now, c.AutopilotHealthy = now, true
+			for i := range c.Members {
+				c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
+				c.Members[i].ReadySince = now.Add(-time.Hour)
+			}
+			m := c.Member("bao-2")
+			m.ReadySince, m.LastContact = now.Add(-tc.readyAgo), tc.lastContact
+			m.LeaderAddress = "" // no own read: autopilot is all there is
+			failing := FirstFailing(MemberGates(c, "bao-2", gateImage, "2.4.1", 100))
+			if tc.want == "" {
+				g.Expect(failing).To(BeNil())
+				return
+			}
+			g.Expect(failing).NotTo(BeNil())
+			g.Expect(failing.Name).To(Equal(tc.want))
+			g.Expect(failing.WaitingFor).To(ContainSubstring("waiting for the leader to hear from bao-2 since it restarted"))
+		})
+	}
+	t.Run("the leader itself", func(t *testing.T) {
+		c := afterFinalElection()
+		c.Now = now
+		l := c.Member("bao-1")
+		l.ReadySince, l.LastContact = now.Add(-time.Second), 0
+		NewWithT(t).Expect(c.HeardSince(l)).To(BeTrue())
+	})
 }

@@ -308,6 +308,7 @@ func applyAutopilot(obs *operation.Cluster, st *openbao.AutopilotState) {
 		m.Voter = s.Status == openbao.AutopilotStatusVoter || s.Status == openbao.AutopilotStatusLeader
 		m.Healthy = s.Healthy
 		m.LastIndex = s.LastIndex
+		m.LastContact = s.LastContact
 		m.StableSince = s.StableSince
 		if !s.StableSince.IsZero() {
 			m.StableSince = s.StableSince.Add(-leaderClock)

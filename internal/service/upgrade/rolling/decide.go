@@ -511,7 +511,7 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		return false, "autopilot reports the cluster unhealthy; not healthy: " + c.Names(unhealthy)
 	}
 	voters, healthy := 0, 0
-	var unhealthy, down []string
+	var unhealthy, down, unheard []string
 	memberHealthyVoter := false
 	for _, m := range c.Members {
 		if !m.Voter {
@@ -529,6 +529,10 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 			// as unsealed in this pass. This, with no settle time by default, is the
 			// check that keeps the next pod from going while it is down.
 			down = append(down, m.Name)
+		case m.Name != member && !c.HeardSince(&m):
+			// Ready and answering, but the leader has not heard from its new
+			// instance yet: autopilot's healthy verdict is the old one's.
+			unheard = append(unheard, m.Name)
 		default:
 			healthy++
 			if m.Name == member {
@@ -541,6 +545,9 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 	}
 	if len(down) > 0 {
 		return false, fmt.Sprintf("voters autopilot still calls healthy are not Ready or did not answer as unsealed: %s (the next member goes once they are Ready and answer again; if one stays down, see its pod's events and logs)", c.Names(down))
+	}
+	if len(unheard) > 0 {
+		return false, fmt.Sprintf("the leader has not heard from %s since it restarted (autopilot's verdict is still the old instance's)", c.Names(unheard))
 	}
 	if skewed := c.ClockSkewed(); len(skewed) > 0 {
 		return false, "members' clocks are off: " + c.Names(skewed)

@@ -42,6 +42,9 @@ func TestQuorumBudget(t *testing.T) {
 		// notReady and silent are members whose pod is not Ready, or that did not
 		// answer sys/health in this pass, while autopilot still calls them healthy.
 		notReady, silent []int
+		// unheard are members that turned Ready a second ago and that the leader last
+		// heard from 4 s ago: its old instance.
+		unheard []int
 	}{
 		{name: "3 healthy", reason: "3 voters tolerate one down", peers: 3, known: true, target: 1, want: true},
 		{name: "3 with one unhealthy", reason: "a second member down would lose quorum", peers: 3, unhealthy: []int{2}, known: true, target: 1, wantWhy: "voters not healthy: bao-2"},
@@ -65,6 +68,10 @@ func TestQuorumBudget(t *testing.T) {
 			peers: 5, silent: []int{3}, known: true, target: 1, wantWhy: "did not answer as unsealed: bao-3"},
 		{name: "the member itself is not Ready", reason: "the member about to go down is judged by autopilot alone, as before",
 			peers: 3, notReady: []int{1}, known: true, target: 1, want: true},
+		{name: "a voter the leader has not heard from since it restarted", reason: "autopilot calls a member that restarted quickly healthy on its old instance's contact; found on the rig, the next deletion lost the quorum",
+			peers: 3, unheard: []int{2}, known: true, target: 1, wantWhy: "the leader has not heard from bao-2 since it restarted"},
+		{name: "the member itself not heard since it restarted", reason: "the member about to go down is not a voter the quorum counts on after",
+			peers: 3, unheard: []int{1}, known: true, target: 1, want: true},
 		{name: "a voter's clock is off", reason: "the voters list says the same", peers: 3, unhealthy: []int{0}, skews: map[int]time.Duration{0: 3 * time.Minute}, known: true, target: 1,
 			wantWhy: "voters not healthy: bao-0 (its clock is 3m0s ahead of baokeeper's"},
 	}
@@ -88,6 +95,9 @@ func TestQuorumBudget(t *testing.T) {
 			}
 			for _, i := range tc.silent {
 				c.Members[i].Version = ""
+			}
+			for _, i := range tc.unheard {
+				c.Members[i].ReadySince, c.Members[i].LastContact = c.Now.Add(-time.Second), 4*time.Second
 			}
 			ok, why := QuorumBudget(c, fmt.Sprintf("bao-%d", tc.target))
 			g.Expect(ok).To(Equal(tc.want), tc.reason)
