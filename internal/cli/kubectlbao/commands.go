@@ -548,7 +548,11 @@ func waitOutcome[T any](ctx context.Context, s *session, name string, timeout ti
 	defer cancel()
 	for {
 		c, err := s.get(ctx, name)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The read itself ran into the timeout: there is nothing to judge.
+			return nil, late
+		case err != nil:
 			return nil, err
 		}
 		if r, ferr := outcome(c); r != nil || ferr != nil {

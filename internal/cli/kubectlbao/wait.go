@@ -73,7 +73,7 @@ func (r *runner) waitCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return waitCluster(cmd.Context(), cmd.OutOrStdout(), s, args[0], timeout, waitPoll, r.opts.Now)
+			return waitCluster(cmd.Context(), cmd.OutOrStdout(), s, args[0], timeout, r.opts.Now)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long to wait")
@@ -83,36 +83,25 @@ func (r *runner) waitCommand() *cobra.Command {
 // ErrWaitTimeout is what kubectl bao wait returns when --timeout passed.
 var ErrWaitTimeout = errors.New("timed out")
 
-// waitCluster polls the cluster every poll until WaitVerdict says done or failed,
-// printing each new progress line with the time.
-func waitCluster(ctx context.Context, w io.Writer, s *session, name string, timeout, poll time.Duration, now func() time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+// waitCluster reads the cluster every waitPoll (waitOutcome) until WaitVerdict
+// says done or failed, printing each new progress line with the time.
+func waitCluster(ctx context.Context, w io.Writer, s *session, name string, timeout time.Duration, now func() time.Time) error {
 	last := ""
-	for {
-		c, err := s.get(ctx, name)
-		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("%w: openbaocluster %s/%s did not settle within %s; it said: %s", ErrWaitTimeout, s.namespace, name, timeout, last)
-			}
-			return err
-		}
+	_, err := waitOutcome(ctx, s, name, timeout, func(c *baov1.OpenBaoCluster) (*baov1.OpenBaoCluster, error) {
 		done, progress, err := WaitVerdict(c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if progress != last {
 			fmt.Fprintf(w, "%s  %s\n", now().UTC().Format(time.TimeOnly), progress)
 			last = progress
 		}
-		if done {
-			fmt.Fprintf(w, "openbaocluster %s/%s runs %s with nothing in progress\n", c.Namespace, c.Name, c.Status.CurrentVersion)
-			return nil
+		if !done {
+			return nil, nil
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: openbaocluster %s/%s did not settle within %s; it said: %s", ErrWaitTimeout, s.namespace, name, timeout, last)
-		case <-time.After(poll):
-		}
-	}
+		fmt.Fprintf(w, "openbaocluster %s/%s runs %s with nothing in progress\n", c.Namespace, c.Name, c.Status.CurrentVersion)
+		return c, nil
+	}, fmt.Errorf("%w: openbaocluster %s/%s did not settle within %s; the last line above says where it stood (kubectl bao status %s -n %s)",
+		ErrWaitTimeout, s.namespace, name, timeout, name, s.namespace))
+	return err
 }
