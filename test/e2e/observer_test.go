@@ -926,7 +926,7 @@ func (r upgradeResult) expectNoLoss() {
 // and, when version is set, that each new leader reported version.
 func (r upgradeResult) expectElections(n int, version string) {
 	GinkgoHelper()
-	Expect(r.elections).To(Equal(n), "exactly %d election(s), terms seen: %s; what the members logged about leadership: %s", n, r.termsString(), r.leadershipString())
+	Expect(r.elections).To(Equal(n), "exactly %d election(s), terms seen: %s; pods: %s; what the members logged about leadership: %s", n, r.termsString(), r.podTimeline(), r.leadershipString())
 	if version == "" {
 		return
 	}
@@ -936,11 +936,40 @@ func (r upgradeResult) expectElections(n int, version string) {
 	}
 }
 
-// leadershipString lists the members' leadership log lines, the last 25 at most.
+// podTimeline lists, in time order, when each member's pod was seen deleted and
+// seen Ready: with the leadership log, what a failed election count is judged by.
+func (r upgradeResult) podTimeline() string {
+	type event struct {
+		at   time.Time
+		what string
+	}
+	var events []event
+	for m, uids := range r.uids {
+		for i, u := range uids {
+			if t, ok := r.readyAt[u]; ok {
+				events = append(events, event{t, fmt.Sprintf("%s#%d Ready", m, i+1)})
+			}
+			if t, ok := r.deletedAt[u]; ok {
+				events = append(events, event{t, fmt.Sprintf("%s#%d deleted", m, i+1)})
+			}
+		}
+	}
+	if len(events) == 0 {
+		return "nothing seen"
+	}
+	slices.SortFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
+	parts := make([]string, len(events))
+	for i, e := range events {
+		parts[i] = e.at.Format(clock) + " " + e.what
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leadershipString lists the members' leadership log lines, the last 40 at most.
 func (r upgradeResult) leadershipString() string {
 	lines := r.leadership
-	if len(lines) > 25 {
-		lines = lines[len(lines)-25:]
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
 	}
 	if len(lines) == 0 {
 		return "nothing"

@@ -25,17 +25,42 @@ var leadershipMarks = []string{
 	"election won",
 	"acquired lock, enabling active operation",
 	"entering leader state",
+	// Why a leader lost a quorum: its Raft could not reach a follower (the address
+	// it dialled, the error). Repeats are folded into the first (repeatedMarks).
+	"failed to heartbeat to",
+	"failed to appendEntries to",
 }
+
+// repeatedMarks are the leadershipMarks a member logs again on every retry: a run of
+// them within repeatWithin is kept as its first line and a count.
+var repeatedMarks = []string{"failed to heartbeat to", "failed to appendEntries to"}
+
+const repeatWithin = 10 * time.Second
 
 // raftLogLine is one leadership line of a member's log.
 type raftLogLine struct {
 	at     time.Time
 	member string
 	text   string
+	// more counts the lines like it folded into this one (repeatedMarks).
+	more int
 }
 
 func (l raftLogLine) String() string {
+	if l.more > 0 {
+		return fmt.Sprintf("%s %s: %s (and %d more like it)", l.at.Local().Format(clock), l.member, l.text, l.more)
+	}
 	return fmt.Sprintf("%s %s: %s", l.at.Local().Format(clock), l.member, l.text)
+}
+
+// repeatedMark is the repeatedMarks entry line holds, or "".
+func repeatedMark(line string) string {
+	for _, m := range repeatedMarks {
+		if strings.Contains(line, m) {
+			return m
+		}
+	}
+	return ""
 }
 
 // leadershipLog reads the leadership lines that namespace's members logged between
@@ -73,6 +98,14 @@ func scanLeadership(path, member string, from, to time.Time) []raftLogLine {
 		at, err := time.Parse(time.RFC3339Nano, stamp)
 		if err != nil || at.Before(from) || at.After(to) {
 			continue
+		}
+		if mark := repeatedMark(rest); mark != "" {
+			if i := slices.IndexFunc(out, func(l raftLogLine) bool {
+				return repeatedMark(l.text) == mark && at.Sub(l.at) < repeatWithin
+			}); i >= 0 {
+				out[i].more++
+				continue
+			}
 		}
 		out = append(out, raftLogLine{at: at, member: member, text: strings.TrimSpace(rest)})
 	}

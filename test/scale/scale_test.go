@@ -521,6 +521,13 @@ func (c *simCluster) MemberLeader(context.Context, string) (*openbao.Leader, err
 	return &l, nil
 }
 
+// MemberReplication implements openbao.Reader: the leader replicates to every
+// simulated member.
+func (c *simCluster) MemberReplication(context.Context, string) (*openbao.Replication, error) {
+	c.called()
+	return &openbao.Replication{AppendEntries: 1}, nil
+}
+
 // RaftConfiguration implements openbao.Reader.
 func (c *simCluster) RaftConfiguration(context.Context) (*openbao.RaftConfiguration, error) {
 	c.called()

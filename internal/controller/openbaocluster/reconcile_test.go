@@ -185,6 +185,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		// a leader (Available needs one; the Raft-truth rules have table tests of their
 		// own in internal/app/openbaocluster).
 		bao.SetDefaultHealth(openbao.Health{Initialized: true, Version: "2.4.0"})
+		bao.SetDefaultReplication(openbao.Replication{AppendEntries: 1})
 	})
 
 	It("creates every workload object with the right content and owner", func() {

@@ -594,6 +594,7 @@ func (w *scalingWorld) publishRaft(versionOf func(member string) string, members
 		if w.ready(name) {
 			w.bao.SetHealthError(addr, nil)
 			w.bao.SetHealth(addr, openbao.Health{Initialized: true, Standby: name != w.leader, Version: versionOf(name)})
+			w.bao.SetReplication(addr, openbao.Replication{AppendEntries: 1}) // the leader reaches it
 		} else {
 			w.bao.SetHealthError(addr, errors.New("connection refused"))
 		}

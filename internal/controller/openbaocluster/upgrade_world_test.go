@@ -494,6 +494,7 @@ func (w *upgradeWorld) publish() {
 			w.lastIndex[name] = w.index
 			w.bao.SetHealthError(w.addrs[i], nil)
 			w.bao.SetHealth(w.addrs[i], openbao.Health{Initialized: true, Standby: name != w.leader, Version: version})
+			w.bao.SetReplication(w.addrs[i], openbao.Replication{AppendEntries: 1}) // the leader reaches it
 		} else {
 			w.bao.SetHealthError(w.addrs[i], errors.New("connection refused"))
 		}

@@ -27,6 +27,7 @@ const DefaultTimeout = 10 * time.Second
 const (
 	pathHealth            = "sys/health"
 	pathLeader            = "sys/leader"
+	pathMetrics           = "sys/metrics"
 	pathStepDown          = "sys/step-down"
 	pathRaftConfiguration = "sys/storage/raft/configuration"
 	pathAutopilotState    = "sys/storage/raft/autopilot/state"
@@ -57,6 +58,10 @@ type Reader interface {
 	// MemberLeader reads sys/leader from the one member at addr without a
 	// token: which active node that member follows, and its Raft indexes.
 	MemberLeader(ctx context.Context, addr string) (*Leader, error)
+	// MemberReplication reads the Raft replication the one member at addr
+	// received, from its own sys/metrics without a token (baokeeper's
+	// listener allows unauthenticated metrics access).
+	MemberReplication(ctx context.Context, addr string) (*Replication, error)
 	// RaftConfiguration reads sys/storage/raft/configuration through the
 	// cluster Service with the controller's token.
 	RaftConfiguration(ctx context.Context) (*RaftConfiguration, error)

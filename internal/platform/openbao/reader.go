@@ -27,6 +27,11 @@ func (r *reader) MemberLeader(ctx context.Context, addr string) (*Leader, error)
 	return r.c.Leader(ctx, addr)
 }
 
+// MemberReplication implements Reader.
+func (r *reader) MemberReplication(ctx context.Context, addr string) (*Replication, error) {
+	return r.c.Replication(ctx, addr)
+}
+
 // RaftConfiguration implements Reader.
 func (r *reader) RaftConfiguration(ctx context.Context) (*RaftConfiguration, error) {
 	return r.c.RaftConfiguration(ctx, r.addr)

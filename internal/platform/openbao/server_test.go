@@ -96,6 +96,7 @@ func newFakeBao(t *testing.T) *fakeBao {
 	mux.HandleFunc("PUT /v1/auth/"+testMount+"/login", b.login)
 	mux.HandleFunc("GET /v1/sys/health", b.sysHealth)
 	mux.HandleFunc("GET /v1/sys/leader", b.sysLeader)
+	mux.HandleFunc("GET /v1/sys/metrics", b.sysMetrics)
 	mux.HandleFunc("GET /v1/sys/storage/raft/configuration", b.authed(pathRaftConfiguration, raftConfigurationJSON))
 	mux.HandleFunc("GET /v1/sys/storage/raft/autopilot/state", b.authed(pathAutopilotState, autopilotStateJSON))
 	b.srv = httptest.NewUnstartedServer(mux)
@@ -266,6 +267,28 @@ func (b *fakeBao) sysHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, _ := json.Marshal(body)
 	writeJSON(w, code, string(raw))
+}
+
+// sysMetrics answers sys/metrics?format=prometheus with a follower's page; other
+// formats are refused, as a client must ask for this one.
+func (b *fakeBao) sysMetrics(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	b.requests[pathMetrics]++
+	b.tokensSeen[pathMetrics] = append(b.tokensSeen[pathMetrics], r.Header.Get("X-Vault-Token"))
+	status := b.failStatus[pathMetrics]
+	b.mu.Unlock()
+	if status != 0 {
+		writeJSON(w, status, `{"errors":["Vault is sealed"]}`)
+		return
+	}
+	if r.URL.Query().Get("format") != "prometheus" {
+		writeJSON(w, http.StatusBadRequest, `{"errors":["only the prometheus format is served here"]}`)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	_, _ = w.Write([]byte("# TYPE vault_raft_rpc_appendEntries summary\n" +
+		"vault_raft_rpc_appendEntries{quantile=\"0.5\"} 0.03\n" +
+		"vault_raft_rpc_appendEntries_sum 2.5\nvault_raft_rpc_appendEntries_count 42\n"))
 }
 
 func (b *fakeBao) sysLeader(w http.ResponseWriter, r *http.Request) {

@@ -57,6 +57,18 @@ type Leader struct {
 	RaftAppliedIndex uint64
 }
 
+// Replication is what one member's own metrics say about the Raft replication it
+// received: how many AppendEntries RPCs (heartbeats among them) its Raft handled
+// since its process started. Only a leader sends them, so a count above zero proves
+// that the leader's Raft reached this process: the proof autopilot's last_contact
+// cannot give, since it counts the member's own echoes to the active node, sent in
+// the other direction.
+type Replication struct {
+	// AppendEntries is the count; zero when the series is absent (none handled since
+	// the process started, or none for the metrics' retention time).
+	AppendEntries uint64
+}
+
 // RaftConfiguration is the Raft peer set from
 // sys/storage/raft/configuration.
 type RaftConfiguration struct {

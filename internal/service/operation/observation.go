@@ -70,6 +70,9 @@ type Member struct {
 	// ReadySince is when its pod last turned Ready (the Ready condition's last
 	// transition); zero when the pod is not Ready or does not say.
 	ReadySince time.Time
+	// Replication is what the member's own metrics said about the Raft replication
+	// its process received; read only where NeedsReplicationRead asks for it.
+	Replication Replication
 	// ClockOffset is how far the member's clock is ahead of baokeeper's (negative:
 	// behind), from its sys/health answer; zero when unknown or within
 	// ClockTolerance.
@@ -410,6 +413,56 @@ func (c *Cluster) FollowsLeader(m *Member) bool {
 		return false
 	}
 	return m.LeaderAddress == c.LeaderAddress
+}
+
+// Replication is what a member's own metrics say about the Raft replication its
+// process received from the leader.
+type Replication int
+
+const (
+	// ReplicationNotRead: not asked (see Cluster.NeedsReplicationRead).
+	ReplicationNotRead Replication = iota
+	// ReplicationUnknown: asked, and the member did not answer.
+	ReplicationUnknown
+	// ReplicationNone: the member's Raft handled no AppendEntries since its process
+	// started (or within the metrics' retention, 30 s): the leader has not reached it.
+	ReplicationNone
+	// ReplicationSeen: the leader's Raft reached the member's process.
+	ReplicationSeen
+)
+
+// ReplicationWindow is how long after its pod turned Ready a member's replication is
+// read: long enough for any gate that judges a restarted member; after it, autopilot's
+// verdict and the member's index (which lags when the leader does not reach it)
+// suffice.
+const ReplicationWindow = 10 * time.Minute
+
+// NeedsReplicationRead reports whether a pass reads m's replication: a responsive
+// member other than the leader whose pod turned Ready within ReplicationWindow.
+func (c *Cluster) NeedsReplicationRead(m *Member) bool {
+	return m != nil && m.Name != c.Leader && m.Responsive() && !m.ReadySince.IsZero() &&
+		c.Now.Sub(m.ReadySince) < ReplicationWindow
+}
+
+// LeaderReaches reports whether the leader's Raft is known to reach m's current
+// process: m leads, or its own metrics show AppendEntries handled since it started.
+// A member whose replication was not read (Ready for longer than ReplicationWindow)
+// is judged by HeardSince. Autopilot's contact alone never proves it: it counts the
+// member's echoes to the active node, while the leader may still dial the member's
+// old pod address (found on the rig: the next member's deletion lost the quorum 5 s
+// after autopilot had heard from the restarted one).
+func (c *Cluster) LeaderReaches(m *Member) bool {
+	if m == nil || m.Name == c.Leader {
+		return true
+	}
+	switch m.Replication {
+	case ReplicationSeen:
+		return true
+	case ReplicationNotRead:
+		return c.HeardSince(m)
+	default:
+		return false
+	}
 }
 
 // HeardSince reports whether the leader has heard from m since its pod last turned

@@ -51,12 +51,23 @@ func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, 
 			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
 		{Name: "MemberHealthy", Passed: c.HealthyOrFollows(m, maxLag),
 			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
-		{Name: "LeaderContact", Passed: c.HeardSince(m) || c.Follows(m, maxLag),
-			WaitingFor: fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", name, m.LastContact.Round(time.Millisecond))},
+		{Name: "LeaderContact", Passed: c.LeaderReaches(m), WaitingFor: contactWait(m)},
 		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy || c.VotersHealthyOrFollow(maxLag),
 			WaitingFor: "waiting for autopilot to report the cluster healthy"},
 		{Name: "CaughtUp", Passed: lag <= maxLag || c.Follows(m, maxLag),
 			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
+	}
+}
+
+// contactWait says what the LeaderContact gate waits for.
+func contactWait(m *operation.Member) string {
+	switch m.Replication {
+	case operation.ReplicationNone:
+		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics show no replication received yet)", m.Name)
+	case operation.ReplicationUnknown:
+		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics did not answer; baokeeper reads them at /v1/sys/metrics)", m.Name)
+	default:
+		return fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", m.Name, m.LastContact.Round(time.Millisecond))
 	}
 }
 

@@ -130,6 +130,41 @@ func TestLeaderContactGate(t *testing.T) {
 			g.Expect(failing.WaitingFor).To(ContainSubstring("waiting for the leader to hear from bao-2 since it restarted"))
 		})
 	}
+	// autopilot's last_contact counts the member's own echoes to the active node; the
+	// member's metrics say whether the leader's Raft reached its process (found in CI:
+	// the leader still dialled the old pod address when the next member went).
+	for _, rc := range []struct {
+		name string
+		r    operation.Replication
+		want string
+		says string
+	}{
+		{name: "heard by autopilot, no replication in its metrics", r: operation.ReplicationNone, want: "LeaderContact",
+			says: "waiting for the leader's Raft to reach bao-2 since it restarted (its metrics show no replication received yet)"},
+		{name: "heard by autopilot, its metrics did not answer", r: operation.ReplicationUnknown, want: "LeaderContact",
+			says: "its metrics did not answer"},
+		{name: "heard by autopilot, replication in its metrics", r: operation.ReplicationSeen},
+	} {
+		t.Run(rc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := afterFinalElection()
+			c.Now, c.AutopilotHealthy = now, true
+			for i := range c.Members {
+				c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
+				c.Members[i].ReadySince = now.Add(-time.Hour)
+			}
+			m := c.Member("bao-2")
+			m.ReadySince, m.LastContact, m.Replication = now.Add(-time.Second), 100*time.Millisecond, rc.r
+			failing := FirstFailing(MemberGates(c, "bao-2", gateImage, "2.4.1", 100))
+			if rc.want == "" {
+				g.Expect(failing).To(BeNil())
+				return
+			}
+			g.Expect(failing).NotTo(BeNil())
+			g.Expect(failing.Name).To(Equal(rc.want))
+			g.Expect(failing.WaitingFor).To(ContainSubstring(rc.says))
+		})
+	}
 	t.Run("the leader itself", func(t *testing.T) {
 		c := afterFinalElection()
 		c.Now = now

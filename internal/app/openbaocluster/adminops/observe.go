@@ -68,6 +68,7 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*ope
 		if obs.AutopilotLags() {
 			h.following(ctx, obs)
 		}
+		h.replication(ctx, obs)
 		if snapshot.CanaryExpected(c) != "" {
 			obs.Canary = r.readCanary(ctx, h.bao)
 		}
@@ -153,6 +154,38 @@ func (h *healthReader) following(ctx context.Context, obs *operation.Cluster) {
 					mu.Lock()
 					obs.LeaderAddress, obs.LeaderCommitted = l.LeaderAddress, l.RaftCommittedIndex
 					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// replication reads, at once within one deadline, the Raft replication each member
+// that turned Ready lately received, from its own metrics
+// (operation.Cluster.NeedsReplicationRead): the proof that the leader's Raft reaches
+// it, which gates the next disruptive step.
+func (h *healthReader) replication(ctx context.Context, obs *operation.Cluster) {
+	rctx, cancel := context.WithTimeout(ctx, h.r.healthTimeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, set := range [][]operation.Member{obs.Members, obs.Green} {
+		for i := range set {
+			m := &set[i]
+			addr, ok := h.addrs[m.Name]
+			if !ok || !obs.NeedsReplicationRead(m) {
+				continue
+			}
+			wg.Go(func() {
+				rep, err := h.bao.MemberReplication(rctx, addr)
+				switch {
+				case err != nil:
+					ctrl.LoggerFrom(ctx).V(4).Info("Reading a member's Raft metrics failed", "Pod", m.Name, "reason", err.Error())
+					m.Replication = operation.ReplicationUnknown
+				case rep.AppendEntries > 0:
+					m.Replication = operation.ReplicationSeen
+				default:
+					m.Replication = operation.ReplicationNone
 				}
 			})
 		}

@@ -74,3 +74,35 @@ func TestFollowingReadsEveryResponsiveMembersLeader(t *testing.T) {
 	g.Expect(obs.Follows(&obs.Members[2], 10)).To(BeFalse())
 	g.Expect(bao.Calls(openbaofake.MethodMemberLeader)).To(Equal(2))
 }
+
+func TestReplicationIsReadFromMembersThatTurnedReadyLately(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 12, 7, 0, 30, 0, 0, time.UTC)
+	addr := func(i int) string { return fmt.Sprintf("https://bao-%d.bao-internal.ns.svc:8200", i) }
+	bao := &openbaofake.Fake{}
+	bao.SetReplication(addr(1), openbao.Replication{AppendEntries: 12})
+	bao.SetReplication(addr(2), openbao.Replication{})
+	// bao-3 has no answer set: its metrics do not answer.
+	member := func(i int, readyAgo time.Duration) operation.Member {
+		return operation.Member{Name: fmt.Sprintf("bao-%d", i), Ordinal: i, PodExists: true, PodReady: true, Initialized: true,
+			Version: "2.4.1", InRaft: true, Voter: true, ReadySince: now.Add(-readyAgo)}
+	}
+	obs := &operation.Cluster{Now: now, Leader: "bao-0", AutopilotKnown: true, Members: []operation.Member{
+		member(0, time.Second), member(1, time.Second), member(2, time.Second), member(3, time.Second), member(4, time.Hour),
+	}}
+	h := &healthReader{r: &Reconciler{}, bao: bao, addrs: map[string]string{}}
+	for i := range 5 {
+		h.addrs[fmt.Sprintf("bao-%d", i)] = addr(i)
+	}
+	h.replication(context.Background(), obs)
+
+	g.Expect(obs.Members[0].Replication).To(Equal(operation.ReplicationNotRead), "the leader receives no replication: not asked")
+	g.Expect(obs.Members[1].Replication).To(Equal(operation.ReplicationSeen))
+	g.Expect(obs.Members[2].Replication).To(Equal(operation.ReplicationNone), "Ready, but the leader's Raft has not reached it")
+	g.Expect(obs.Members[3].Replication).To(Equal(operation.ReplicationUnknown))
+	g.Expect(obs.Members[4].Replication).To(Equal(operation.ReplicationNotRead), "Ready for an hour: not asked")
+	g.Expect(bao.Calls(openbaofake.MethodMemberReplication)).To(Equal(3))
+	g.Expect(obs.LeaderReaches(&obs.Members[1])).To(BeTrue())
+	g.Expect(obs.LeaderReaches(&obs.Members[2])).To(BeFalse())
+	g.Expect(obs.LeaderReaches(&obs.Members[3])).To(BeFalse())
+}

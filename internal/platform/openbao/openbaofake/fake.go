@@ -24,6 +24,8 @@ const (
 	MethodLeader Method = "Leader"
 	// MethodMemberLeader is openbao.Reader.MemberLeader.
 	MethodMemberLeader Method = "MemberLeader"
+	// MethodMemberReplication is openbao.Reader.MemberReplication.
+	MethodMemberReplication Method = "MemberReplication"
 	// MethodRaftConfiguration is openbao.Reader.RaftConfiguration.
 	MethodRaftConfiguration Method = "RaftConfiguration"
 	// MethodAutopilotState is openbao.Reader.AutopilotState.
@@ -44,6 +46,8 @@ type Fake struct {
 	defaultHealth *openbao.Health
 	leader        *openbao.Leader
 	memberLeader  map[string]openbao.Leader
+	replication   map[string]openbao.Replication
+	defaultRepl   *openbao.Replication
 	raftConfig    *openbao.RaftConfiguration
 	autopilot     *openbao.AutopilotState
 
@@ -185,6 +189,42 @@ func (f *Fake) Leader(ctx context.Context) (*openbao.Leader, error) {
 	}
 	l := *f.leader
 	return &l, nil
+}
+
+// SetReplication sets the MemberReplication answer for the member at addr.
+func (f *Fake) SetReplication(addr string, r openbao.Replication) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.replication == nil {
+		f.replication = map[string]openbao.Replication{}
+	}
+	f.replication[addr] = r
+}
+
+// SetDefaultReplication sets the MemberReplication answer for members without
+// their own SetReplication answer.
+func (f *Fake) SetDefaultReplication(r openbao.Replication) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaultRepl = &r
+}
+
+// MemberReplication implements openbao.Reader. A member with no answer set fails,
+// as a member that does not answer would.
+func (f *Fake) MemberReplication(ctx context.Context, addr string) (*openbao.Replication, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.begin(ctx, MethodMemberReplication); err != nil {
+		return nil, err
+	}
+	if r, ok := f.replication[addr]; ok {
+		return &r, nil
+	}
+	if f.defaultRepl != nil {
+		r := *f.defaultRepl
+		return &r, nil
+	}
+	return nil, fmt.Errorf("openbaofake: no MemberReplication set for %s", addr)
 }
 
 // SetMemberLeader sets the MemberLeader answer for the member at addr.

@@ -529,9 +529,9 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 			// as unsealed in this pass. This, with no settle time by default, is the
 			// check that keeps the next pod from going while it is down.
 			down = append(down, m.Name)
-		case m.Name != member && !c.HeardSince(&m):
-			// Ready and answering, but the leader has not heard from its new
-			// instance yet: autopilot's healthy verdict is the old one's.
+		case m.Name != member && !c.LeaderReaches(&m):
+			// Ready and answering, but the leader's Raft has not reached its new
+			// process yet: autopilot's healthy verdict proves nothing of that.
 			unheard = append(unheard, m.Name)
 		default:
 			healthy++
@@ -547,7 +547,7 @@ func QuorumBudget(c *operation.Cluster, member string) (bool, string) {
 		return false, fmt.Sprintf("voters autopilot still calls healthy are not Ready or did not answer as unsealed: %s (the next member goes once they are Ready and answer again; if one stays down, see its pod's events and logs)", c.Names(down))
 	}
 	if len(unheard) > 0 {
-		return false, fmt.Sprintf("the leader has not heard from %s since it restarted (autopilot's verdict is still the old instance's)", c.Names(unheard))
+		return false, fmt.Sprintf("the leader's Raft has not reached %s since it restarted (the next member goes once it has: deleting it now could leave the leader without a quorum)", c.Names(unheard))
 	}
 	if skewed := c.ClockSkewed(); len(skewed) > 0 {
 		return false, "members' clocks are off: " + c.Names(skewed)

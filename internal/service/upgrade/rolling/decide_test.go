@@ -45,6 +45,9 @@ func TestQuorumBudget(t *testing.T) {
 		// unheard are members that turned Ready a second ago and that the leader last
 		// heard from 4 s ago: its old instance.
 		unheard []int
+		// replication is what members' own metrics said of the replication they
+		// received (their replication read, having turned Ready a second ago).
+		replication map[int]operation.Replication
 	}{
 		{name: "3 healthy", reason: "3 voters tolerate one down", peers: 3, known: true, target: 1, want: true},
 		{name: "3 with one unhealthy", reason: "a second member down would lose quorum", peers: 3, unhealthy: []int{2}, known: true, target: 1, wantWhy: "voters not healthy: bao-2"},
@@ -69,7 +72,17 @@ func TestQuorumBudget(t *testing.T) {
 		{name: "the member itself is not Ready", reason: "the member about to go down is judged by autopilot alone, as before",
 			peers: 3, notReady: []int{1}, known: true, target: 1, want: true},
 		{name: "a voter the leader has not heard from since it restarted", reason: "autopilot calls a member that restarted quickly healthy on its old instance's contact; found on the rig, the next deletion lost the quorum",
-			peers: 3, unheard: []int{2}, known: true, target: 1, wantWhy: "the leader has not heard from bao-2 since it restarted"},
+			peers: 3, unheard: []int{2}, known: true, target: 1, wantWhy: "the leader's Raft has not reached bao-2 since it restarted"},
+		{name: "a restarted voter autopilot heard from but the leader's Raft has not reached", reason: "autopilot's contact is the member's echo to the active node; the leader may still dial its old address (found in CI: the next deletion lost the quorum)",
+			peers: 3, replication: map[int]operation.Replication{2: operation.ReplicationNone}, known: true, target: 1,
+			wantWhy: "the leader's Raft has not reached bao-2 since it restarted"},
+		{name: "a restarted voter whose metrics did not answer", reason: "no proof is no proof",
+			peers: 3, replication: map[int]operation.Replication{2: operation.ReplicationUnknown}, known: true, target: 1,
+			wantWhy: "the leader's Raft has not reached bao-2"},
+		{name: "a restarted voter the leader's Raft reached", reason: "its own process handled AppendEntries: the quorum counts on it",
+			peers: 3, replication: map[int]operation.Replication{2: operation.ReplicationSeen}, known: true, target: 1, want: true},
+		{name: "the leader's Raft reached it though autopilot's contact looks old", reason: "the member's own metrics are the proof that counts",
+			peers: 3, unheard: []int{2}, replication: map[int]operation.Replication{2: operation.ReplicationSeen}, known: true, target: 1, want: true},
 		{name: "the member itself not heard since it restarted", reason: "the member about to go down is not a voter the quorum counts on after",
 			peers: 3, unheard: []int{1}, known: true, target: 1, want: true},
 		{name: "a voter's clock is off", reason: "the voters list says the same", peers: 3, unhealthy: []int{0}, skews: map[int]time.Duration{0: 3 * time.Minute}, known: true, target: 1,
@@ -98,6 +111,9 @@ func TestQuorumBudget(t *testing.T) {
 			}
 			for _, i := range tc.unheard {
 				c.Members[i].ReadySince, c.Members[i].LastContact = c.Now.Add(-time.Second), 4*time.Second
+			}
+			for i, r := range tc.replication {
+				c.Members[i].ReadySince, c.Members[i].Replication = c.Now.Add(-time.Second), r
 			}
 			ok, why := QuorumBudget(c, fmt.Sprintf("bao-%d", tc.target))
 			g.Expect(ok).To(Equal(tc.want), tc.reason)
