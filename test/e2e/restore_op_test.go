@@ -386,8 +386,12 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 
 	By("a rehearsal whose copy cannot reach the target fails and holds the real upgrade, nothing changed")
 	uids = tc.podUIDs(ctx)
+	stepTimeout := tc.get(ctx, Default).Spec.Upgrade.Rolling.StepTimeout
 	tc.update(ctx, func(c *baov1.OpenBaoCluster) {
 		c.Spec.Upgrade.RehearsalTimeout = ptrTo(baov1.Duration("3m"))
+		// The copy takes the cluster's spec.upgrade: its first step fails after 30 s
+		// rather than at the rehearsal's timeout.
+		c.Spec.Upgrade.Rolling.StepTimeout = baov1.DurationOf(30 * time.Second)
 		// 2.4.99: a version the rig has no image of: the copy's first replaced member
 		// never starts.
 		c.Spec.Version = "2.4.99"
@@ -406,6 +410,7 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 	r := held.Status.Upgrade.Rehearsal
 	Expect(r.Result.Outcome).To(Equal(baov1.DrillFailed))
 	GinkgoWriter.Printf("rehearsal failed: %s\n", r.Result.Message)
+	Expect(r.Result.Message).To(ContainSubstring("the copy's upgrade failed (StepTimeout)"), "the copy's own upgrade failed, and the verdict says how")
 	Eventually(func(g Gomega) {
 		c := tc.get(ctx, g)
 		pc := upgrade.FirstUnpassedPrecheck(c.Status.Upgrade.Plan.Prechecks)
@@ -423,7 +428,10 @@ func rehearseUpgrades(ctx context.Context, tc *testCluster) {
 	Expect(eventReasonsIn(ctx, snapNS)).To(ContainElement("RehearsalFailed"))
 
 	By("back to 2.4.1: the held upgrade is cancelled")
-	tc.update(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.4.1" })
+	tc.update(ctx, func(c *baov1.OpenBaoCluster) {
+		c.Spec.Version = "2.4.1"
+		c.Spec.Upgrade.Rolling.StepTimeout = stepTimeout
+	})
 	Eventually(func(g Gomega) { g.Expect(tc.get(ctx, g).Status.Upgrade).To(BeNil()) }, 2*time.Minute, pollEvery).Should(Succeed())
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	baoapi "github.com/openbao/openbao/api/v2"
 	"github.com/prometheus/common/expfmt"
@@ -12,9 +13,9 @@ import (
 
 // metricAppendEntries is the summary OpenBao's Raft library records for every
 // AppendEntries RPC a follower handles (heartbeats included), in the Prometheus
-// format with OpenBao's default metrics prefix, which baokeeper's configuration
-// keeps.
-const metricAppendEntries = "vault_raft_rpc_appendEntries"
+// format after the metrics prefix: vault_raft_rpc_appendEntries with OpenBao's
+// default prefix, which baokeeper's configuration keeps (any prefix is accepted).
+const metricAppendEntries = "_raft_rpc_appendEntries"
 
 // maxMetricsBytes bounds the metrics page read: a member's is about 30 KB.
 const maxMetricsBytes = 4 << 20
@@ -43,7 +44,10 @@ func ParseReplication(page io.Reader) (*Replication, error) {
 		return nil, fmt.Errorf("the metrics page is not in the Prometheus text format: %w", err)
 	}
 	out := &Replication{}
-	if f, ok := families[metricAppendEntries]; ok {
+	for name, f := range families {
+		if !strings.HasSuffix(name, metricAppendEntries) {
+			continue
+		}
 		for _, m := range f.GetMetric() {
 			if s := m.GetSummary(); s != nil {
 				out.AppendEntries += s.GetSampleCount()

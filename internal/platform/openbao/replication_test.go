@@ -23,6 +23,10 @@ func TestParseReplication(t *testing.T) {
 		{name: "two series are added", page: literal("# TYPE vault_raft_rpc_appendEntries summary\n" +
 			"vault_raft_rpc_appendEntries_count{a=\"1\"} 2\nvault_raft_rpc_appendEntries_sum{a=\"1\"} 1\n" +
 			"vault_raft_rpc_appendEntries_count{a=\"2\"} 3\nvault_raft_rpc_appendEntries_sum{a=\"2\"} 1\n"), want: 5},
+		{name: "another metrics prefix", page: literal("# TYPE openbao_raft_rpc_appendEntries summary\n" +
+			"openbao_raft_rpc_appendEntries_count 7\nopenbao_raft_rpc_appendEntries_sum 1\n" +
+			"# TYPE openbao_raft_rpc_appendEntries_storeLogs summary\n" +
+			"openbao_raft_rpc_appendEntries_storeLogs_count 3\nopenbao_raft_rpc_appendEntries_storeLogs_sum 1\n"), want: 7},
 		{name: "not a metrics page", page: literal("{\"errors\":[]}\n"), err: "not in the Prometheus text format"},
 	}
 	for _, tc := range cases {
