@@ -169,7 +169,12 @@ func (m *Metrics) UpgradeFailed(namespace, name, strategy, reason string) {
 }
 
 // Raft implements Recorder.
+//
+// It also starts the cluster's leader-transfer counter at 0: a transfer counted by a
+// process that is replaced a scrape later (an operator restart right after an upgrade)
+// still shows in increase() as a step from 0, where a series born at 1 shows nothing.
 func (m *Metrics) Raft(namespace, name string, failureTolerance, voters int) {
+	m.leaderTransfers.WithLabelValues(namespace, name)
 	m.failureTolerance.WithLabelValues(namespace, name).Set(float64(failureTolerance))
 	m.voters.WithLabelValues(namespace, name).Set(float64(voters))
 }

@@ -61,6 +61,22 @@ baokeeper_upgrade_duration_seconds_count{name="bao",namespace="ns",strategy="Blu
 	g.Expect(err).NotTo(HaveOccurred())
 }
 
+// A cluster's leader transfers are exported from its first observation, at 0: the
+// dashboard's increase() then sees the step to 1 even when the process that counted it
+// is replaced a scrape later (found when the rig's operator was killed right after an
+// upgrade and the panel had no series for it).
+func TestLeaderTransfersStartAtZeroOnceAClusterIsObserved(t *testing.T) {
+	g := NewWithT(t)
+	m := New()
+	g.Expect(testutil.CollectAndCount(m.leaderTransfers)).To(Equal(0))
+	m.Raft("ns", "bao", 1, 3)
+	g.Expect(testutil.CollectAndCount(m.leaderTransfers)).To(Equal(1))
+	g.Expect(testutil.ToFloat64(m.leaderTransfers.WithLabelValues("ns", "bao"))).To(Equal(0.0))
+	m.LeaderTransfer("ns", "bao")
+	m.Raft("ns", "bao", 1, 3)
+	g.Expect(testutil.ToFloat64(m.leaderTransfers.WithLabelValues("ns", "bao"))).To(Equal(1.0), "observing again keeps the count")
+}
+
 func TestRegisterTwiceFails(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
