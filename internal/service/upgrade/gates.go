@@ -29,6 +29,10 @@ func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, 
 	if m == nil {
 		return []Gate{{Name: "PodExists", WaitingFor: fmt.Sprintf("waiting for %s to be observed", name)}}
 	}
+	// who names the member in the gates a running member can fail, with its clock
+	// when it is off: a member whose clock runs minutes off refuses its peers'
+	// certificates and never rejoins, and the hold must say why.
+	who := name + m.ClockSays()
 	lag := uint64(0)
 	if c.LeaderIndex > m.LastIndex {
 		lag = c.LeaderIndex - m.LastIndex
@@ -42,32 +46,32 @@ func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, 
 		{Name: "PodReady", Passed: m.PodReady,
 			WaitingFor: fmt.Sprintf("waiting for %s to become Ready (initialized and unsealed)%s", name, m.PodSays())},
 		{Name: "Unsealed", Passed: m.Initialized && !m.Sealed,
-			WaitingFor: fmt.Sprintf("waiting for %s to unseal", name)},
+			WaitingFor: fmt.Sprintf("waiting for %s to unseal", who)},
 		{Name: "TargetVersion", Passed: SameVersion(m.Version, targetVersion),
 			WaitingFor: fmt.Sprintf("waiting for %s to report version %s (it reports %s)", name, targetVersion, orNone(m.Version))},
 		{Name: "AutopilotKnown", Passed: c.AutopilotKnown,
 			WaitingFor: "waiting for a trustworthy read of autopilot state"},
 		{Name: "Voter", Passed: m.InRaft && m.Voter,
-			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", name)},
+			WaitingFor: fmt.Sprintf("waiting for %s to rejoin Raft as a voter", who)},
 		{Name: "MemberHealthy", Passed: c.HealthyOrFollows(m, maxLag),
-			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", name)},
-		{Name: "LeaderContact", Passed: c.LeaderReaches(m), WaitingFor: contactWait(m)},
+			WaitingFor: fmt.Sprintf("waiting for autopilot to report %s healthy", who)},
+		{Name: "LeaderContact", Passed: c.LeaderReaches(m), WaitingFor: contactWait(m, who)},
 		{Name: "ClusterHealthy", Passed: c.AutopilotHealthy || c.VotersHealthyOrFollow(maxLag),
 			WaitingFor: "waiting for autopilot to report the cluster healthy"},
 		{Name: "CaughtUp", Passed: lag <= maxLag || c.Follows(m, maxLag),
-			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", name, lag, maxLag)},
+			WaitingFor: fmt.Sprintf("waiting for %s to catch up (index %d behind, limit %d)", who, lag, maxLag)},
 	}
 }
 
 // contactWait says what the LeaderContact gate waits for.
-func contactWait(m *operation.Member) string {
+func contactWait(m *operation.Member, who string) string {
 	switch m.Replication {
 	case operation.ReplicationNone:
-		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics show no replication received yet)", m.Name)
+		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics show no replication received yet)", who)
 	case operation.ReplicationUnknown:
-		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics did not answer; baokeeper reads them at /v1/sys/metrics)", m.Name)
+		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics did not answer; baokeeper reads them at /v1/sys/metrics)", who)
 	default:
-		return fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", m.Name, m.LastContact.Round(time.Millisecond))
+		return fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", who, m.LastContact.Round(time.Millisecond))
 	}
 }
 

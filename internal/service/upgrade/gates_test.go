@@ -153,3 +153,38 @@ func TestLeaderContactGate(t *testing.T) {
 		NewWithT(t).Expect(c.HeardSince(l)).To(BeTrue())
 	})
 }
+
+// A replaced member whose clock runs minutes off refuses its peers' certificates and
+// never turns healthy: the gate that holds names its clock (found on the rig: the
+// rollout held "waiting for autopilot to report bao-0 healthy" and said nothing of the
+// clock that kept it out).
+func TestMemberGatesNameAClockThatIsOff(t *testing.T) {
+	now := time.Date(2026, 12, 7, 2, 14, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		set  func(m *operation.Member)
+		gate string
+	}{
+		{name: "not healthy", set: func(m *operation.Member) { m.Healthy, m.LeaderAddress = false, "" }, gate: "MemberHealthy"},
+		{name: "not a voter", set: func(m *operation.Member) { m.Voter = false }, gate: "Voter"},
+		{name: "not reached by the leader", set: func(m *operation.Member) { m.Replication = operation.ReplicationNone }, gate: "LeaderContact"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := afterFinalElection()
+			c.Now, c.AutopilotHealthy = now, true
+			for i := range c.Members {
+				c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
+				c.Members[i].ReadySince = now.Add(-time.Hour)
+			}
+			m := c.Member("bao-2")
+			m.ReadySince, m.ClockOffset, m.Replication = now.Add(-time.Second), -10*time.Minute, operation.ReplicationSeen
+			tc.set(m)
+			failing := FirstFailing(MemberGates(c, "bao-2", gateImage, "2.4.1", 100))
+			g.Expect(failing).NotTo(BeNil())
+			g.Expect(failing.Name).To(Equal(tc.gate))
+			g.Expect(failing.WaitingFor).To(ContainSubstring("bao-2 (its clock is 10m0s behind baokeeper's"))
+		})
+	}
+}
