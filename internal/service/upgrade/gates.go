@@ -20,10 +20,12 @@ type Gate struct {
 // MemberGates evaluates, in order, the gates of brief invariant 3 for a member that
 // was replaced: pod Ready on the target image, OpenBao initialized, unsealed and on
 // the target version, back in the Raft configuration as a voter, autopilot healthy,
-// and its index within maxLag of the leader's. Where autopilot has not yet caught up
-// after an election, a member's own read proves health and catch-up instead
-// (operation.Cluster.Follows). The first gate that fails says what
-// the step waits for; the settle time is measured by the caller.
+// reached by the leader's Raft since it restarted (its own metrics,
+// operation.Cluster.LeaderReaches), and its index within maxLag of the leader's.
+// Where autopilot has not yet caught up after an election, a member's own read
+// proves health and catch-up instead (operation.Cluster.Follows), never the leader's
+// reach. The first gate that fails says what the step waits for; the settle time is
+// measured by the caller.
 func MemberGates(c *operation.Cluster, name, targetImage, targetVersion string, maxLag uint64) []Gate {
 	m := c.Member(name)
 	if m == nil {
