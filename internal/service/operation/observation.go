@@ -431,6 +431,19 @@ const (
 	ReplicationSeen
 )
 
+// ReplicationOf is the verdict on one read of a member's replication: the count of
+// AppendEntries its process handled, or the error that kept it from answering.
+func ReplicationOf(appendEntries uint64, err error) Replication {
+	switch {
+	case err != nil:
+		return ReplicationUnknown
+	case appendEntries > 0:
+		return ReplicationSeen
+	default:
+		return ReplicationNone
+	}
+}
+
 // ReplicationWindow is how long after its pod turned Ready a member's replication is
 // read: long enough for any gate that judges a restarted member; after it, autopilot's
 // verdict and the member's index (which lags when the leader does not reach it)

@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -179,5 +180,54 @@ func TestAutopilotLags(t *testing.T) {
 				t.Errorf("AutopilotLags() = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestReplicationOf(t *testing.T) {
+	cases := []struct {
+		name  string
+		count uint64
+		err   error
+		want  Replication
+	}{
+		{name: "AppendEntries handled: the leader reached it", count: 3, want: ReplicationSeen},
+		{name: "none handled since it started", count: 0, want: ReplicationNone},
+		{name: "no answer: not known", err: errors.New("connection refused"), want: ReplicationUnknown},
+		{name: "no answer wins over a count", count: 3, err: errors.New("timeout"), want: ReplicationUnknown},
+	}
+	for _, tc := range cases {
+		NewWithT(t).Expect(ReplicationOf(tc.count, tc.err)).To(Equal(tc.want), tc.name)
+	}
+}
+
+func TestLeaderReachesAndWhoIsRead(t *testing.T) {
+	now := time.Date(2026, 12, 7, 2, 50, 0, 0, time.UTC)
+	up := Member{Name: "bao-1", PodExists: true, PodReady: true, Initialized: true, Version: "2.4.1"}
+	cases := []struct {
+		name     string
+		member   func(m *Member)
+		wantRead bool
+		reaches  bool
+	}{
+		{name: "the leader: never read, always reached", member: func(m *Member) { m.Name, m.ReadySince = "bao-0", now.Add(-time.Second) }, reaches: true},
+		{name: "Ready a second ago, replication seen", member: func(m *Member) { m.ReadySince, m.Replication = now.Add(-time.Second), ReplicationSeen },
+			wantRead: true, reaches: true},
+		{name: "Ready a second ago, none yet", member: func(m *Member) { m.ReadySince, m.Replication = now.Add(-time.Second), ReplicationNone },
+			wantRead: true},
+		{name: "Ready a second ago, metrics unknown", member: func(m *Member) { m.ReadySince, m.Replication = now.Add(-time.Second), ReplicationUnknown },
+			wantRead: true},
+		{name: "Ready an hour ago, not read: autopilot heard it since", member: func(m *Member) { m.ReadySince, m.LastContact = now.Add(-time.Hour), time.Second },
+			reaches: true},
+		{name: "Ready a second ago, not read, autopilot's contact older", member: func(m *Member) { m.ReadySince, m.LastContact = now.Add(-time.Second), 4 * time.Second },
+			wantRead: true},
+		{name: "sealed: not read", member: func(m *Member) { m.ReadySince, m.Sealed, m.LastContact = now.Add(-time.Second), true, 0 }, reaches: true},
+	}
+	for _, tc := range cases {
+		g := NewWithT(t)
+		m := up
+		tc.member(&m)
+		c := &Cluster{Now: now, Leader: "bao-0"}
+		g.Expect(c.NeedsReplicationRead(&m)).To(Equal(tc.wantRead), tc.name)
+		g.Expect(c.LeaderReaches(&m)).To(Equal(tc.reaches), tc.name)
 	}
 }

@@ -71,7 +71,7 @@ func contactWait(m *operation.Member, who string) string {
 	case operation.ReplicationNone:
 		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics show no replication received yet)", who)
 	case operation.ReplicationUnknown:
-		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics did not answer; baokeeper reads them at /v1/sys/metrics)", who)
+		return fmt.Sprintf("waiting for the leader's Raft to reach %s since it restarted (its metrics did not answer: baokeeper reads /v1/sys/metrics on the member's API port, as it reads sys/health; if this lasts, check what blocks that path)", who)
 	default:
 		return fmt.Sprintf("waiting for the leader to hear from %s since it restarted (autopilot last heard from it %s before its read)", who, m.LastContact.Round(time.Millisecond))
 	}

@@ -127,12 +127,7 @@ func TestLeaderContactGate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			c := afterFinalElection()
-			c.Now, c.AutopilotHealthy = now, true
-			for i := range c.Members {
-				c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
-				c.Members[i].ReadySince = now.Add(-time.Hour)
-			}
+			c := settledAt(now)
 			m := c.Member("bao-2")
 			m.ReadySince, m.LastContact, m.Replication = now.Add(-tc.readyAgo), tc.lastContact, tc.replication
 			failing := FirstFailing(MemberGates(c, "bao-2", gateImage, "2.4.1", 100))
@@ -172,12 +167,7 @@ func TestMemberGatesNameAClockThatIsOff(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			c := afterFinalElection()
-			c.Now, c.AutopilotHealthy = now, true
-			for i := range c.Members {
-				c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
-				c.Members[i].ReadySince = now.Add(-time.Hour)
-			}
+			c := settledAt(now)
 			m := c.Member("bao-2")
 			m.ReadySince, m.ClockOffset, m.Replication = now.Add(-time.Second), -10*time.Minute, operation.ReplicationSeen
 			tc.set(m)
@@ -187,4 +177,16 @@ func TestMemberGatesNameAClockThatIsOff(t *testing.T) {
 			g.Expect(failing.WaitingFor).To(ContainSubstring("bao-2 (its clock is 10m0s behind baokeeper's"))
 		})
 	}
+}
+
+// settledAt is afterFinalElection at now, every member healthy, caught up and Ready
+// for an hour: the state a gate test then changes one member of.
+func settledAt(now time.Time) *operation.Cluster {
+	c := afterFinalElection()
+	c.Now, c.AutopilotHealthy = now, true
+	for i := range c.Members {
+		c.Members[i].Healthy, c.Members[i].LastIndex = true, leaderIndex
+		c.Members[i].ReadySince = now.Add(-time.Hour)
+	}
+	return c
 }

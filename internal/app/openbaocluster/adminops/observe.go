@@ -178,15 +178,13 @@ func (h *healthReader) replication(ctx context.Context, obs *operation.Cluster) 
 			}
 			wg.Go(func() {
 				rep, err := h.bao.MemberReplication(rctx, addr)
-				switch {
-				case err != nil:
+				var count uint64
+				if err != nil {
 					ctrl.LoggerFrom(ctx).V(4).Info("Reading a member's Raft metrics failed", "Pod", m.Name, "reason", err.Error())
-					m.Replication = operation.ReplicationUnknown
-				case rep.AppendEntries > 0:
-					m.Replication = operation.ReplicationSeen
-				default:
-					m.Replication = operation.ReplicationNone
+				} else {
+					count = rep.AppendEntries
 				}
+				m.Replication = operation.ReplicationOf(count, err)
 			})
 		}
 	}
