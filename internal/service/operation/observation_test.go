@@ -218,7 +218,7 @@ func TestLeaderReachesAndWhoIsRead(t *testing.T) {
 			wantRead: true},
 		{name: "Ready an hour ago, not read: autopilot heard it since", member: func(m *Member) { m.ReadySince, m.LastContact = now.Add(-time.Hour), time.Second },
 			reaches: true},
-		{name: "Ready a second ago, not read, autopilot's contact older", member: func(m *Member) { m.ReadySince, m.LastContact = now.Add(-time.Second), 4 * time.Second },
+		{name: "Ready a second ago, not read, autopilot's contact older", member: func(m *Member) { m.ReadySince, m.LastContact = now.Add(-time.Second), 4*time.Second },
 			wantRead: true},
 		{name: "sealed: not read", member: func(m *Member) { m.ReadySince, m.Sealed, m.LastContact = now.Add(-time.Second), true, 0 }, reaches: true},
 	}
