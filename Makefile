@@ -203,6 +203,7 @@ fuzz: ## Run each fuzz target for a short while.
 	go test -run='^$$' -fuzz=FuzzEvaluateVersion -fuzztime=30s ./internal/service/upgrade/
 	go test -run='^$$' -fuzz=FuzzParseImage -fuzztime=30s ./internal/service/upgrade/
 	go test -run='^$$' -fuzz=FuzzPendingRequests -fuzztime=30s ./internal/service/upgrade/
+	go test -run='^$$' -fuzz=FuzzMailbox -fuzztime=30s ./internal/service/executorjob/
 
 .PHONY: help
 help: ## Show this help.

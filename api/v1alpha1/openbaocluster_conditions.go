@@ -33,6 +33,9 @@ const (
 	// (spec.bootstrap.fromSnapshot): False while the restore runs or after it
 	// failed, True once the restored member was verified.
 	ConditionRestored ConditionType = "Restored"
+	// ConditionInputRefused is True for an hour after baokeeper refused input it did
+	// not write (status.refusedInput): someone tried to drive it from outside.
+	ConditionInputRefused ConditionType = "InputRefused"
 )
 
 // Reason is the CamelCase reason of a condition or an event.
@@ -171,6 +174,15 @@ const (
 	ReasonPausedByAnnotation Reason = "PausedByAnnotation"
 	// ReasonNotActive means break-glass is not active.
 	ReasonNotActive Reason = "NotActive"
+)
+
+// Reasons of the InputRefused condition and its events.
+const (
+	// ReasonMailboxEntryRefused means an entry of the executor mailbox was not
+	// written by baokeeper: it was removed, and nothing of it ran.
+	ReasonMailboxEntryRefused Reason = "MailboxEntryRefused"
+	// ReasonNoInputRefused means nothing was refused in the last hour.
+	ReasonNoInputRefused Reason = "NoInputRefused"
 )
 
 // Reasons of the RolledBack condition.

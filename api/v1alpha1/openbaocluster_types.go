@@ -863,6 +863,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	BreakGlass *BreakGlassStatus `json:"breakGlass,omitempty"`
 
+	// refusedInput records what baokeeper refused to act on because it did not write
+	// it: entries of the executor mailbox that no operator or executor of this cluster
+	// signed. Nothing of it ran.
+	// +optional
+	RefusedInput *RefusedInputStatus `json:"refusedInput,omitempty"`
+
 	// operationLock names the operation that holds the cluster; another operation
 	// (an upgrade of another strategy, a restore) waits until it is released.
 	// +optional
@@ -1813,4 +1819,34 @@ type OpenBaoClusterList struct {
 
 func init() {
 	SchemeBuilder.Register(&OpenBaoCluster{}, &OpenBaoClusterList{})
+}
+
+// RefusedInputStatus records input that baokeeper refused because it did not write it.
+type RefusedInputStatus struct {
+	// count is how many inputs were refused since the cluster was created.
+	// +optional
+	Count int64 `json:"count,omitempty"`
+	// lastRefusedAt is when the last one was refused.
+	// +optional
+	LastRefusedAt *metav1.Time `json:"lastRefusedAt,omitempty"`
+	// last are the most recent refusals, newest first.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	Last []RefusedInput `json:"last,omitempty"`
+}
+
+// RefusedInput is one input baokeeper refused.
+type RefusedInput struct {
+	// source names what was refused, for example "ConfigMap bao-executor, key request.zz1".
+	// +required
+	// +kubebuilder:validation:MaxLength=320
+	Source string `json:"source"`
+	// reason says why it was refused.
+	// +required
+	// +kubebuilder:validation:MaxLength=512
+	Reason string `json:"reason"`
+	// at is when it was refused.
+	// +required
+	At metav1.Time `json:"at"`
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -23,13 +25,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 )
 
 // serveFlags are the flags of "executor serve".
 type serveFlags struct {
-	namespace, mailbox, operation string
-	idleExit                      time.Duration
+	namespace, cluster, mailbox, operation, keyFile string
+	idleExit                                        time.Duration
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
@@ -37,7 +40,9 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs := flag.NewFlagSet("baokeeper executor "+executorjob.ActionServe, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.namespace, "namespace", "", "Namespace of the cluster and its mailbox.")
+	fs.StringVar(&f.cluster, "cluster", "", "Name of the OpenBaoCluster whose status says which step may run.")
 	fs.StringVar(&f.mailbox, "mailbox", "", "Name of the cluster's executor mailbox ConfigMap.")
+	fs.StringVar(&f.keyFile, "key-file", "", "File of the operation's mailbox key, which signs its requests and answers.")
 	fs.StringVar(&f.operation, "operation", "", "ID of the operation whose requests this executor answers; it answers no other.")
 	fs.DurationVar(&f.idleExit, "idle-exit", executorjob.ServeIdleExit, "Exit after this long without a request to answer.")
 	if err := fs.Parse(args); err != nil {
@@ -46,7 +51,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	missing := missingFlags(map[string]bool{"--namespace": f.namespace == "", "--mailbox": f.mailbox == "", "--operation": f.operation == ""})
+	missing := missingFlags(map[string]bool{"--namespace": f.namespace == "", "--cluster": f.cluster == "", "--mailbox": f.mailbox == "",
+		"--operation": f.operation == "", "--key-file": f.keyFile == ""})
 	switch {
 	case len(missing) > 0:
 		return f, fmt.Errorf("missing %s", strings.Join(missing, ", "))
@@ -57,17 +63,34 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 }
 
 // mailboxAPI is what the serving executor needs of the Kubernetes API: its mailbox,
-// read, watched and patched (workload.ExecutorRBAC grants exactly that).
+// read, watched and patched, and its cluster, read (workload.ExecutorRBAC grants
+// exactly that).
 type mailboxAPI interface {
 	get(ctx context.Context) (*corev1.ConfigMap, error)
 	watch(ctx context.Context, resourceVersion string) (watch.Interface, error)
 	patch(ctx context.Context, patch []byte) error
+	cluster(ctx context.Context) (*baov1.OpenBaoCluster, error)
 }
 
 // kubeMailbox is mailboxAPI over client-go.
 type kubeMailbox struct {
 	cs              kubernetes.Interface
 	namespace, name string
+	clusterName     string
+}
+
+func (k kubeMailbox) cluster(ctx context.Context) (*baov1.OpenBaoCluster, error) {
+	raw, err := k.cs.Discovery().RESTClient().Get().
+		AbsPath("/apis", baov1.GroupVersion.Group, baov1.GroupVersion.Version, "namespaces", k.namespace, "openbaoclusters", k.clusterName).
+		DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get OpenBaoCluster %s/%s: %w", k.namespace, k.clusterName, err)
+	}
+	c := &baov1.OpenBaoCluster{}
+	if err := json.Unmarshal(raw, c); err != nil {
+		return nil, fmt.Errorf("failed to decode OpenBaoCluster %s/%s: %w", k.namespace, k.clusterName, err)
+	}
+	return c, nil
 }
 
 func (k kubeMailbox) get(ctx context.Context) (*corev1.ConfigMap, error) {
@@ -85,10 +108,6 @@ func (k kubeMailbox) patch(ctx context.Context, patch []byte) error {
 	_, err := k.cs.CoreV1().ConfigMaps(k.namespace).Patch(ctx, k.name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
-
-// servedActions are the actions a request may ask for: the membership steps. A
-// request for anything else (serve, snapshot) is answered with a fatal failure.
-var servedActions = []string{executorjob.ActionStepDown, executorjob.ActionPromote, executorjob.ActionDemote, executorjob.ActionRemovePeer}
 
 // serveRetry is the pause before the mailbox is read again after a failed read,
 // watch or answer.
@@ -114,8 +133,17 @@ func runServe(ctx context.Context, args []string, env executorEnv) int {
 		fmt.Fprintf(env.stderr, "baokeeper executor serve: fatal: %v\n", err)
 		return exitFatal
 	}
+	key, err := os.ReadFile(f.keyFile)
+	if err == nil && len(key) != executorjob.KeyBytes {
+		err = fmt.Errorf("%s holds %d bytes, not a mailbox key of %d", f.keyFile, len(key), executorjob.KeyBytes)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "baokeeper executor serve: fatal: the operation's mailbox key: %v\n", err)
+		return exitFatal
+	}
 	self, _ := os.Hostname()
-	return serve(ctx, f, kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox}, self, runSubprocess(entrypoint()), env)
+	api := kubeMailbox{cs: cs, namespace: f.namespace, name: f.mailbox, clusterName: f.cluster}
+	return serve(ctx, f, key, api, self, runSubprocess(entrypoint()), env)
 }
 
 // entrypoint is the path this process was started as (argv[0]), so that a step runs
@@ -174,16 +202,33 @@ func runInProcess(env executorEnv) actionRunner {
 	}
 }
 
-// serve answers, one at a time and in name order, every request of its operation
-// that has no answer, until it has answered none for f.idleExit (exit 0) or ctx
-// ends. Each request runs the action it names as "baokeeper executor <action>" in
-// this process would (runExecutor), and the answer carries its exit code and its
-// JSON line or the end of its log. A request is answered at most once by this
-// process; one answered before it started (an earlier executor's) is not run again.
-func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run actionRunner, env executorEnv) int {
+// serve answers, one at a time and in name order, the requests of its operation
+// that have no answer, until it has answered none for f.idleExit (exit 0) or ctx
+// ends. It trusts nothing the mailbox says:
+//   - a request counts only when it verifies under the operation's key (the operator
+//     signed it), and runs only when the cluster's status persists it as the
+//     operation's current step (executorjob.Authorize); anything else is logged once
+//     and left alone (the operator removes and reports it);
+//   - what runs is built here, from this Job's flags and the status
+//     (executorjob.StepArgs): the members' addresses, the pod's CA and token files,
+//     the step's own timeout.
+//
+// Each step runs as "baokeeper executor <action>" would (run), and the answer, signed
+// under the key, carries its exit code and its JSON line or the end of its log. A
+// request is run at most once by this process; one answered before it started (an
+// earlier executor's) is not run again, and an answer of this process that
+// disappears or is altered is written again, not run again.
+func serve(ctx context.Context, f serveFlags, key []byte, api mailboxAPI, self string, run actionRunner, env executorEnv) int {
 	log := logr.FromContextOrDiscard(ctx).WithValues("operation", f.operation, "ConfigMap", f.namespace+"/"+f.mailbox)
 	log.Info("Serving the executor mailbox")
-	answered := map[string]bool{}
+	answered := map[string]executorjob.Result{}
+	// refused holds when each refused request was last checked: it is checked again
+	// after refuseRecheck (the operator persists a step before it asks for it, but a
+	// status this process read may be older than the request), and logged once.
+	refused := map[string]time.Time{}
+	keys := map[string][]byte{f.operation: key}
+	self0 := &baov1.OpenBaoCluster{}
+	self0.Name, self0.Namespace = f.cluster, f.namespace
 	idleSince := env.clock.Now()
 	for ctx.Err() == nil {
 		cm, err := api.get(ctx)
@@ -194,16 +239,52 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run a
 			}
 			continue
 		}
-		m := executorjob.ReadMailbox(cm)
-		pending := slices.DeleteFunc(m.Pending(f.operation), func(name string) bool { return answered[name] })
+		m, _ := executorjob.Trusted(self0, executorjob.ReadMailbox(cm), keys)
+		if name, res, ok := lostAnswer(m, answered); ok {
+			if err := writeAnswer(ctx, api, name, res); err != nil {
+				log.Error(err, "Failed to write the answer again; retrying", "request", name)
+				if !sleepCtx(ctx, env, serveRetry) {
+					break
+				}
+			} else {
+				log.Info("Wrote an answer again: it was gone or altered", "request", name)
+			}
+			continue
+		}
+		waitRefused := false
+		pending := slices.DeleteFunc(m.Pending(f.operation), func(name string) bool {
+			at, ok := refused[name]
+			recent := ok && env.clock.Since(at) < refuseRecheck
+			waitRefused = waitRefused || recent
+			return answered[name].MAC != "" || recent
+		})
 		if len(pending) > 0 {
 			name := pending[0]
-			res := answer(ctx, m.Requests[name], self, run, env)
-			patch, err := executorjob.ResultPatch(name, res)
+			c, err := api.cluster(ctx)
+			if err != nil {
+				log.Error(err, "Failed to read the cluster's status; retrying", "request", name)
+				if !sleepCtx(ctx, env, serveRetry) {
+					break
+				}
+				continue
+			}
+			step, err := executorjob.Authorize(c, f.operation, name, m.Requests[name])
+			var args []string
 			if err == nil {
-				err = api.patch(ctx, patch)
+				args, err = executorjob.StepArgs(c, step)
 			}
 			if err != nil {
+				if _, logged := refused[name]; !logged {
+					log.Info("Refusing a request: it is not the step the cluster's status plans", "request", name, "reason", err.Error())
+				}
+				refused[name] = env.clock.Now()
+				continue
+			}
+			delete(refused, name)
+			res := answer(ctx, args, self, run, env)
+			res.Operation = f.operation
+			res = res.Signed(key, name)
+			if err := writeAnswer(ctx, api, name, res); err != nil {
 				// Not marked answered: the next round runs it again (idempotent).
 				log.Error(err, "Failed to write the answer; retrying", "request", name)
 				if !sleepCtx(ctx, env, serveRetry) {
@@ -211,7 +292,7 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run a
 				}
 				continue
 			}
-			answered[name] = true
+			answered[name] = res
 			log.Info("Answered", "request", name, "exitCode", res.ExitCode, "took", res.FinishedAt.Sub(res.StartedAt).String())
 			idleSince = env.clock.Now()
 			continue
@@ -221,7 +302,11 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run a
 			log.Info("Idle; exiting", "idle", idle.String())
 			return exitOK
 		}
-		if err := waitForChange(ctx, api, cm.ResourceVersion, min(f.idleExit-idle, time.Minute), env); err != nil {
+		wait := min(f.idleExit-idle, time.Minute)
+		if waitRefused {
+			wait = min(wait, refuseRecheck)
+		}
+		if err := waitForChange(ctx, api, cm.ResourceVersion, wait, env); err != nil {
 			log.Error(err, "Failed to watch the mailbox; reading it again")
 			if !sleepCtx(ctx, env, serveRetry) {
 				break
@@ -232,22 +317,47 @@ func serve(ctx context.Context, f serveFlags, api mailboxAPI, self string, run a
 	return exitOK
 }
 
-// answer runs one request and says how it went.
-func answer(ctx context.Context, req executorjob.Request, self string, run actionRunner, env executorEnv) executorjob.Result {
-	res := executorjob.Result{Executor: self, StartedAt: env.clock.Now().UTC()}
-	if len(req.Args) == 0 || !slices.Contains(servedActions, req.Args[0]) {
-		res.ExitCode = exitFatal
-		res.Message = fmt.Sprintf("this executor runs only %s, not %q", strings.Join(servedActions, ", "), req.Args)
-	} else {
-		code, stdout, stderr := run(ctx, req.Args)
-		res.ExitCode, res.Output = code, strings.TrimSpace(stdout)
-		if code != exitOK {
-			res.Message = tail(stderr, maxAnswerMessage)
+// lostAnswer finds a request of the trusted mailbox m that this process answered
+// (answered) and whose answer is no longer there as written: removed, or altered
+// (Trusted then refuses it). Sorted by name; false when there is none.
+func lostAnswer(m executorjob.Mailbox, answered map[string]executorjob.Result) (string, executorjob.Result, bool) {
+	for _, name := range slices.Sorted(maps.Keys(answered)) {
+		if _, asked := m.Requests[name]; !asked {
+			continue
 		}
+		if got, ok := m.Results[name]; !ok || got.MAC != answered[name].MAC {
+			return name, answered[name], true
+		}
+	}
+	return "", executorjob.Result{}, false
+}
+
+// writeAnswer writes res as the answer to the request named name.
+func writeAnswer(ctx context.Context, api mailboxAPI, name string, res executorjob.Result) error {
+	patch, err := executorjob.ResultPatch(name, res)
+	if err != nil {
+		return err
+	}
+	return api.patch(ctx, patch)
+}
+
+// answer runs one step, its arguments built by StepArgs, and says how it went.
+func answer(ctx context.Context, args []string, self string, run actionRunner, env executorEnv) executorjob.Result {
+	res := executorjob.Result{Executor: self, StartedAt: env.clock.Now().UTC()}
+	code, stdout, stderr := run(ctx, args)
+	res.ExitCode, res.Output = code, tail(stdout, maxAnswerOutput)
+	if code != exitOK {
+		res.Message = tail(stderr, maxAnswerMessage)
 	}
 	res.FinishedAt = env.clock.Now().UTC()
 	return res
 }
+
+// refuseRecheck is how soon a refused request is checked against the status again.
+const refuseRecheck = 2 * time.Second
+
+// maxAnswerOutput bounds the JSON line an answer carries (a few hundred bytes).
+const maxAnswerOutput = 2048
 
 // maxAnswerMessage bounds the log an answer carries: the status message it ends up
 // in is for a person, and the mailbox holds every answer of the operation.

@@ -30,6 +30,9 @@ type Recorder interface {
 	Raft(namespace, name string, failureTolerance, voters int)
 	// BreakGlass reports whether break-glass stops the cluster's automation.
 	BreakGlass(namespace, name string, active bool)
+	// InputsRefused counts n inputs of the cluster that baokeeper refused because it
+	// did not write them, by where they were found (source: Mailbox).
+	InputsRefused(namespace, name, source string, n int)
 	// Forget deletes every series of a deleted cluster.
 	Forget(namespace, name string)
 }
@@ -62,6 +65,7 @@ type Metrics struct {
 	breakGlass       *prometheus.GaugeVec
 	snapshotDuration *prometheus.HistogramVec
 	openbaoRequests  *prometheus.CounterVec
+	refusedInputs    *prometheus.CounterVec
 }
 
 var _ Recorder = (*Metrics)(nil)
@@ -103,6 +107,9 @@ func New() *Metrics {
 		openbaoRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_openbao_requests_total",
 			Help: "HTTP requests the controller sent to the cluster's OpenBao members, by answer code (0: no answer) and method."},
 			append(cl, "code", "method")),
+		refusedInputs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "baokeeper_refused_inputs_total",
+			Help: "Inputs baokeeper refused and never acted on because it did not write them, by where they were found (Mailbox: entries of the executor mailbox)."},
+			append(cl, "source")),
 	}
 }
 
@@ -119,7 +126,7 @@ func (m *Metrics) InstrumentOpenBao(namespace, name string) func(http.RoundTripp
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -132,9 +139,14 @@ func (m *Metrics) Forget(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "name": name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.inProgress, m.podsCompleted, m.podsTotal,
 		m.stepDuration, m.upgradeDuration, m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase,
-		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests} {
+		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
 		v.DeletePartialMatch(l)
 	}
+}
+
+// InputsRefused implements Recorder.
+func (m *Metrics) InputsRefused(namespace, name, source string, n int) {
+	m.refusedInputs.WithLabelValues(namespace, name, source).Add(float64(n))
 }
 
 // UpgradeState implements Recorder.

@@ -96,6 +96,7 @@ func TestForgetDeletesEverySeriesOfOneCluster(t *testing.T) {
 		m.Raft("ns", name, 1, 3)
 		m.BlueGreenPhase("ns", name, "Sync")
 		m.BreakGlass("ns", name, false)
+		m.InputsRefused("ns", name, "Mailbox", 2)
 		m.openbaoRequests.WithLabelValues("ns", name, "200", "get").Inc()
 	}
 	reg := prometheus.NewRegistry()

@@ -48,7 +48,7 @@ func (tc *testCluster) executorSteps(ctx context.Context, step string) []executo
 	if !apierrors.IsNotFound(err) {
 		Expect(err).NotTo(HaveOccurred())
 		m := executorjob.ReadMailbox(cm)
-		Expect(m.Unreadable).To(BeEmpty(), "every mailbox entry decodes")
+		Expect(m.Foreign).To(BeEmpty(), "every mailbox entry decodes")
 		for name, r := range m.Requests {
 			if r.Step != step {
 				continue

@@ -63,7 +63,7 @@ func (r *Reconciler) applyIdentities(ctx context.Context, p *pass) error {
 	}
 	role, binding := workload.ServiceRegistrationRBAC(p.cluster)
 	execRole, execBinding := workload.ExecutorRBAC(p.cluster)
-	for _, obj := range []client.Object{role, binding, execRole, execBinding, workload.ExecutorMailbox(p.cluster)} {
+	for _, obj := range []client.Object{role, binding, execRole, execBinding, workload.ExecutorMailbox(p.cluster), workload.ExecutorKeys(p.cluster)} {
 		if err := applyObject(ctx, r.Client, obj); err != nil {
 			return err
 		}

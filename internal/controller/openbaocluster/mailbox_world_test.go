@@ -39,7 +39,7 @@ func (m *stepMailbox) asked(ctx context.Context, c client.Client, cluster *baov1
 	cm := &corev1.ConfigMap{}
 	Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), cm)).To(Succeed())
 	box := executorjob.ReadMailbox(cm)
-	Expect(box.Unreadable).To(BeEmpty())
+	Expect(box.Foreign).To(BeEmpty())
 	var out []*batchv1.Job
 	for _, name := range sortedKeys(box.Requests) {
 		if m.seen[name] {
@@ -109,11 +109,18 @@ func finishStep(ctx context.Context, k client.Client, cluster *baov1.OpenBaoClus
 		return
 	}
 	Expect(apierrors.IsNotFound(err)).To(BeTrue(), "reading the step Job %s: %v", name, err)
-	res := executorjob.Result{Executor: "world", StartedAt: now, FinishedAt: now}
+	// Answered as the operation's executor would: under its key, from a pod of its Job.
+	cm := &corev1.ConfigMap{}
+	Expect(k.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: workload.NamesFor(cluster).ExecutorMailbox()}, cm)).To(Succeed())
+	req, ok := executorjob.ReadMailbox(cm).Requests[name]
+	Expect(ok).To(BeTrue(), "no request %s in the mailbox", name)
+	keys := &corev1.Secret{}
+	Expect(k.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: workload.NamesFor(cluster).ExecutorKeys()}, keys)).To(Succeed())
+	res := executorjob.Result{Operation: req.Operation, Executor: executorjob.ServeJobName(cluster, req.Operation) + "-world", StartedAt: now, FinishedAt: now}
 	if failure != "" {
 		res.ExitCode, res.Message = 1, failure
 	}
-	patch, err := executorjob.ResultPatch(name, res)
+	patch, err := executorjob.ResultPatch(name, res.Signed(keys.Data[req.Operation], name))
 	Expect(err).NotTo(HaveOccurred())
 	mailbox := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: workload.NamesFor(cluster).ExecutorMailbox()}}
 	Expect(k.Patch(ctx, mailbox, client.RawPatch(types.MergePatchType, patch))).To(Succeed())

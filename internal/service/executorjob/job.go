@@ -341,16 +341,23 @@ type memberJobSpec struct {
 func memberJob(c *baov1.OpenBaoCluster, spec memberJobSpec, opID, member string, attempt int32, image string, members []string) *batchv1.Job {
 	return ExecutorJob(c, ExecutorJobSpec{
 		Name: JobName(c, spec.step, opID, member, attempt), Step: spec.step, Member: member, Operation: opID, Image: image,
-		Args: []string{
-			"executor", spec.action,
-			"--member", member,
-			"--members", strings.Join(members, ","),
-			"--ca-file", CAFile,
-			"--token-file", TokenFile,
-			"--timeout", spec.timeout.String(),
-		},
+		Args:                  append([]string{"executor"}, memberArgs(spec, member, members)...),
 		ActiveDeadlineSeconds: spec.deadline,
 	})
+}
+
+// memberArgs are the arguments of "baokeeper executor" for one step on member: its
+// action first, then the member, the members to ask for the active node, the pod's
+// CA and token files and the step's timeout.
+func memberArgs(spec memberJobSpec, member string, members []string) []string {
+	return []string{
+		spec.action,
+		"--member", member,
+		"--members", strings.Join(members, ","),
+		"--ca-file", CAFile,
+		"--token-file", TokenFile,
+		"--timeout", spec.timeout.String(),
+	}
 }
 
 // JobOfOperation reports whether job belongs to operation opID: it carries

@@ -61,7 +61,10 @@ func RequestKey(name string) string { return RequestKeyPrefix + name }
 // ResultKey is the mailbox key of the answer to the step named name.
 func ResultKey(name string) string { return ResultKeyPrefix + name }
 
-// Request asks an operation's executor for one step.
+// Request asks an operation's executor for one step. It names the step and nothing
+// else: what the step runs (addresses, files, timeout) the executor takes from its
+// Job and the cluster's status (StepArgs), and it runs only the step the status
+// persists (Authorize).
 type Request struct {
 	// Operation is the ID of the operation the step belongs to; only that
 	// operation's executor answers.
@@ -69,15 +72,17 @@ type Request struct {
 	// Step and Member are the step's LabelStep and LabelMember values.
 	Step   string `json:"step"`
 	Member string `json:"member,omitempty"`
-	// Args are the executor's arguments, the action first ("promote", "--member", ...).
-	Args []string `json:"args"`
 	// At is when the request was written; Deadline how long it may stay unanswered.
 	At       time.Time     `json:"at"`
 	Deadline time.Duration `json:"deadline"`
+	// MAC signs the request under its operation's key (Signed).
+	MAC string `json:"mac,omitempty"`
 }
 
 // Result is an executor's answer to one request.
 type Result struct {
+	// Operation is the operation of the request answered.
+	Operation string `json:"operation,omitempty"`
 	// ExitCode is what "baokeeper executor <action>" returned: 0 for success
 	// (also when the goal already held), 1 when retrying cannot help, 2 when a
 	// retryable failure outlasted the step's timeout.
@@ -90,6 +95,8 @@ type Result struct {
 	Executor   string    `json:"executor,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt"`
+	// MAC signs the answer under its operation's key (Signed).
+	MAC string `json:"mac,omitempty"`
 }
 
 // Mailed reports whether the executor Job job is a membership step that goes through
@@ -110,14 +117,10 @@ func MailedStep(step string) bool {
 }
 
 // RequestFor is the request that asks the executor for what job would have done,
-// written at now.
+// written at now: the step's name, operation, step and member, and the Job's deadline.
 func RequestFor(job *batchv1.Job, now time.Time) (Request, error) {
 	if !Mailed(job) {
 		return Request{}, fmt.Errorf("the executor Job %s is not a membership step of an operation: this is a bug, please report it", job.Name)
-	}
-	args := job.Spec.Template.Spec.Containers[0].Args
-	if len(args) < 2 || args[0] != "executor" {
-		return Request{}, fmt.Errorf("the executor Job %s does not run \"baokeeper executor <action>\": %q", job.Name, args)
 	}
 	deadline := time.Duration(MembershipActiveDeadlineSeconds) * time.Second
 	if d := job.Spec.ActiveDeadlineSeconds; d != nil {
@@ -125,7 +128,7 @@ func RequestFor(job *batchv1.Job, now time.Time) (Request, error) {
 	}
 	return Request{
 		Operation: job.Labels[LabelOperation], Step: job.Labels[LabelStep], Member: job.Labels[LabelMember],
-		Args: slices.Clone(args[1:]), At: now.UTC(), Deadline: deadline,
+		At: now.UTC(), Deadline: deadline,
 	}, nil
 }
 
@@ -158,11 +161,14 @@ func ResultPatch(name string, res Result) ([]byte, error) {
 type Mailbox struct {
 	Requests map[string]Request
 	Results  map[string]Result
-	// Unreadable are keys whose value does not decode, with why.
-	Unreadable []string
+	// Foreign are the keys that are no request or answer baokeeper could have
+	// written: another prefix, a name that is no step name, a value that does not
+	// decode.
+	Foreign []Refusal
 }
 
-// ReadMailbox decodes a mailbox ConfigMap; nil reads as empty.
+// ReadMailbox decodes a mailbox ConfigMap; nil reads as empty. It trusts nothing it
+// decodes: see Trusted.
 func ReadMailbox(cm *corev1.ConfigMap) Mailbox {
 	m := Mailbox{Requests: map[string]Request{}, Results: map[string]Result{}}
 	if cm == nil {
@@ -170,25 +176,44 @@ func ReadMailbox(cm *corev1.ConfigMap) Mailbox {
 	}
 	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		v := cm.Data[k]
+		var name string
+		var into any
 		switch {
 		case strings.HasPrefix(k, RequestKeyPrefix):
-			var r Request
-			if err := json.Unmarshal([]byte(v), &r); err != nil {
-				m.Unreadable = append(m.Unreadable, fmt.Sprintf("%s: %v", k, err))
-				continue
-			}
-			m.Requests[strings.TrimPrefix(k, RequestKeyPrefix)] = r
+			name, into = strings.TrimPrefix(k, RequestKeyPrefix), &Request{}
 		case strings.HasPrefix(k, ResultKeyPrefix):
-			var r Result
-			if err := json.Unmarshal([]byte(v), &r); err != nil {
-				m.Unreadable = append(m.Unreadable, fmt.Sprintf("%s: %v", k, err))
-				continue
-			}
-			m.Results[strings.TrimPrefix(k, ResultKeyPrefix)] = r
+			name, into = strings.TrimPrefix(k, ResultKeyPrefix), &Result{}
+		default:
+			m.Foreign = append(m.Foreign, Refusal{k, fmt.Sprintf("a mailbox holds %s<step> and %s<step> keys only", RequestKeyPrefix, ResultKeyPrefix)})
+			continue
+		}
+		if why := validName(name); why != "" {
+			m.Foreign = append(m.Foreign, Refusal{k, why})
+			continue
+		}
+		if len(v) > maxEntryBytes {
+			m.Foreign = append(m.Foreign, Refusal{k, fmt.Sprintf("its value has %d bytes, more than any entry of baokeeper (%d)", len(v), maxEntryBytes)})
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(into); err != nil {
+			m.Foreign = append(m.Foreign, Refusal{k, fmt.Sprintf("its value does not decode: %v", err)})
+			continue
+		}
+		switch e := into.(type) {
+		case *Request:
+			m.Requests[name] = *e
+		case *Result:
+			m.Results[name] = *e
 		}
 	}
 	return m
 }
+
+// maxEntryBytes bounds one mailbox value: an answer carries one JSON line and at most
+// a KiB of log.
+const maxEntryBytes = 8 << 10
 
 // Pending lists, sorted, the names of the requests of operation opID that have no
 // answer yet.
@@ -197,18 +222,6 @@ func (m Mailbox) Pending(opID string) []string {
 	for name, r := range m.Requests {
 		if _, answered := m.Results[name]; !answered && r.Operation == opID {
 			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Operations lists, sorted, the operations with a request that has no answer yet.
-func (m Mailbox) Operations() []string {
-	var out []string
-	for name, r := range m.Requests {
-		if _, answered := m.Results[name]; !answered && !slices.Contains(out, r.Operation) {
-			out = append(out, r.Operation)
 		}
 	}
 	slices.Sort(out)
@@ -276,21 +289,38 @@ func ServeJobName(c *baov1.OpenBaoCluster, opID string) string {
 	return boundedName(fmt.Sprintf("%s-executor-%s", c.Name, opID))
 }
 
+// Paths of the serving executor.
+const (
+	// KeyMountPath holds the operation's mailbox key.
+	KeyMountPath = "/var/run/secrets/baokeeper-mailbox"
+	// KeyFile is the operation's mailbox key file.
+	KeyFile = KeyMountPath + "/key"
+)
+
 // ServeJob builds operation opID's executor Job, which serves the cluster's mailbox
 // ("baokeeper executor serve") until it has been idle for ServeIdleExit. Unlike a
 // step's Job it restarts on failure (every step it runs is idempotent), it has no
 // deadline (an operation may wait days for a promotion), and it gets a Kubernetes
-// API token: its service account may read and patch the mailbox and nothing else
-// (workload.ExecutorRBAC).
+// API token: its service account may read and patch the mailbox and read its
+// cluster, nothing else (workload.ExecutorRBAC). It mounts the operation's mailbox
+// key, and only that one (workload.Names.ExecutorKeys, the key named opID).
 func ServeJob(c *baov1.OpenBaoCluster, opID, image string) *batchv1.Job {
+	n := workload.NamesFor(c)
 	job := ExecutorJob(c, ExecutorJobSpec{
 		Name: ServeJobName(c, opID), Step: StepServe, Operation: opID, Image: image,
 		Args: []string{
 			"executor", ActionServe,
 			"--namespace", c.Namespace,
-			"--mailbox", workload.NamesFor(c).ExecutorMailbox(),
+			"--cluster", c.Name,
+			"--mailbox", n.ExecutorMailbox(),
 			"--operation", opID,
+			"--key-file", KeyFile,
 		},
+		Volumes: []corev1.Volume{{Name: "mailbox-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: n.ExecutorKeys(),
+			Items:      []corev1.KeyToPath{{Key: opID, Path: "key"}},
+		}}}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "mailbox-key", MountPath: KeyMountPath, ReadOnly: true}},
 	})
 	job.Spec.ActiveDeadlineSeconds = nil
 	job.Spec.BackoffLimit = ptrTo(serveBackoffLimit)

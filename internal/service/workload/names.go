@@ -123,6 +123,11 @@ func (n Names) ExecutorServiceAccount() string { return n.cluster + "-executor" 
 // executor read and answer it, and nothing else.
 func (n Names) ExecutorMailbox() string { return n.cluster + "-executor" }
 
+// ExecutorKeys is the Secret of the operations' mailbox keys, one key per operation
+// ID, which only the operator reads and each operation's executor mounts its own of
+// (executorjob.Trusted says why).
+func (n Names) ExecutorKeys() string { return n.cluster + "-executor-keys" }
+
 // ServiceRegistrationRole lets members label their own pods.
 func (n Names) ServiceRegistrationRole() string { return n.cluster + "-service-registration" }
 

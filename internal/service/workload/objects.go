@@ -83,8 +83,9 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 
 // ExecutorRBAC lets the executor's service account read its cluster's executor
 // mailbox (get, list and watch, only that ConfigMap: a list or watch must pin its name
-// with a field selector) and answer in it (patch), and nothing else of the Kubernetes
-// API: what it asks of OpenBao it does with its own projected token.
+// with a field selector), answer in it (patch) and read its cluster (get, for the
+// step its status persists), and nothing else of the Kubernetes API: what it asks of
+// OpenBao it does with its own projected token.
 func ExecutorRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
 	n := NamesFor(c)
 	role := &rbacv1.Role{
@@ -95,6 +96,12 @@ func ExecutorRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
 			Resources:     []string{"configmaps"},
 			ResourceNames: []string{n.ExecutorMailbox()},
 			Verbs:         []string{"get", "list", "watch", "patch"},
+		}, {
+			// The status says which step the executor may run (executorjob.Authorize).
+			APIGroups:     []string{baov1.GroupVersion.Group},
+			Resources:     []string{"openbaoclusters"},
+			ResourceNames: []string{c.Name},
+			Verbs:         []string{"get"},
 		}},
 	}
 	binding := &rbacv1.RoleBinding{
@@ -114,6 +121,18 @@ func ExecutorMailbox(c *baov1.OpenBaoCluster) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(c, NamesFor(c).ExecutorMailbox()),
+	}
+}
+
+// ExecutorKeys is the Secret of the operations' mailbox keys as the workload
+// reconciler creates it: empty. The upgrade manager adds an operation's key (under its
+// ID) before its first request and drops the keys of operations that ended, with merge
+// patches that this apply leaves alone.
+func ExecutorKeys(c *baov1.OpenBaoCluster) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: objectMeta(c, NamesFor(c).ExecutorKeys()),
+		Type:       corev1.SecretTypeOpaque,
 	}
 }
 

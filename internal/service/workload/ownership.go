@@ -62,6 +62,7 @@ func CreatedObjects(c *baov1.OpenBaoCluster) []ObjectRef {
 		{KindRole, n.ExecutorMailbox()},
 		{KindRoleBinding, n.ExecutorMailbox()},
 		{KindConfigMap, n.ExecutorMailbox()},
+		{KindSecret, n.ExecutorKeys()},
 		{KindConfigMap, n.ConfigMap()},
 		{KindSecret, n.InitSecret()},
 		{KindService, n.ClientService()},

@@ -76,7 +76,7 @@ func TestCreatedObjects(t *testing.T) {
 	}
 	g.Expect(names(c)).To(ConsistOf(
 		"ServiceAccount bao", "ServiceAccount bao-executor", "Role bao-service-registration", "RoleBinding bao-service-registration",
-		"Role bao-executor", "RoleBinding bao-executor", "ConfigMap bao-executor",
+		"Role bao-executor", "RoleBinding bao-executor", "ConfigMap bao-executor", "Secret bao-executor-keys",
 		"ConfigMap bao-config", "Secret bao-init", "Service bao", "Service bao-internal", "Service bao-active", "PodDisruptionBudget bao",
 		"StatefulSet bao", "Secret bao-seal", "Secret bao-ca", "Secret bao-tls"))
 

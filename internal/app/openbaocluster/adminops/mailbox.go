@@ -2,6 +2,8 @@ package adminops
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -10,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,9 +30,16 @@ import (
 // executorView is what a pass observed of its cluster's executors: the mailbox and
 // each operation's serving executor Job.
 type executorView struct {
+	// mailbox holds the entries baokeeper wrote (executorjob.Trusted); refused the
+	// others, which the pass reports and drops.
 	mailbox executorjob.Mailbox
+	refused []executorjob.Refusal
 	// found is false when the mailbox ConfigMap does not exist.
 	found bool
+	// keys are the operations' mailbox keys by operation ID; keysFound is false when
+	// their Secret does not exist.
+	keys      map[string][]byte
+	keysFound bool
 	// serving are the serving executor Jobs by operation.
 	serving map[string]servingExecutor
 }
@@ -43,11 +53,12 @@ type servingExecutor struct {
 	stuck    string
 }
 
-// observeExecutors reads the mailbox and finds the serving executors among the
-// cluster's executor Jobs (observed: as observeJob read them), and adds each request
-// to s.Jobs as the Job it stands for.
+// observeExecutors reads the mailbox and the operations' keys, finds the serving
+// executors among the cluster's executor Jobs (observed: as observeJob read them),
+// and adds each request baokeeper wrote to s.Jobs as the Job it stands for. Entries
+// it did not write are set aside in refused: they count for nothing.
 func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoCluster, jobs []batchv1.Job, s *operation.Snapshot) (*executorView, error) {
-	v := &executorView{serving: map[string]servingExecutor{}}
+	v := &executorView{serving: map[string]servingExecutor{}, keys: map[string][]byte{}}
 	stuck := map[string]string{}
 	for i := range jobs {
 		j := &jobs[i]
@@ -59,6 +70,9 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 		v.serving[op] = servingExecutor{name: j.Name, uid: j.UID, phase: o.Phase, deleting: j.DeletionTimestamp != nil, stuck: o.Stuck}
 		stuck[op] = o.Stuck
 	}
+	if err := r.readKeys(ctx, c, v); err != nil {
+		return nil, err
+	}
 	cm := &corev1.ConfigMap{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorMailbox()}, cm)
 	switch {
@@ -69,10 +83,7 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 		return nil, fmt.Errorf("failed to get the executor mailbox of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	v.found = true
-	v.mailbox = executorjob.ReadMailbox(cm)
-	if len(v.mailbox.Unreadable) > 0 {
-		ctrl.LoggerFrom(ctx).Info("Ignoring mailbox entries that do not decode", "entries", v.mailbox.Unreadable)
-	}
+	v.mailbox, v.refused = executorjob.Trusted(c, executorjob.ReadMailbox(cm), v.keys)
 	for name, o := range executorjob.MailboxJobs(v.mailbox, stuck, s.Now) {
 		if _, isJob := s.Jobs[name]; !isJob {
 			s.Jobs[name] = o
@@ -81,16 +92,113 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 	return v, nil
 }
 
+// readKeys reads the operations' mailbox keys. The Secret is created by the workload
+// reconciler and written by this one: a key added by the previous pass may not be in
+// the cache yet, and the entries it signed would read as forged, so a key the cache
+// lacks for an operation of the status is read from the API server.
+func (r *Reconciler) readKeys(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
+	key := client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorKeys()}
+	sec := &corev1.Secret{}
+	err := r.Client.Get(ctx, key, sec)
+	stale := apierrors.IsNotFound(err)
+	if err == nil {
+		for _, op := range executorjob.Operations(c) {
+			if _, ok := sec.Data[op]; !ok {
+				stale = true
+			}
+		}
+	}
+	if stale && r.APIReader != nil {
+		sec = &corev1.Secret{}
+		err = r.APIReader.Get(ctx, key, sec)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("failed to get the executor keys Secret %s/%s: %w", c.Namespace, key.Name, err)
+	}
+	if !ownedBy(sec, c) {
+		// The workload reconciler refuses the cluster (NameConflict) until it is gone.
+		return nil
+	}
+	v.keysFound = true
+	for op, k := range sec.Data {
+		if len(k) == executorjob.KeyBytes {
+			v.keys[op] = k
+		}
+	}
+	return nil
+}
+
+// ownedBy reports whether the cluster controls obj (by UID).
+func ownedBy(obj metav1.Object, c *baov1.OpenBaoCluster) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && c.UID != "" && ref.UID == c.UID
+}
+
+// ensureKey returns operation op's mailbox key, adding a new one to the keys Secret
+// when it has none. The keys of operations that the status no longer runs and that
+// have no entry left in the mailbox are dropped in the same write.
+func (r *Reconciler) ensureKey(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, op string) ([]byte, error) {
+	if k, ok := v.keys[op]; ok {
+		return k, nil
+	}
+	if !v.keysFound {
+		// The workload reconciler creates it; a pass may come first.
+		if err := objectapply.Apply(ctx, r.Client, workload.ExecutorKeys(c)); err != nil {
+			return nil, fmt.Errorf("failed to create the executor keys Secret: %w", err)
+		}
+		v.keysFound = true
+	}
+	rnd := r.Rand
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	k, err := executorjob.NewKey(rnd)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{op: k}
+	live := executorjob.Operations(c)
+	for _, req := range v.mailbox.Requests {
+		live = append(live, req.Operation)
+	}
+	for old := range v.keys {
+		if !slices.Contains(live, old) {
+			data[old] = nil
+			delete(v.keys, old)
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"data": data})
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the executor keys: %w", err)
+	}
+	sec := workload.ExecutorKeys(c)
+	if err := r.Client.Patch(ctx, sec, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return nil, fmt.Errorf("failed to add the mailbox key of operation %s to Secret %s/%s: %w", op, c.Namespace, sec.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Added the operation's mailbox key", "operation", op, "Secret", klog.KObj(sec))
+	v.keys[op] = k
+	return k, nil
+}
+
 // askExecutor asks the operation's executor for what job would do: it writes the
-// request into the mailbox (once: a request already there is the same request) and
-// makes sure the operation has a serving executor. created says whether the request
-// is new, for the step's event.
+// request, signed with the operation's key, into the mailbox (once: a request already
+// there is the same request) and makes sure the operation has a serving executor.
+// created says whether the request is new, for the step's event.
 func (r *Reconciler) askExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, job *batchv1.Job, now metav1.Time) (created bool, err error) {
+	op := job.Labels[executorjob.LabelOperation]
 	if _, asked := v.mailbox.Requests[job.Name]; !asked {
 		req, err := executorjob.RequestFor(job, now.Time)
 		if err != nil {
 			return false, err
 		}
+		key, err := r.ensureKey(ctx, c, v, op)
+		if err != nil {
+			return false, err
+		}
+		req = req.Signed(key, job.Name)
 		if !v.found {
 			// The workload reconciler creates it; a pass may come first.
 			if err := objectapply.Apply(ctx, r.Client, workload.ExecutorMailbox(c)); err != nil {
@@ -110,20 +218,28 @@ func (r *Reconciler) askExecutor(ctx context.Context, c *baov1.OpenBaoCluster, v
 		v.mailbox.Requests[job.Name] = req
 		created = true
 	}
-	return created, r.tendExecutor(ctx, c, v, job.Labels[executorjob.LabelOperation], r.executorImage(c))
+	return created, r.tendExecutor(ctx, c, v, op, r.executorImage(c))
 }
 
-// tendExecutors keeps a serving executor for every operation with a request that
-// has no answer yet, and for the operation prestartFor names; none while break-glass
-// is active, when nothing may act on the cluster.
+// tendExecutors keeps a serving executor for every operation of the status that has
+// a request without an answer, and for the operation prestartFor names; none while
+// break-glass is active, when nothing may act on the cluster. Only operations of the
+// status: an operation that only the mailbox names gets no executor.
 func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
 	if v == nil || (c.Status.BreakGlass != nil && c.Status.BreakGlass.Active) {
 		return nil
 	}
-	ops := v.mailbox.Operations()
+	ours := executorjob.Operations(c)
+	var ops []string
+	for name, req := range v.mailbox.Requests {
+		if _, answered := v.mailbox.Results[name]; !answered && slices.Contains(ours, req.Operation) && !slices.Contains(ops, req.Operation) {
+			ops = append(ops, req.Operation)
+		}
+	}
 	if op := prestartFor(c); op != "" && !slices.Contains(ops, op) {
 		ops = append(ops, op)
 	}
+	slices.Sort(ops)
 	for _, op := range ops {
 		if err := r.tendExecutor(ctx, c, v, op, r.executorImage(c)); err != nil {
 			return err
@@ -140,6 +256,9 @@ func (r *Reconciler) tendExecutor(ctx context.Context, c *baov1.OpenBaoCluster, 
 	cur, ok := v.serving[op]
 	switch tendDecision(cur, ok) {
 	case tendCreate:
+		if _, err := r.ensureKey(ctx, c, v, op); err != nil {
+			return err
+		}
 		job := executorjob.ServeJob(c, op, image)
 		_, err := r.createJob(ctx, job)
 		if err == nil {

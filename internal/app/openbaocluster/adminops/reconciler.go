@@ -160,6 +160,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if stuck != nil {
 			reterr = errors.Join(reterr, r.deleteStuckJobs(ctx, c, stuck))
 		}
+		reterr = errors.Join(reterr, r.dropRefused(ctx, c, r.executors))
 		if err := r.tendExecutors(ctx, c, r.executors); err != nil {
 			if !apierrors.IsConflict(err) {
 				r.eventNow(c, corev1.EventTypeWarning, eventActionFailed, fmt.Sprintf("could not tend the executors of %s: %v; baokeeper retries with backoff", c.Name, err))
@@ -178,6 +179,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	stuck = snap
+	r.reportRefused(c, obs.Now)
 	op := choose(snap)
 	if op == nil {
 		return ctrl.Result{RequeueAfter: snapshot.Wake(&c.Status, obs.Now)}, nil
@@ -422,6 +424,8 @@ func setConditions(c *baov1.OpenBaoCluster, now time.Time) {
 	} else {
 		set(baov1.ConditionBreakGlass, false, baov1.ReasonNotActive, "Automation is running")
 	}
+	ok, reason, msg := refusedCondition(c, now)
+	set(baov1.ConditionInputRefused, ok, reason, msg)
 	if c.Spec.Bootstrap != nil {
 		r := c.Status.Restore
 		switch {

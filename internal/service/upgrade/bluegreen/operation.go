@@ -143,14 +143,14 @@ func StepJobName(c *baov1.OpenBaoCluster, opID string, s *baov1.UpgradeStep) str
 func stepJob(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, kind operation.JobKind, image string) (*batchv1.Job, error) {
 	up, bg := st.Upgrade, st.BlueGreen
 	s := bg.CurrentStep
-	addrs := append(setAddresses(c, bg.Blue), setAddresses(c, bg.Green)...)
+	addrs := append(executorjob.SetAddresses(c, bg.Blue), executorjob.SetAddresses(c, bg.Green)...)
 	switch kind {
 	case operation.JobValidate:
 		hook := c.Spec.Upgrade.BlueGreen.ValidationHook
 		if hook == nil {
 			return nil, fmt.Errorf("spec.upgrade.blueGreen.validationHook of %s/%s is gone while the upgrade validates green: set it again, then set the baokeeper.dev/retry annotation", c.Namespace, c.Name)
 		}
-		return ValidationJob(c, up.ID, s.Attempts, hook, c.GetValidationHookTimeout(), setAddresses(c, bg.Green), workload.CASecretName(c)), nil
+		return ValidationJob(c, up.ID, s.Attempts, hook, c.GetValidationHookTimeout(), executorjob.SetAddresses(c, bg.Green), workload.CASecretName(c)), nil
 	case operation.JobPromote:
 		return executorjob.PromoteJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	case operation.JobDemote:
@@ -161,16 +161,6 @@ func stepJob(c *baov1.OpenBaoCluster, st *baov1.OpenBaoClusterStatus, kind opera
 		return executorjob.RemovePeerJob(c, up.ID, s.Pod, s.Attempts, image, addrs), nil
 	}
 	return nil, fmt.Errorf("a blue-green upgrade has no executor Job %q", kind)
-}
-
-// setAddresses are the API addresses of one StatefulSet's members.
-func setAddresses(c *baov1.OpenBaoCluster, set baov1.MemberSet) []string {
-	n := workload.NamesFor(c).ForStatefulSet(set.StatefulSet)
-	out := make([]string, 0, set.Replicas)
-	for i := range set.Replicas {
-		out = append(out, fmt.Sprintf("https://%s:%d", n.MemberHost(i, c.Namespace), workload.APIPort))
-	}
-	return out
 }
 
 func greenMembers(c *baov1.OpenBaoCluster, st *baov1.BlueGreenStatus) []string {

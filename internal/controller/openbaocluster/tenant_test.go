@@ -1,0 +1,85 @@
+package openbaocluster_test
+
+import (
+	"context"
+	"encoding/json"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/platform/openbao"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// A namespace tenant who may patch ConfigMaps, and nothing of baokeeper's, tries to
+// drive the executor through the mailbox (issue 38, docs/security.md). The operator
+// starts no executor for what only the mailbox names, removes every entry it did not
+// write, and says so in status, a condition and an event.
+var _ = Describe("A tenant who may patch ConfigMaps", func() {
+	ctx := context.Background()
+
+	BeforeEach(func() {
+		// Every member answers as active: the cluster serves (as in "The OpenBaoCluster reconciler").
+		bao.SetDefaultHealth(openbao.Health{Initialized: true, Version: "2.4.0"})
+		bao.SetDefaultReplication(openbao.Replication{AppendEntries: 1})
+	})
+
+	It("cannot start an executor or feed it steps through the mailbox", func() {
+		ns := newNamespace(ctx)
+		c := newCluster(ns, "bao")
+		settleServing(ctx, c)
+		mailbox := workload.NamesFor(c).ExecutorMailbox()
+
+		By("writing the forged remove-peer of the issue (an invented operation, its own connection flags), a new-style forged request, a forged answer and a key that is no step name")
+		forged := map[string]any{
+			"request.zz1": `{"operation":"zz1","args":["remove-peer","--member","bao-2","--members","https://bao-0.bao-internal.` + ns +
+				`.svc:8200","--ca-file","/var/run/secrets/baokeeper-ca/ca.crt","--token-file","/var/run/secrets/baokeeper/token","--timeout","8760h"]}`,
+			"request.bao-removepeer-zz2-2-1": `{"operation":"zz2","step":"removepeer","member":"bao-2","at":"2026-12-07T12:00:00Z","deadline":150000000000}`,
+			"result.bao-stepdown-zz2-0-1":    `{"operation":"zz2","exitCode":1,"executor":"bao-executor-zz2-x"}`,
+			"request.Not_A_Step":             `{}`,
+		}
+		patch, err := json.Marshal(map[string]any{"data": forged})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8s.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mailbox}}, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+
+		By("waiting for the operator to refuse them")
+		Eventually(func(g Gomega) {
+			cur := getCluster(ctx, c)
+			g.Expect(cur.Status.RefusedInput).NotTo(BeNil())
+			g.Expect(cur.Status.RefusedInput.Count).To(BeEquivalentTo(4))
+			cond := condition(cur, baov1.ConditionInputRefused)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Status).To(BeEquivalentTo("True"))
+			g.Expect(cond.Reason).To(Equal(string(baov1.ReasonMailboxEntryRefused)))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func() []string { return eventReasons(ctx, c) }, timeout, interval).Should(ContainElement(string(baov1.ReasonMailboxEntryRefused)))
+
+		By("finding them removed, and no executor started for an operation that only the mailbox names")
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8s.Get(ctx, key(ns, mailbox), cm)).To(Succeed())
+			for k := range forged {
+				g.Expect(cm.Data).NotTo(HaveKey(k))
+			}
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{executorjob.LabelStep: executorjob.StepServe})).To(Succeed())
+			g.Expect(jobs.Items).To(BeEmpty(), "bug: the operator started an executor for an operation only the mailbox named")
+		}, "2s", interval).Should(Succeed())
+		refused := getCluster(ctx, c).Status.RefusedInput
+		var sources []string
+		for _, r := range refused.Last {
+			sources = append(sources, r.Source)
+		}
+		Expect(sources).To(ContainElement("ConfigMap bao-executor, key request.zz1"))
+		Expect(refused.Count).To(BeEquivalentTo(4), "each refused once: gone, they are not counted again")
+	})
+})
