@@ -28,7 +28,9 @@ type clusterMailbox struct {
 	c *baov1.OpenBaoCluster
 }
 
-func (m clusterMailbox) cluster(context.Context) (*baov1.OpenBaoCluster, error) { return m.c.DeepCopy(), nil }
+func (m clusterMailbox) cluster(context.Context) (*baov1.OpenBaoCluster, error) {
+	return m.c.DeepCopy(), nil
+}
 
 // scalingCluster is apps/bao scaling from 3 to 4 members, its current step the
 // promotion of bao-3 (attempt 1) of operation op1.
