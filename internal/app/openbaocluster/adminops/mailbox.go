@@ -51,6 +51,10 @@ type servingExecutor struct {
 	phase    operation.JobPhase
 	deleting bool
 	stuck    string
+	// unsigned is true for an executor started by a baokeeper before signed requests
+	// (no --key-file): it cannot verify a request nor sign an answer, so it is
+	// replaced.
+	unsigned bool
 }
 
 // observeExecutors reads the mailbox and the operations' keys, finds the serving
@@ -67,7 +71,8 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 			continue
 		}
 		o := s.Jobs[j.Name]
-		v.serving[op] = servingExecutor{name: j.Name, uid: j.UID, phase: o.Phase, deleting: j.DeletionTimestamp != nil, stuck: o.Stuck}
+		v.serving[op] = servingExecutor{name: j.Name, uid: j.UID, phase: o.Phase, deleting: j.DeletionTimestamp != nil, stuck: o.Stuck,
+			unsigned: !servesSigned(j)}
 		stuck[op] = o.Stuck
 	}
 	if err := r.readKeys(ctx, c, v); err != nil {
@@ -129,6 +134,17 @@ func (r *Reconciler) readKeys(ctx context.Context, c *baov1.OpenBaoCluster, v *e
 		}
 	}
 	return nil
+}
+
+// servesSigned reports whether the serving executor Job j verifies requests and signs
+// answers: its command line names the operation's key file.
+func servesSigned(j *batchv1.Job) bool {
+	for _, ctr := range j.Spec.Template.Spec.Containers {
+		if slices.Contains(ctr.Args, "--key-file") {
+			return true
+		}
+	}
+	return false
 }
 
 // ownedBy reports whether the cluster controls obj (by UID).
@@ -308,14 +324,20 @@ const (
 )
 
 // tendDecision decides it from the operation's serving executor as observed
-// (exists says whether there is one): none is created; one that runs, or is being
-// deleted, is kept; one that finished (idle exit, out of restarts) is deleted, so
-// that the next pass creates it again.
+// (exists says whether there is one): none is created; one being deleted is kept
+// until it is gone; one started by a baokeeper before signed requests is deleted
+// (it would answer nothing this operator counts); one that runs is kept; one that
+// finished (idle exit, out of restarts) is deleted, so that the next pass creates it
+// again.
 func tendDecision(cur servingExecutor, exists bool) tend {
 	switch {
 	case !exists:
 		return tendCreate
-	case cur.deleting || cur.phase == operation.JobRunning:
+	case cur.deleting:
+		return tendKeep
+	case cur.unsigned:
+		return tendDelete
+	case cur.phase == operation.JobRunning:
 		return tendKeep
 	}
 	return tendDelete

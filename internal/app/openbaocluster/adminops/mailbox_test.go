@@ -19,6 +19,8 @@ func TestTendDecision(t *testing.T) {
 		{"it exited when idle: delete it, the next pass starts it again", servingExecutor{phase: operation.JobSucceeded}, true, tendDelete},
 		{"it ran out of restarts: delete it", servingExecutor{phase: operation.JobFailed}, true, tendDelete},
 		{"a finished one already being deleted: wait for it to go", servingExecutor{phase: operation.JobSucceeded, deleting: true}, true, tendKeep},
+		{"one of an earlier baokeeper that cannot sign: replace it", servingExecutor{phase: operation.JobRunning, unsigned: true}, true, tendDelete},
+		{"one of an earlier baokeeper being deleted: wait for it to go", servingExecutor{phase: operation.JobRunning, unsigned: true, deleting: true}, true, tendKeep},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
