@@ -76,7 +76,18 @@ path "` + CanaryPath + `" {
 // The role paths are built from AuthMount, ExecutorRole and ControllerRole so that
 // they stay in step with them. Before every snapshot the executor writes the
 // restore canary (CanaryPath), which a restore reads back.
-const executorPolicyHCL = `# baokeeper executor: Raft operations of an upgrade and of a restore.
+//
+// The two role paths are pinned (issue 38): a write may set only the parameters
+// roleData writes, each to baokeeper's own value: the role type, claim, token type,
+// TTLs and policy exactly; the subject only to a service account of the namespace
+// (ExecutorRole: OpenBao's globs match a prefix or a suffix, not both, so "the
+// namespace's *-executor accounts" cannot be said) or to the operator's
+// (ControllerRole); the audience only to one of the namespace's cluster audiences,
+// one at a time. So no executor token can give itself another policy or longer
+// tokens, nor hand its role to an account of another namespace; a rebind still can
+// write the restored cluster's own identities, which all match.
+func executorPolicyHCL(namespace, controllerSubject string) string {
+	return `# baokeeper executor: Raft operations of an upgrade and of a restore.
 path "sys/step-down" {
   capabilities = ["update", "sudo"]
 }
@@ -106,10 +117,10 @@ path "sys/storage/raft/snapshot-force" {
 }
 path "auth/` + AuthMount + `/role/` + ExecutorRole + `" {
   capabilities = ["update"]
-}
+` + pinnedRole(ServiceAccountSubject(namespace, "*"), namespace, ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL) + `}
 path "auth/` + AuthMount + `/role/` + ControllerRole + `" {
   capabilities = ["update"]
-}
+` + pinnedRole(controllerSubject, namespace, ControllerPolicy, controllerTokenTTL, controllerTokenMaxTTL) + `}
 path "sys/ha-status" {
   capabilities = ["read"]
 }
@@ -117,6 +128,29 @@ path "` + CanaryPath + `" {
   capabilities = ["create", "update"]
 }
 `
+}
+
+// pinnedRole is the allowed_parameters and denied_parameters of a role path: every
+// parameter roleData writes, at its value; subject may end in a glob, the audience is
+// one of the namespace's cluster audiences (ClusterAudience), and no comma may slip a
+// second audience or policy into a value.
+func pinnedRole(subject, namespace, policy, ttl, maxTTL string) string {
+	return fmt.Sprintf(`  allowed_parameters = {
+    "role_type" = ["jwt"]
+    "user_claim" = ["sub"]
+    "token_type" = ["batch"]
+    "token_policies" = [%q]
+    "token_ttl" = [%q]
+    "token_max_ttl" = [%q]
+    "bound_subject" = [%q]
+    "bound_audiences" = [%q]
+  }
+  denied_parameters = {
+    "bound_audiences" = ["*,*"]
+    "bound_subject" = ["*,*"]
+  }
+`, policy, ttl, maxTTL, subject, "openbao.baokeeper.dev/"+namespace+"/*")
+}
 
 // AuthParams are the inputs of the JWT auth method: who may log in and how tokens are
 // verified. The reconciler reads the issuer and keys from the API server's service
@@ -337,7 +371,7 @@ func RenderInitialize(c *baov1.OpenBaoCluster, auth AuthParams) (string, error) 
 		}},
 		{"baokeeper_policies", []initRequest{
 			{"controller_policy", "update", "sys/policies/acl/" + ControllerPolicy, map[string]any{"policy": controllerPolicyHCL}},
-			{"executor_policy", "update", "sys/policies/acl/" + ExecutorPolicy, map[string]any{"policy": executorPolicyHCL}},
+			{"executor_policy", "update", "sys/policies/acl/" + ExecutorPolicy, map[string]any{"policy": executorPolicyHCL(c.Namespace, auth.ControllerSubject)}},
 		}},
 		{"baokeeper_roles", []initRequest{
 			{"controller_role", "update", "auth/" + AuthMount + "/role/" + ControllerRole,
@@ -402,13 +436,16 @@ func ExecutorRoleData(subject, audience string) map[string]any {
 	return roleData(subject, audience, ExecutorPolicy, executorTokenTTL, executorTokenMaxTTL)
 }
 
+// roleData writes the audience and the policy as single strings, not lists: the
+// executor policy pins each to a value (pinnedRole), and OpenBao compares a list
+// parameter to the allowed values as a whole.
 func roleData(subject, audience, policy, ttl, maxTTL string) map[string]any {
 	return map[string]any{
 		"role_type":       "jwt",
 		"user_claim":      "sub",
 		"bound_subject":   subject,
-		"bound_audiences": []any{audience},
-		"token_policies":  []any{policy},
+		"bound_audiences": audience,
+		"token_policies":  policy,
 		"token_ttl":       ttl,
 		"token_max_ttl":   maxTTL,
 		"token_type":      "batch",

@@ -283,7 +283,8 @@ func TestRenderInitializePolicies(t *testing.T) {
 	g.Expect(ctrl).To(ContainSubstring(`"policy" = ` + hclString(controllerPolicyHCL)))
 	exec := requestBlock(g, out, "executor_policy")
 	g.Expect(exec).To(ContainSubstring(`path      = "sys/policies/acl/baokeeper-executor"`))
-	g.Expect(exec).To(ContainSubstring(`"policy" = ` + hclString(executorPolicyHCL)))
+	execPolicy := executorPolicyHCL("ns", testControllerSubject)
+	g.Expect(exec).To(ContainSubstring(`"policy" = ` + hclString(execPolicy)))
 
 	// The controller is read-only: it observes and delegates every change to executor Jobs.
 	for _, verb := range []string{"update", "sudo", "create", "delete", "list", "patch"} {
@@ -308,13 +309,13 @@ func TestRenderInitializePolicies(t *testing.T) {
 		"path \"auth/baokeeper-jwt/role/baokeeper-executor\" {\n  capabilities = [\"update\"]",
 		"path \"auth/baokeeper-jwt/role/baokeeper-controller\" {\n  capabilities = [\"update\"]",
 	} {
-		g.Expect(executorPolicyHCL).To(ContainSubstring(want))
+		g.Expect(execPolicy).To(ContainSubstring(want))
 	}
-	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"sys/policies`), "the executor must not rewrite policies, its own included")
-	g.Expect(strings.Count(executorPolicyHCL, `path "auth/`)).To(Equal(2), "of the auth method, only the two roles")
-	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"delete"`))
-	g.Expect(executorPolicyHCL).NotTo(ContainSubstring(`"*"`))
-	g.Expect(executorPolicyHCL).NotTo(MatchRegexp(`path "[^"]*\*"`), "no glob paths")
+	g.Expect(execPolicy).NotTo(ContainSubstring(`"sys/policies`), "the executor must not rewrite policies, its own included")
+	g.Expect(strings.Count(execPolicy, `path "auth/`)).To(Equal(2), "of the auth method, only the two roles")
+	g.Expect(execPolicy).NotTo(ContainSubstring(`"delete"`))
+	g.Expect(execPolicy).NotTo(ContainSubstring(`"*"`))
+	g.Expect(execPolicy).NotTo(MatchRegexp(`path "[^"]*\*"`), "no glob paths")
 }
 
 func TestRenderInitializeRoles(t *testing.T) {
@@ -359,9 +360,9 @@ func TestRenderInitializeRoles(t *testing.T) {
 				`operation = "update"`,
 				`path      = "` + tc.path + `"`,
 				`"bound_subject" = "` + tc.subject + `"`,
-				`"bound_audiences" = ["openbao.baokeeper.dev/ns/bao"]`,
+				`"bound_audiences" = "openbao.baokeeper.dev/ns/bao"`,
 				`"token_type" = "batch"`,
-				`"token_policies" = ["` + tc.policy + `"]`,
+				`"token_policies" = "` + tc.policy + `"`,
 				`"user_claim" = "sub"`,
 				`"role_type" = "jwt"`,
 				`"token_ttl" = "` + tc.ttl + `"`,
@@ -396,8 +397,9 @@ func TestRoleDataIsWhatInitializeWrites(t *testing.T) {
 		g.Expect(hclValue(&b, data, "    ")).To(Succeed())
 		g.Expect(requestBlock(g, out, request)).To(ContainSubstring("    data = "+b.String()+"\n"), request)
 	}
-	g.Expect(ExecutorRoleData("s", "a")).To(HaveKeyWithValue("token_policies", []any{ExecutorPolicy}))
-	g.Expect(ControllerRoleData("s", "a")).To(HaveKeyWithValue("token_policies", []any{ControllerPolicy}))
+	g.Expect(ExecutorRoleData("s", "a")).To(HaveKeyWithValue("token_policies", ExecutorPolicy), "one string: the executor policy pins it")
+	g.Expect(ControllerRoleData("s", "a")).To(HaveKeyWithValue("token_policies", ControllerPolicy))
+	g.Expect(ControllerRoleData("s", "a")).To(HaveKeyWithValue("bound_audiences", "a"))
 }
 
 func TestRenderInitializeStanzaOrder(t *testing.T) {
@@ -599,4 +601,33 @@ func TestConfigSHA256FollowsWhatARunningMemberReads(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(a).NotTo(HaveKey(baov1.TemplateAnnotationCertificate))
 	g.Expect(a).To(HaveKeyWithValue(baov1.TemplateAnnotationRestart, "t1"))
+}
+
+// TestExecutorPolicyPinsTheRoles: the executor may write the two roles only as
+// roleData writes them (issue 38): every parameter pinned, the subject to the
+// namespace's executor accounts or the operator's, the audience to the namespace's
+// cluster audiences. The real server's verdicts are in test/integration/realbao.
+func TestExecutorPolicyPinsTheRoles(t *testing.T) {
+	g := NewWithT(t)
+	p := executorPolicyHCL("apps", testControllerSubject)
+	block := func(role string) string {
+		start := strings.Index(p, `path "auth/baokeeper-jwt/role/`+role+`"`)
+		g.Expect(start).To(BeNumerically(">=", 0))
+		end := strings.Index(p[start:], "\n}\n")
+		return p[start : start+end]
+	}
+	exec := block(ExecutorRole)
+	for k := range ExecutorRoleData("system:serviceaccount:apps:bao-executor", "openbao.baokeeper.dev/apps/bao") {
+		g.Expect(exec).To(ContainSubstring(fmt.Sprintf("%q = [", k)), "%s is pinned", k)
+	}
+	g.Expect(exec).To(ContainSubstring(`"token_policies" = ["baokeeper-executor"]`))
+	g.Expect(exec).To(ContainSubstring(`"bound_subject" = ["system:serviceaccount:apps:*"]`))
+	g.Expect(exec).To(ContainSubstring(`"bound_audiences" = ["openbao.baokeeper.dev/apps/*"]`))
+	g.Expect(exec).To(ContainSubstring(`"token_ttl" = ["15m"]`))
+	ctl := block(ControllerRole)
+	g.Expect(ctl).To(ContainSubstring(`"token_policies" = ["baokeeper-controller"]`))
+	g.Expect(ctl).To(ContainSubstring(fmt.Sprintf(`"bound_subject" = [%q]`, testControllerSubject)), "the operator's account only")
+	for _, b := range []string{exec, ctl} {
+		g.Expect(b).To(ContainSubstring(`"bound_audiences" = ["*,*"]`), "no second audience slipped in after a comma")
+	}
 }

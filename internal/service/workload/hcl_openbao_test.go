@@ -100,7 +100,7 @@ func TestRenderedInitializeParsesWithOpenBaoHCL(t *testing.T) {
 	g.Expect(dataOf(g, reqs["configure_jwt"])["bound_issuer"]).To(Equal(testIssuer))
 	g.Expect(dataOf(g, reqs["controller_policy"])["policy"]).To(Equal(controllerPolicyHCL),
 		"the policy text, with its quotes and newlines, must arrive unchanged")
-	g.Expect(dataOf(g, reqs["executor_policy"])["policy"]).To(Equal(executorPolicyHCL))
+	g.Expect(dataOf(g, reqs["executor_policy"])["policy"]).To(Equal(executorPolicyHCL("ns", testControllerSubject)))
 	g.Expect(dataOf(g, reqs["controller_role"])["bound_subject"]).To(Equal(testControllerSubject))
 	g.Expect(dataOf(g, reqs["executor_role"])["bound_subject"]).To(Equal("system:serviceaccount:ns:bao-executor"))
 

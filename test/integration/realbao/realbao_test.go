@@ -404,6 +404,55 @@ var _ = Describe("OpenBao 2.4.0 started from the rendered config", Ordered, func
 		Expect(baoLog.String()).NotTo(ContainSubstring(jwt), "the service-account token is HMAC'd, never written")
 	}, SpecTimeout(time.Minute))
 
+	It("lets an executor token write the two roles only as baokeeper writes them (issue 38: no token widens itself)", func(ctx SpecContext) {
+		tok := login(ctx, tokenFor(ctx, ns, "bao-executor", workload.JWTAudience(cluster)), workload.ExecutorRole)
+		c := apiClient(tok)
+		execPath := "auth/" + workload.AuthMount + "/role/" + workload.ExecutorRole
+		ctlPath := "auth/" + workload.AuthMount + "/role/" + workload.ControllerRole
+		own := workload.ExecutorRoleData(workload.ServiceAccountSubject(ns, "bao-executor"), workload.JWTAudience(cluster))
+		with := func(base map[string]any, k string, v any) map[string]any {
+			out := map[string]any{}
+			for bk, bv := range base {
+				out[bk] = bv
+			}
+			out[k] = v
+			return out
+		}
+		By("refusing every widening")
+		for what, data := range map[string]map[string]any{
+			"another policy":                       with(own, "token_policies", "default"),
+			"a second policy":                      with(own, "token_policies", "baokeeper-executor,default"),
+			"a list with a second policy":          with(own, "token_policies", []any{"baokeeper-executor", "default"}),
+			"another namespace's executor account": with(own, "bound_subject", "system:serviceaccount:tenant-b:bao-executor"),
+			"an account and a second one":          with(own, "bound_subject", workload.ServiceAccountSubject(ns, "bao-executor")+",x"),
+			"a second audience after a comma":      with(own, "bound_audiences", workload.JWTAudience(cluster)+",evil"),
+			"another namespace's audience":         with(own, "bound_audiences", "openbao.baokeeper.dev/tenant-b/bao"),
+			"longer tokens":                        with(own, "token_ttl", "768h"),
+			"service tokens":                       with(own, "token_type", "service"),
+			"a parameter baokeeper never writes":   with(own, "bound_claims", map[string]any{"sub": "*"}),
+		} {
+			_, err := c.Logical().WriteWithContext(ctx, execPath, data)
+			Expect(err).To(HaveOccurred(), "bug: the executor role took %s", what)
+			expectDenied(err)
+		}
+		_, err := c.Logical().WriteWithContext(ctx, ctlPath, workload.ControllerRoleData(workload.ServiceAccountSubject(ns, appSA), workload.JWTAudience(cluster)))
+		expectDenied(err)
+
+		By("allowing what a rebind writes: the identities of a cluster of the namespace, as baokeeper builds them")
+		other := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: ns}}
+		_, err = c.Logical().WriteWithContext(ctx, execPath, workload.ExecutorRoleData(workload.ServiceAccountSubject(ns, "copy-executor"), workload.ClusterAudience(other)))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = c.Logical().WriteWithContext(ctx, ctlPath, workload.ControllerRoleData(workload.ServiceAccountSubject(operNS, operSA), workload.ClusterAudience(other)))
+		Expect(err).NotTo(HaveOccurred())
+		By("and back to this cluster's own, which the specs after this one use")
+		_, err = c.Logical().WriteWithContext(ctx, execPath, own)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = c.Logical().WriteWithContext(ctx, ctlPath, workload.ControllerRoleData(workload.ServiceAccountSubject(operNS, operSA), workload.JWTAudience(cluster)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(login(ctx, tokenFor(ctx, ns, "bao-executor", workload.JWTAudience(cluster)), workload.ExecutorRole)).NotTo(BeEmpty())
+		Expect(login(ctx, tokenFor(ctx, operNS, operSA, workload.JWTAudience(cluster)), workload.ControllerRole)).NotTo(BeEmpty())
+	}, SpecTimeout(time.Minute))
+
 	It("never printed a root token", func() {
 		log := baoLog.String()
 		Expect(log).To(ContainSubstring("security barrier initialized"), "the server initialized itself: no test code called sys/init")
