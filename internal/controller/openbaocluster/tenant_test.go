@@ -3,6 +3,11 @@ package openbaocluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -81,5 +86,44 @@ var _ = Describe("A tenant who may patch ConfigMaps", func() {
 		}
 		Expect(sources).To(ContainElement("ConfigMap bao-executor, key request.zz1"))
 		Expect(refused.Count).To(BeEquivalentTo(4), "each refused once: gone, they are not counted again")
+	})
+
+	It("cannot fill the operator's memory with labelled ConfigMaps", func() {
+		ns := newNamespace(ctx)
+		n := 50
+		if v, err := strconv.Atoi(os.Getenv("BAOKEEPER_FLOOD_CONFIGMAPS")); err == nil && v > 0 {
+			n = v // the figure in docs/security.md: 500
+		}
+		cached := newReconciler().Client
+		heap := func() uint64 {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		before := heap()
+		By(fmt.Sprintf("creating %d ConfigMaps of 1 MiB labelled app.kubernetes.io/managed-by=baokeeper", n))
+		value := strings.Repeat("x", 1<<20-512)
+		for i := range n {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("flood-%03d", i),
+				Labels: map[string]string{workload.LabelManagedBy: workload.ManagedByValue}}, Data: map[string]string{"v": value}}
+			Expect(k8s.Create(ctx, cm)).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			list := &corev1.ConfigMapList{}
+			g.Expect(cached.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(n), "the cache sees them")
+			for _, cm := range list.Items {
+				g.Expect(cm.Data).To(BeEmpty(), "but holds their metadata only")
+			}
+		}, timeout, interval).Should(Succeed())
+		after := heap()
+		grew := int64(after) - int64(before)
+		AddReportEntry("operator heap growth", fmt.Sprintf("%d labelled 1 MiB ConfigMaps: heap %+.1f MiB", n, float64(grew)/(1<<20)))
+		GinkgoWriter.Printf("%d labelled 1 MiB ConfigMaps: heap grew by %.1f MiB\n", n, float64(grew)/(1<<20))
+		Expect(grew).To(BeNumerically("<", int64(n)<<20/5), "bug: the cache holds the flood's data (%d MiB of it)", n)
+		for i := range n {
+			Expect(k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("flood-%03d", i)}})).To(Succeed())
+		}
 	})
 })
