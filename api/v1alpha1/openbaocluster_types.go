@@ -328,6 +328,7 @@ type UpgradeSpec struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.name == a.name && (has(b.__namespace__) ? b.__namespace__ : '') == (has(a.__namespace__) ? a.__namespace__ : '')))",message="spec.upgrade.after names the same cluster more than once: name each cluster once"
 	After []UpgradeOrder `json:"after,omitempty"`
 
 	// windows are the maintenance windows in which a version change, a rollout

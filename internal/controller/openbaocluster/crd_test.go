@@ -2,6 +2,7 @@ package openbaocluster_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -164,6 +165,14 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("an order that names the cluster itself", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: c.Name}}
 		}, "spec.upgrade.after names this cluster itself"),
+		Entry("an order that names a cluster twice", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Namespace: "stage"}, {Name: "dev"}, {Name: "staging", Namespace: "stage", Soak: durationPtr("1h")}}
+		}, "spec.upgrade.after names the same cluster more than once: name each cluster once"),
+		Entry("an order of 17 clusters", func(c *baov1.OpenBaoCluster) {
+			for i := range 17 {
+				c.Spec.Upgrade.After = append(c.Spec.Upgrade.After, baov1.UpgradeOrder{Name: fmt.Sprintf("c%d", i)})
+			}
+		}, "spec.upgrade.after: Too many: 17: must have at most 16 items"),
 		Entry("historyLimit 0", func(c *baov1.OpenBaoCluster) {
 			c.Spec.HistoryLimit = new(int32(0))
 		}, "spec.historyLimit: Invalid value: 0: spec.historyLimit in body should be greater than or equal to 1"),

@@ -38,9 +38,15 @@ func OrderPrecheck(c *baov1.OpenBaoCluster, target string, view operation.Fleet,
 	}
 	var passed []string
 	var pending []string
+	seen := map[string]bool{}
 	for _, a := range after {
 		key := keyOf(c.Namespace, a)
-		j := judge(view, key, a, want, now)
+		if seen[key] {
+			// The API refuses duplicates; one stored before that rule counts once.
+			continue
+		}
+		seen[key] = true
+		j := judge(view, key, a, want, now, c.Namespace)
 		switch j.result {
 		case baov1.PrecheckFailed:
 			pc.Result, pc.Message = baov1.PrecheckFailed, j.message
@@ -71,9 +77,23 @@ type judgement struct {
 	wake    time.Duration
 }
 
-// judge is one named cluster's part of the order.
-func judge(view operation.Fleet, key string, a baov1.UpgradeOrder, want *goversion.Version, now time.Time) judgement {
+// maxEmbedded bounds the text of another cluster's status that a judgement quotes:
+// a chain of orders would otherwise nest each cluster's waitingFor in the next.
+const maxEmbedded = 160
+
+// judge is one named cluster's part of the order, for a cluster in namespace home.
+// Of a cluster in another namespace it says only what its versions, typed reasons and
+// phase say: its messages (a failure's, a rollback's, Available's, what it waits for)
+// are its tenant's, not this one's (issue 38). Of a cluster in the same namespace it
+// quotes them, cut to maxEmbedded.
+func judge(view operation.Fleet, key string, a baov1.UpgradeOrder, want *goversion.Version, now time.Time, home string) judgement {
 	ns, name, _ := strings.Cut(key, "/")
+	quote := func(s string) string {
+		if ns != home {
+			return "details are in its own namespace"
+		}
+		return cut(s, maxEmbedded)
+	}
 	if why := view.Unreadable(ns); why != "" {
 		return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("spec.upgrade.after names %s, which baokeeper cannot read: %s", key, why)}
 	}
@@ -86,24 +106,24 @@ func judge(view operation.Fleet, key string, a baov1.UpgradeOrder, want *goversi
 		return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("%s is in break-glass (%s): this upgrade holds until a person resolves it there (kubectl bao status %s -n %s)", key, bg.Reason, name, ns)}
 	}
 	if up := st.Upgrade; up != nil && up.Failure != nil {
-		return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("%s's upgrade to %s failed (%s: %s): this upgrade holds until it completes there", key, up.TargetVersion, up.Failure.Reason, up.Failure.Message)}
+		return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("%s's upgrade to %s failed (%s: %s): this upgrade holds until it completes there", key, up.TargetVersion, up.Failure.Reason, quote(up.Failure.Message))}
 	}
 	cur := parse(st.CurrentVersion)
 	if lr := st.LastRollback; lr != nil && (cur == nil || cur.LessThan(want)) {
 		if v := parse(lr.TargetVersion); v != nil && !v.LessThan(want) {
-			return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("%s rolled back its upgrade to %s (%s): this upgrade holds until %s runs %s", key, lr.TargetVersion, orNone(lr.Reason), key, want.Original())}
+			return judgement{result: baov1.PrecheckFailed, message: fmt.Sprintf("%s rolled back its upgrade to %s (%s): this upgrade holds until %s runs %s", key, lr.TargetVersion, quote(orNone(lr.Reason)), key, want.Original())}
 		}
 	}
 	if cur == nil || cur.LessThan(want) {
 		switch up := st.Upgrade; {
 		case up != nil && up.Kind != baov1.OperationRollout:
-			return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s, upgrading from %s to %s (%s)", key, up.FromVersion, up.TargetVersion, orNone(up.WaitingFor))}
+			return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s, upgrading from %s to %s (%s)", key, up.FromVersion, up.TargetVersion, quote(orNone(up.WaitingFor)))}
 		default:
 			return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s to run %s (it runs %s; its spec.version is %s)", key, want.Original(), orNone(st.CurrentVersion), p.Spec.Version)}
 		}
 	}
 	if up := st.Upgrade; up != nil {
-		return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s to finish its %s (%s)", key, kindWord(up.Kind), orNone(up.WaitingFor))}
+		return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s to finish its %s (%s)", key, kindWord(up.Kind), quote(orNone(up.WaitingFor)))}
 	}
 	avail := meta.FindStatusCondition(st.Conditions, string(baov1.ConditionAvailable))
 	if avail == nil || avail.Status != "True" {
@@ -111,7 +131,7 @@ func judge(view operation.Fleet, key string, a baov1.UpgradeOrder, want *goversi
 		if avail != nil {
 			why = avail.Message
 		}
-		return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s to be Available (%s)", key, why)}
+		return judgement{result: baov1.PrecheckPending, message: fmt.Sprintf("%s to be Available (%s)", key, quote(why))}
 	}
 	since := avail.LastTransitionTime.Time
 	if e := lastReached(st); e != nil && e.EndedAt != nil && e.EndedAt.After(since) {
@@ -226,4 +246,12 @@ func orNone(s string) string {
 		return "no reason given"
 	}
 	return s
+}
+
+// cut is s, at most n bytes, ending in "..." when cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,8 @@ func TestOrderPrecheck(t *testing.T) {
 		want     baov1.PrecheckResult
 		contains []string
 		wake     time.Duration
+		// maxLen bounds the message when set.
+		maxLen int
 	}{
 		{name: "soaked: passes", c: prod(staging),
 			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{withHistory(peer("staging", "bao", "2.4.1", 100*time.Hour), 2*time.Hour)}},
@@ -80,7 +83,7 @@ func TestOrderPrecheck(t *testing.T) {
 				p.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", WaitingFor: "replacing bao-1"}
 				return p
 			}()}},
-			want: baov1.PrecheckPending, contains: []string{"staging/bao, upgrading from 2.4.0 to 2.4.1 (replacing bao-1)"}},
+			want: baov1.PrecheckPending, contains: []string{"staging/bao, upgrading from 2.4.0 to 2.4.1 (details are in its own namespace)"}},
 		{name: "on the version, with a rollout running", c: prod(staging),
 			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
 				p := peer("staging", "bao", "2.4.1", 100*time.Hour)
@@ -94,7 +97,7 @@ func TestOrderPrecheck(t *testing.T) {
 				p.Status.Conditions[0].Status, p.Status.Conditions[0].Message = metav1.ConditionFalse, "1 of 3 members are Ready"
 				return p
 			}()}},
-			want: baov1.PrecheckPending, contains: []string{"staging/bao to be Available (1 of 3 members are Ready)"}},
+			want: baov1.PrecheckPending, contains: []string{"staging/bao to be Available (details are in its own namespace)"}},
 		{name: "its upgrade failed: holds, with the reason", c: prod(staging),
 			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
 				p := peer("staging", "bao", "2.4.0", 100*time.Hour)
@@ -102,7 +105,7 @@ func TestOrderPrecheck(t *testing.T) {
 					Failure: &baov1.UpgradeFailure{Reason: baov1.FailureStepTimeout, Message: "bao-1 did not become Ready within 10m"}}
 				return p
 			}()}},
-			want: baov1.PrecheckFailed, contains: []string{"staging/bao's upgrade to 2.4.1 failed (StepTimeout: bao-1 did not become Ready within 10m)"}},
+			want: baov1.PrecheckFailed, contains: []string{"staging/bao's upgrade to 2.4.1 failed (StepTimeout: details are in its own namespace)"}},
 		{name: "it rolled back: holds", c: prod(staging),
 			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
 				p := peer("staging", "bao", "2.4.0", 100*time.Hour)
@@ -110,7 +113,7 @@ func TestOrderPrecheck(t *testing.T) {
 				p.Status.LastRollback = &baov1.RollbackRecord{FromVersion: "2.4.0", TargetVersion: "2.4.1", Reason: "the validation hook failed"}
 				return p
 			}()}},
-			want: baov1.PrecheckFailed, contains: []string{"staging/bao rolled back its upgrade to 2.4.1 (the validation hook failed)"}},
+			want: baov1.PrecheckFailed, contains: []string{"staging/bao rolled back its upgrade to 2.4.1 (details are in its own namespace)"}},
 		{name: "break-glass: holds", c: prod(staging),
 			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
 				p := peer("staging", "bao", "2.4.1", 100*time.Hour)
@@ -118,6 +121,24 @@ func TestOrderPrecheck(t *testing.T) {
 				return p
 			}()}},
 			want: baov1.PrecheckFailed, contains: []string{"staging/bao is in break-glass (QuorumLost)"}},
+		{name: "the same namespace: its messages are quoted", c: prod(baov1.UpgradeOrder{Name: "canary"}),
+			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
+				p := peer("prod", "canary", "2.4.0", 100*time.Hour)
+				p.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1",
+					Failure: &baov1.UpgradeFailure{Reason: baov1.FailureStepTimeout, Message: "bao-1 did not become Ready within 10m"}}
+				return p
+			}()}},
+			want: baov1.PrecheckFailed, contains: []string{"prod/canary's upgrade to 2.4.1 failed (StepTimeout: bao-1 did not become Ready within 10m)"}},
+		{name: "the same namespace: a long waitingFor is cut, so chained orders do not nest it", c: prod(baov1.UpgradeOrder{Name: "canary"}),
+			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{func() baov1.OpenBaoCluster {
+				p := peer("prod", "canary", "2.4.0", 100*time.Hour)
+				p.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", WaitingFor: "waits for " + strings.Repeat("x", 5000)}
+				return p
+			}()}},
+			want: baov1.PrecheckPending, contains: []string{"prod/canary, upgrading from 2.4.0 to 2.4.1 (waits for xxx", "xxx...)"}, maxLen: 300},
+		{name: "a cluster named twice counts once", c: prod(staging, staging, baov1.UpgradeOrder{Name: "bao", Namespace: "staging"}),
+			fleet: operation.Fleet{Clusters: []baov1.OpenBaoCluster{peer("staging", "bao", "2.4.0", 100*time.Hour)}},
+			want:  baov1.PrecheckPending, contains: []string{"waits for staging/bao to run 2.4.1 (it runs 2.4.0; its spec.version is 2.4.0)"}, maxLen: 90},
 		{name: "a name that does not exist", c: prod(baov1.UpgradeOrder{Name: "nope"}),
 			want: baov1.PrecheckFailed, contains: []string{"spec.upgrade.after names prod/nope, which does not exist: create it, or remove it from spec.upgrade.after"}},
 		{name: "a namespace the operator does not watch", c: prod(staging),
@@ -144,6 +165,9 @@ func TestOrderPrecheck(t *testing.T) {
 			}
 			if tc.wake > 0 {
 				g.Expect(wake).To(Equal(tc.wake))
+			}
+			if tc.maxLen > 0 {
+				g.Expect(len(pc.Message)).To(BeNumerically("<=", tc.maxLen), pc.Message)
 			}
 			if tc.want == baov1.PrecheckPending {
 				g.Expect(wake).To(BeNumerically(">", 0), "a pending order looks again")
