@@ -104,6 +104,10 @@ const (
 	ReasonRaftUnavailable Reason = "RaftUnavailable"
 	// ReasonSealKeyMissing means the static-seal key Secret of an initialized cluster is gone.
 	ReasonSealKeyMissing Reason = "SealKeyMissing"
+	// ReasonSealKeyRefused means a cluster that starts from a snapshot names a seal
+	// key baokeeper does not lend: not created by baokeeper for the source cluster,
+	// or for a snapshot that the source cluster does not list.
+	ReasonSealKeyRefused Reason = "SealKeyRefused"
 	// ReasonApplyFailed means the API server refused a write of one of the cluster's
 	// objects; the message carries its answer.
 	ReasonApplyFailed Reason = "ApplyFailed"

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -106,6 +107,18 @@ func (r *Reconciler) copySealKey(ctx context.Context, p *pass) error {
 	src, err := r.getSecret(ctx, r.APIReader, c.Namespace, name)
 	if err != nil {
 		return err
+	}
+	source := &baov1.OpenBaoCluster{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.BootstrapSourceCluster()}, source); {
+	case apierrors.IsNotFound(err):
+		source = nil
+	case err != nil:
+		return fmt.Errorf("failed to get the snapshot's source cluster %s/%s: %w", c.Namespace, c.BootstrapSourceCluster(), err)
+	}
+	if why := snapshot.SealSourceRefusal(c, source, src); why != "" {
+		p.blockedReason = baov1.ReasonSealKeyRefused
+		p.blocked = why
+		return errors.New(p.blocked)
 	}
 	var key []byte
 	if src != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 )
@@ -63,6 +64,32 @@ type Snapshot struct {
 	// ControllerSubject is the subject (system:serviceaccount:NS:NAME) of the
 	// operator's service account, which the cluster's controller role binds.
 	ControllerSubject string
+	// OperatorExecutorImage is the operator's own executor image: the one a restore's
+	// steps run, whatever spec.upgrade.executor.image says (they hold a snapshot's
+	// credentials and, for a rebind, another cluster's identity). Empty: ExecutorImage.
+	OperatorExecutorImage string
+	// RestoreSource is what the pass read of the cluster a bootstrap snapshot was
+	// taken from, when the restore is at its rebind step; nil otherwise.
+	RestoreSource *RestoreSource
+}
+
+// RestoreSource is the source cluster of a restore and the executor ServiceAccount
+// of its name, as read: what decides whether the rebind may log in as it.
+type RestoreSource struct {
+	// Cluster is the source OpenBaoCluster; nil when it does not exist.
+	Cluster *baov1.OpenBaoCluster
+	// AccountExists says whether a ServiceAccount <source>-executor exists;
+	// AccountController is its controller ("" without one) as Kind/Name/UID.
+	AccountExists     bool
+	AccountController *metav1.OwnerReference
+}
+
+// RestoreImage is the image of a restore's steps: the operator's own.
+func (s *Snapshot) RestoreImage() string {
+	if s.OperatorExecutorImage != "" {
+		return s.OperatorExecutorImage
+	}
+	return s.ExecutorImage
 }
 
 // ObservedJob is one executor Job as read.

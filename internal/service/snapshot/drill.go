@@ -278,8 +278,8 @@ func finishDrill(st *baov1.OpenBaoClusterStatus, d *baov1.DrillsStatus, now time
 // object's key: spec.snapshots.s3 or spec.upgrade.preUpgradeSnapshot.s3, whichever
 // names the bucket, with its prefix cleared (the key is whole).
 func TargetFor(c *baov1.OpenBaoCluster, location string) (*baov1.S3Target, string, error) {
-	bucket, key, ok := strings.Cut(strings.TrimPrefix(location, "s3://"), "/")
-	if !strings.HasPrefix(location, "s3://") || !ok || key == "" {
+	bucket, key, ok := splitLocation(location)
+	if !ok {
 		return nil, "", fmt.Errorf("the receipt's location %q is not s3://BUCKET/KEY", location)
 	}
 	for _, t := range []*baov1.S3Target{c.Spec.Snapshots.S3, c.Spec.Upgrade.PreUpgradeSnapshot.S3} {

@@ -170,7 +170,7 @@ func restoreStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1
 
 func createRestoreJob(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus) operation.Plan {
 	c := s.Object
-	job := RestoreJob(c, r, s.ExecutorImage)
+	job := RestoreJob(c, r, s.RestoreImage())
 	r.WaitingFor = fmt.Sprintf("restoring %s (attempt %d of %d)", r.Source, r.Attempts, RestoreAttempts)
 	return operation.Plan{Status: st, Job: job, Poll: Poll,
 		Action:   operation.Action{Kind: operation.KindCreateJob, Job: operation.JobRestore, RequeueAfter: Poll, WaitingFor: r.WaitingFor},
@@ -278,6 +278,9 @@ func restartStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1
 
 func rebindStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus, persist operation.Plan) operation.Plan {
 	c := s.Object
+	if why := RebindRefusal(c, s.RestoreSource); why != "" && r.Attempts == 0 {
+		return failRestore(c, st, r, s.Now, persist, why)
+	}
 	if r.Attempts == 0 {
 		r.Attempts = 1
 		return createRebindJob(s, st, r)
@@ -287,6 +290,9 @@ func rebindStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.
 	term := s.Jobs[name].Termination
 	switch job.Phase {
 	case operation.JobNone:
+		if why := RebindRefusal(c, s.RestoreSource); why != "" {
+			return failRestore(c, st, r, s.Now, persist, why)
+		}
 		return createRebindJob(s, st, r)
 	case operation.JobRunning:
 		r.WaitingFor = fmt.Sprintf("waiting for Job %s (rewrite the roles)", name)
@@ -310,7 +316,7 @@ func rebindStep(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.
 
 func createRebindJob(s *operation.Snapshot, st *baov1.OpenBaoClusterStatus, r *baov1.RestoreStatus) operation.Plan {
 	c := s.Object
-	job := RebindJob(c, r, s.ControllerSubject, s.ExecutorImage)
+	job := RebindJob(c, r, s.ControllerSubject, s.RestoreImage())
 	r.WaitingFor = fmt.Sprintf("rewriting the roles the snapshot holds (attempt %d of %d)", r.Attempts, RestoreAttempts)
 	return operation.Plan{Status: st, Job: job, Poll: Poll,
 		Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobRebind, RequeueAfter: Poll, WaitingFor: r.WaitingFor},

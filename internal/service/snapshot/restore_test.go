@@ -57,7 +57,17 @@ func restoreSnap(c *baov1.OpenBaoCluster, now time.Time, members []operation.Mem
 	if jobs == nil {
 		jobs = map[string]operation.ObservedJob{}
 	}
-	return &operation.Snapshot{Cluster: cl, Object: c, Jobs: jobs, ExecutorImage: "baokeeper:test", ControllerSubject: "system:serviceaccount:baokeeper-system:baokeeper"}
+	return &operation.Snapshot{Cluster: cl, Object: c, Jobs: jobs, ExecutorImage: "baokeeper:test", ControllerSubject: "system:serviceaccount:baokeeper-system:baokeeper",
+		RestoreSource: liveSource()}
+}
+
+// liveSource is the source cluster bao as a rebind reads it: it exists, lists the
+// snapshot, and controls its executor account.
+func liveSource() *operation.RestoreSource {
+	src := &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: "bao", Namespace: "ns", UID: "u1"}}
+	src.Status.LastSnapshot = &baov1.SnapshotReceipt{Location: "s3://snaps/ns/bao/requested-2.4.0-20261206T100000Z-1.snap", SHA256: restoreSHA}
+	return &operation.RestoreSource{Cluster: src, AccountExists: true,
+		AccountController: &metav1.OwnerReference{Kind: "OpenBaoCluster", Name: "bao", UID: "u1"}}
 }
 
 func restoreResult(t *testing.T, mut ...func(*RestoreResult)) string {
@@ -84,6 +94,7 @@ func TestRestoreOperation(t *testing.T) {
 		members          []operation.Member
 		jobs             func(t *testing.T) map[string]operation.ObservedJob
 		autopilotUnknown bool
+		source           func() *operation.RestoreSource
 
 		wantKind   operation.Kind
 		wantObject operation.Object
@@ -171,6 +182,39 @@ func TestRestoreOperation(t *testing.T) {
 		{reason: "rebind: the Job runs as the source's executor",
 			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
 			wantKind: operation.KindCreateJob, wantJob: "bao2-rebind-abcd0123-1", wantStep: baov1.RestoreStepRebind, wantLock: true},
+		{reason: "rebind of a snapshot the live source does not list: refused, nothing runs as the source (issue 38)",
+			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
+			source: func() *operation.RestoreSource {
+				s := liveSource()
+				s.Cluster.Status.LastSnapshot.SHA256 = strings.Repeat("0", 64)
+				return s
+			},
+			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepFailed, wantEvent: EventRestoreFailed,
+			wantText: "OpenBaoCluster bao exists and does not list the snapshot ns/bao/requested-2.4.0-20261206T100000Z-1.snap"},
+		{reason: "rebind as an account the live source does not control: refused",
+			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
+			source: func() *operation.RestoreSource {
+				s := liveSource()
+				s.AccountController = &metav1.OwnerReference{Kind: "Deployment", Name: "web", UID: "u9"}
+				return s
+			},
+			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepFailed, wantEvent: EventRestoreFailed,
+			wantText: "ServiceAccount bao-executor is not the executor account of OpenBaoCluster bao (its controller is Deployment web)"},
+		{reason: "rebind after the source is gone: the cluster creates the account itself",
+			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
+			source:   func() *operation.RestoreSource { return &operation.RestoreSource{} },
+			wantKind: operation.KindCreateJob, wantJob: "bao2-rebind-abcd0123-1", wantStep: baov1.RestoreStepRebind, wantLock: true},
+		{reason: "rebind after the source is gone, as an account someone else left under its name: refused",
+			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
+			source:   func() *operation.RestoreSource { return &operation.RestoreSource{AccountExists: true} },
+			wantKind: operation.KindPersist, wantStep: baov1.RestoreStepFailed, wantEvent: EventRestoreFailed,
+			wantText: "ServiceAccount bao-executor exists, and no OpenBaoCluster bao does (it has no controller)"},
+		{reason: "rebind as the account this cluster created for it (a pass after the create)",
+			c: restoreCluster(atStep(baov1.RestoreStepRebind, 0)), members: []operation.Member{member0()}, autopilotUnknown: true,
+			source: func() *operation.RestoreSource {
+				return &operation.RestoreSource{AccountExists: true, AccountController: &metav1.OwnerReference{Kind: "OpenBaoCluster", Name: "bao2", UID: "u2"}}
+			},
+			wantKind: operation.KindCreateJob, wantJob: "bao2-rebind-abcd0123-1", wantStep: baov1.RestoreStepRebind, wantLock: true},
 		{reason: "rebind done: the borrowed identity goes, the check is next",
 			c: restoreCluster(atStep(baov1.RestoreStepRebind, 1)), members: []operation.Member{member0()},
 			jobs: func(*testing.T) map[string]operation.ObservedJob {
@@ -218,6 +262,9 @@ func TestRestoreOperation(t *testing.T) {
 			}
 			s := restoreSnap(tt.c, now, tt.members, jobs)
 			s.AutopilotKnown = !tt.autopilotUnknown
+			if tt.source != nil {
+				s.RestoreSource = tt.source()
+			}
 			before := tt.c.DeepCopy()
 			p := RestoreOperation{}.Decide(s)
 			g.Expect(tt.c).To(Equal(before), "Decide must not change the snapshot")

@@ -394,6 +394,33 @@ func readySince(p *corev1.Pod) time.Time {
 	return time.Time{}
 }
 
+// observeRestoreSource reads the cluster a bootstrap snapshot was taken from and the
+// executor ServiceAccount of its name, from the API server: an account nobody
+// labelled is not in the cache, and must not read as missing.
+func (r *Reconciler) observeRestoreSource(ctx context.Context, c *baov1.OpenBaoCluster) (*operation.RestoreSource, error) {
+	out := &operation.RestoreSource{}
+	name := c.BootstrapSourceCluster()
+	src := &baov1.OpenBaoCluster{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, src); {
+	case err == nil:
+		out.Cluster = src
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("failed to get the restore's source cluster %s/%s: %w", c.Namespace, name, err)
+	}
+	sa, _ := snapshot.SourceIdentity(c)
+	acct := &corev1.ServiceAccount{}
+	switch err := r.APIReader.Get(ctx, sa, acct); {
+	case err == nil:
+		out.AccountExists = true
+		if ref := metav1.GetControllerOf(acct); ref != nil {
+			out.AccountController = ref.DeepCopy()
+		}
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("failed to get ServiceAccount %s for the restore's rebind: %w", sa, err)
+	}
+	return out, nil
+}
+
 func podReady(p *corev1.Pod) bool {
 	if !p.DeletionTimestamp.IsZero() {
 		return false
@@ -410,8 +437,16 @@ func podReady(p *corev1.Pod) bool {
 // snapshot target is reachable. Nothing is read after this: every decision of the
 // pass is made over the snapshot.
 func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, obs *operation.Cluster) (*operation.Snapshot, error) {
-	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), Jobs: map[string]operation.ObservedJob{},
+	s := &operation.Snapshot{Cluster: obs, Object: c, ExecutorImage: r.executorImage(c), OperatorExecutorImage: r.ExecutorImage,
+		Jobs:              map[string]operation.ObservedJob{},
 		ControllerSubject: workload.ServiceAccountSubject(r.ControllerServiceAccount.Namespace, r.ControllerServiceAccount.Name)}
+	if rs := c.Status.Restore; rs != nil && rs.Step == baov1.RestoreStepRebind && c.Spec.Bootstrap != nil && c.BootstrapSourceCluster() != c.Name {
+		src, err := r.observeRestoreSource(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		s.RestoreSource = src
+	}
 	own := client.MatchingLabels{workload.LabelCluster: c.Name}
 	jobs := &batchv1.JobList{}
 	if err := r.Client.List(ctx, jobs, client.InNamespace(c.Namespace), own); err != nil {
