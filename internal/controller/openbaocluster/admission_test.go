@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -126,8 +127,49 @@ var _ = Describe("The opt-in admission policy (config/admission)", Ordered, func
 			"(it reads hook-ok, bao-ca)"),
 		Entry("a hook reading the Secret alice may read", []clusterOpt{hook(fromSecret("hook-ok"))}, ""),
 		Entry("a hook with plain values", []clusterOpt{hook(corev1.EnvVar{Name: "A", Value: "b"})}, ""),
+		Entry("a TLS Secret alice may not read", []clusterOpt{tlsSecret("other-tls")},
+			"the cluster names Secrets you may not read (it names other-tls): baokeeper would use them on your behalf"),
+		Entry("an image pull Secret alice may not read", []clusterOpt{func(c *baov1.OpenBaoCluster) {
+			c.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "hook-ok"}, {Name: "regcred"}}
+		}}, "(it names hook-ok, regcred)"),
+		Entry("S3 credentials alice may not read", []clusterOpt{func(c *baov1.OpenBaoCluster) {
+			c.Spec.Snapshots.S3 = &baov1.S3Target{Endpoint: "http://s3:9000", Bucket: "b", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3-admin"}}
+		}}, "(it names s3-admin)"),
+		Entry("a restore of another cluster's snapshot without the right to read its seal key (issue 38)", []clusterOpt{restoreOf("prod", "", "hook-ok")},
+			"(it names hook-ok, prod-seal)"),
+		Entry("a restore whose seal key and credentials alice may read", []clusterOpt{restoreOf("prod", "hook-ok", "hook-ok")}, ""),
 	)
+
+	It("lets alice change the version of a cluster whose Secrets she may not read (only names an update adds are judged)", func() {
+		c := newCluster(ns, "tls", tlsSecret("other-tls"))
+		Expect(k8s.Create(ctx, c)).To(Succeed())
+		cur := &baov1.OpenBaoCluster{}
+		Expect(alice.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
+		cur.Spec.Version = "2.4.1"
+		Expect(alice.Update(ctx, cur, client.DryRunAll)).To(Succeed())
+		cur.Spec.TLS.SecretName = "another-tls"
+		err := alice.Update(ctx, cur, client.DryRunAll)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("the cluster names Secrets you may not read"))
+	})
 })
+
+func tlsSecret(name string) clusterOpt {
+	return func(c *baov1.OpenBaoCluster) { c.Spec.TLS.SecretName = name }
+}
+
+// restoreOf starts the cluster from a snapshot of source, its seal key in sealRef
+// (empty: <source>-seal) and the bucket's credentials in creds.
+func restoreOf(source, sealRef, creds string) clusterOpt {
+	return func(c *baov1.OpenBaoCluster) {
+		fs := baov1.SnapshotSource{S3: baov1.S3Target{Endpoint: "http://s3:9000", Bucket: "b", CredentialsSecretRef: corev1.LocalObjectReference{Name: creds}},
+			Key: "x.snap", SHA256: strings.Repeat("a", 64), SourceCluster: source}
+		if sealRef != "" {
+			fs.SealKeySecretRef = &corev1.LocalObjectReference{Name: sealRef}
+		}
+		c.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: fs}
+	}
+}
 
 func yamlToJSON(doc map[string]any) ([]byte, error) { return json.Marshal(doc) }
 

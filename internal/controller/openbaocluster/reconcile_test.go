@@ -253,7 +253,7 @@ var _ = Describe("OpenBaoCluster workload reconciler", func() {
 		Expect(init).To(ContainSubstring(`path      = "sys/auth/baokeeper-jwt"`))
 		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:baokeeper-system:baokeeper"`))
 		Expect(init).To(ContainSubstring(`"bound_subject" = "system:serviceaccount:` + ns + `:bao-executor"`))
-		Expect(init).To(ContainSubstring(`"bound_audiences" = ["openbao.baokeeper.dev/`+ns+`/bao"]`), "an audience of the cluster's own")
+		Expect(init).To(ContainSubstring(`"bound_audiences" = "openbao.baokeeper.dev/`+ns+`/bao"`), "an audience of the cluster's own")
 		Eventually(func() string { return getCluster(ctx, c).Status.JWTAudience }, timeout, interval).Should(Equal("openbao.baokeeper.dev/" + ns + "/bao"))
 		Expect(init).To(ContainSubstring(`BEGIN PUBLIC KEY`))
 		Expect(init).To(MatchRegexp(`"bound_issuer" = "https?://`))

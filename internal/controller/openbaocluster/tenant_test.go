@@ -8,11 +8,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,11 +26,11 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
-// A namespace tenant who may patch ConfigMaps, and nothing of baokeeper's, tries to
+// Namespace tenants try to reach Raft or another cluster through baokeeper. One who may patch ConfigMaps, and nothing of baokeeper's, tries to
 // drive the executor through the mailbox (issue 38, docs/security.md). The operator
 // starts no executor for what only the mailbox names, removes every entry it did not
 // write, and says so in status, a condition and an event.
-var _ = Describe("A tenant who may patch ConfigMaps", func() {
+var _ = Describe("A namespace tenant (issue 38)", func() {
 	ctx := context.Background()
 
 	BeforeEach(func() {
@@ -125,5 +128,28 @@ var _ = Describe("A tenant who may patch ConfigMaps", func() {
 		for i := range n {
 			Expect(k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("flood-%03d", i)}})).To(Succeed())
 		}
+	})
+
+	It("cannot borrow a live cluster's seal key with a snapshot that cluster does not list", func() {
+		ns := newNamespace(ctx)
+		prod := newCluster(ns, "prod")
+		Expect(k8s.Create(ctx, prod)).To(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, key(ns, "prod-seal"), &corev1.Secret{}) }, timeout, interval).Should(Succeed())
+
+		evil := newCluster(ns, "evil")
+		evil.Spec.Bootstrap = &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
+			S3:  baov1.S3Target{Endpoint: "https://s3.example.com", Bucket: "snaps", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3"}},
+			Key: ns + "/prod/forged.snap", SHA256: strings.Repeat("b", 64), SourceCluster: "prod"}}
+		Expect(k8s.Create(ctx, evil)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cond := condition(getCluster(ctx, evil), baov1.ConditionDegraded)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal(string(baov1.ReasonSealKeyRefused)))
+			g.Expect(cond.Message).To(ContainSubstring("OpenBaoCluster prod exists and does not list the snapshot " + ns + "/prod/forged.snap"))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, key(ns, "evil-seal"), &corev1.Secret{})) &&
+				apierrors.IsNotFound(k8s.Get(ctx, key(ns, "evil"), &appsv1.StatefulSet{}))
+		}, 2*time.Second, interval).Should(BeTrue(), "bug: prod's seal key was copied for a snapshot prod never took")
 	})
 })

@@ -122,24 +122,22 @@ func controllerWords(ctl *metav1.OwnerReference) string {
 // from the API server; nil when missing, which copySealKey reports itself) of its
 // source cluster src (nil when gone), or "". A Secret named in
 // spec.bootstrap.fromSnapshot.sealKeySecretRef is the author's choice (a key from a
-// backup): with the admission policy on, the author must be able to read it. The
-// default <source>-seal is copied only when baokeeper created it for that source
-// and, while the source exists, the source lists the snapshot.
+// backup): with the admission policy on, the author must be able to read it. So is
+// the default <source>-seal once the source is gone (the disaster-recovery path: the
+// key put back from a backup). While the source exists, its key is copied only when
+// baokeeper created it for that source and the source lists the snapshot.
 func SealSourceRefusal(c, src *baov1.OpenBaoCluster, sec *corev1.Secret) string {
 	fs := c.Spec.Bootstrap.FromSnapshot
-	if sec == nil || (fs.SealKeySecretRef != nil && fs.SealKeySecretRef.Name != "") {
+	if sec == nil || src == nil || src.Name == c.Name || (fs.SealKeySecretRef != nil && fs.SealKeySecretRef.Name != "") {
 		return ""
 	}
-	source := c.BootstrapSourceCluster()
-	if sec.Labels[workload.LabelManagedBy] != workload.ManagedByValue || sec.Labels[workload.LabelCluster] != source {
-		return fmt.Sprintf("Secret %s is not the seal key baokeeper created for %s (it lacks the labels %s=%s and %s=%s): baokeeper does not copy it. "+
+	if sec.Labels[workload.LabelManagedBy] != workload.ManagedByValue || sec.Labels[workload.LabelCluster] != src.Name {
+		return fmt.Sprintf("Secret %s is not the seal key baokeeper created for the cluster %s (it lacks the labels %s=%s and %s=%s): baokeeper does not copy it. "+
 			"If it holds the key the snapshot was sealed with, name it in spec.bootstrap.fromSnapshot.sealKeySecretRef. Nothing was created",
-			sec.Name, source, workload.LabelManagedBy, workload.ManagedByValue, workload.LabelCluster, source)
+			sec.Name, src.Name, workload.LabelManagedBy, workload.ManagedByValue, workload.LabelCluster, src.Name)
 	}
-	if src != nil && src.Name != c.Name {
-		if why := sourceUnlisted(c, src); why != "" {
-			return why + ". Nothing was created"
-		}
+	if why := sourceUnlisted(c, src); why != "" {
+		return why + ". Nothing was created"
 	}
 	return ""
 }

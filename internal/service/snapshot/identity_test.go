@@ -49,8 +49,9 @@ func TestSealSourceRefusal(t *testing.T) {
 	}{
 		{"the live source's own key, for a snapshot it lists", restoreCluster(), liveSource().Cluster, ours, ""},
 		{"the key of a source that is gone", restoreCluster(), nil, ours, ""},
-		{"a Secret of that name baokeeper did not create", restoreCluster(), liveSource().Cluster, planted,
-			"Secret bao-seal is not the seal key baokeeper created for bao (it lacks the labels"},
+		{"a key put back from a backup after the source is gone (disaster recovery)", restoreCluster(), nil, planted, ""},
+		{"a Secret of that name baokeeper did not create, beside the live source", restoreCluster(), liveSource().Cluster, planted,
+			"Secret bao-seal is not the seal key baokeeper created for the cluster bao (it lacks the labels"},
 		{"the live source's key, for a snapshot it does not list (a cluster borrowing another's key)", restoreCluster(), unlisted, ours,
 			"OpenBaoCluster bao exists and does not list the snapshot"},
 		{"a Secret the author names (a key from a backup): theirs to name, the admission policy checks they may read it", restoreCluster(withRef), unlisted, planted, ""},
