@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -140,4 +141,14 @@ func SealSourceRefusal(c, src *baov1.OpenBaoCluster, sec *corev1.Secret) string 
 		return why + ". Nothing was created"
 	}
 	return ""
+}
+
+// RestoreWorkLimit bounds the scratch volume a restore downloads its snapshot into
+// (issue 38): an object larger than that evicts the restore's pod, and its attempt
+// fails, instead of filling the node's disk.
+const RestoreWorkLimit = "16Gi"
+
+func restoreWorkDir() *corev1.EmptyDirVolumeSource {
+	q := resource.MustParse(RestoreWorkLimit)
+	return &corev1.EmptyDirVolumeSource{SizeLimit: &q}
 }

@@ -438,7 +438,7 @@ func InPlaceRestoreJob(c *baov1.OpenBaoCluster, r *baov1.RestoreStatus, members 
 		"--wait-applied",
 	}, targetArgs(target)...)
 	vols, mounts := targetVolumes(target)
-	vols = append(vols, corev1.Volume{Name: "restore-work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	vols = append(vols, corev1.Volume{Name: "restore-work", VolumeSource: corev1.VolumeSource{EmptyDir: restoreWorkDir()}})
 	mounts = append(mounts, corev1.VolumeMount{Name: "restore-work", MountPath: RestoreWorkDir})
 	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
 		Name: InPlaceRestoreJobName(c, r), Step: StepRestoreInPlace, Operation: r.ID, Image: image, Args: args,

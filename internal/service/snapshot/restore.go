@@ -389,7 +389,7 @@ func RestoreJob(c *baov1.OpenBaoCluster, r *baov1.RestoreStatus, image string) *
 		"--work-dir", RestoreWorkDir,
 	}, targetArgs(&src.S3)...)
 	vols, mounts := targetVolumes(&src.S3)
-	vols = append(vols, corev1.Volume{Name: "restore-work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	vols = append(vols, corev1.Volume{Name: "restore-work", VolumeSource: corev1.VolumeSource{EmptyDir: restoreWorkDir()}})
 	mounts = append(mounts, corev1.VolumeMount{Name: "restore-work", MountPath: RestoreWorkDir})
 	return executorjob.ExecutorJob(c, executorjob.ExecutorJobSpec{
 		Name: RestoreJobName(c, r), Step: StepRestore, Operation: r.ID, Image: image, Args: args,

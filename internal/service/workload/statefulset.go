@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -78,6 +79,10 @@ type StatefulSetParams struct {
 	Name string
 }
 
+// RunDirLimit bounds the members' run directory (the rendered config.hcl, a few KiB):
+// a bug or a bad stanza cannot fill the node's disk through it.
+const RunDirLimit = "16Mi"
+
 // StatefulSet builds the member StatefulSet. Its OnDelete update strategy means
 // Kubernetes never replaces a member on its own: a template change takes effect only
 // when the upgrade manager deletes a pod, in the order its plan chose (leader last),
@@ -126,7 +131,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 	}
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: ConfigVolume(c, p.Existing)},
-		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse(RunDirLimit))}}},
 		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: p.TLSSecretName}}},
 	}
 	if c.GetSealType() == baov1.StaticSeal {
@@ -186,6 +191,9 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 						RunAsUser:    ptrTo(openbaoUID),
 						RunAsGroup:   ptrTo(openbaoGID),
 						FSGroup:      ptrTo(openbaoGID),
+						// The container runtime's default system-call filter (issue 38);
+						// members of an earlier release get it on their next rollout.
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{container},
 					Volumes:    volumes,

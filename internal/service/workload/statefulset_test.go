@@ -97,6 +97,7 @@ func TestStatefulSetNew(t *testing.T) {
 	pod := sts.Spec.Template.Spec
 	g.Expect(pod.ServiceAccountName).To(Equal("bao"))
 	g.Expect(pod.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+	g.Expect(pod.SecurityContext.SeccompProfile).To(HaveValue(HaveField("Type", corev1.SeccompProfileTypeRuntimeDefault)), "the runtime's default system-call filter")
 	g.Expect(ctr.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()))
 }
 
