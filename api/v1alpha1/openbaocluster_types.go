@@ -556,18 +556,24 @@ type ValidationHookSpec struct {
 	// image runs the check.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image"`
 
 	// command is the entrypoint.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
 	Command []string `json:"command,omitempty"`
 
 	// args are the arguments.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
 	Args []string `json:"args,omitempty"`
 
 	// env is passed to the container; BAO_ADDR of green is added by baokeeper.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// timeout bounds the Job.
@@ -593,6 +599,7 @@ type AutoRollbackSpec struct {
 type ExecutorSpec struct {
 	// image is the executor image. Defaults to the operator's own image.
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
 	// placement says where executor Jobs run; empty means anywhere.
 	// +optional
@@ -659,6 +666,7 @@ type SealSpec struct {
 	// example `seal "transit" { ... }`. Credentials it needs go in env via secrets,
 	// never in this field.
 	// +optional
+	// +kubebuilder:validation:MaxLength=16384
 	CustomStanza string `json:"customStanza,omitempty"`
 }
 

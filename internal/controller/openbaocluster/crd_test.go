@@ -165,6 +165,13 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 		Entry("an order that names the cluster itself", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: c.Name}}
 		}, "spec.upgrade.after names this cluster itself"),
+		Entry("a custom seal stanza over 16 KiB", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Seal.Type = baov1.CustomSeal
+			c.Spec.Seal.CustomStanza = `seal "transit" { key_name = "` + strings.Repeat("k", 16400) + `" }`
+		}, "spec.seal.customStanza: Too long: may not be more than 16384 bytes"),
+		Entry("an executor image over 512 characters", func(c *baov1.OpenBaoCluster) {
+			c.Spec.Upgrade.Executor.Image = "ghcr.io/baokeeper/" + strings.Repeat("a", 500) + ":0.2.0"
+		}, "spec.upgrade.executor.image: Too long: may not be more than 512 bytes"),
 		Entry("an order that names a cluster twice", func(c *baov1.OpenBaoCluster) {
 			c.Spec.Upgrade.After = []baov1.UpgradeOrder{{Name: "staging", Namespace: "stage"}, {Name: "dev"}, {Name: "staging", Namespace: "stage", Soak: durationPtr("1h")}}
 		}, "spec.upgrade.after names the same cluster more than once: name each cluster once"),
