@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +20,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/cli/kubectlbao"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
@@ -133,6 +135,15 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 		obs.applyChange(ctx, func(c *baov1.OpenBaoCluster) { c.Spec.Version = "2.5.0" })
 		green := tc.waitGreenNamed(ctx, 5)
 		tc.setMembers(append(blue, green...)...)
+
+		By("a tenant who may only patch ConfigMaps writes forged requests while the upgrade's own executor serves (issue 38)")
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8s.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{executorjob.LabelStep: executorjob.StepServe})).To(Succeed())
+			g.Expect(jobs.Items).NotTo(BeEmpty(), "the executor of an autoPromote upgrade starts with green")
+		}, blueGreenTimeout, 100*time.Millisecond).Should(Succeed())
+		refusedBefore := refusedCount(ctx, ns, "bao")
+		forged := forgeMailbox(ctx, asConfigMapWriter(ctx, ns), ns, "bao", blue[0])
 		var kills []string
 		for _, phase := range []baov1.BlueGreenPhase{baov1.BlueGreenSync, baov1.BlueGreenPromoteGreen, baov1.BlueGreenRemoveBlue} {
 			Eventually(func(g Gomega) {
@@ -144,6 +155,7 @@ var _ = Describe("Blue-green upgrades", Ordered, SpecPriority(440), func() {
 			kills = append(kills, fmt.Sprintf("%s (new leader after %s)", phase, took.Round(100*time.Millisecond)))
 		}
 		tc.waitUpgraded(ctx, "2.5.0", blueGreenTimeout)
+		expectRefused(ctx, ns, "bao", forged, refusedBefore)
 		tc.setMembers(green...)
 		obs.endWindow()
 		res := obs.finish(ctx).allowFloorShare(0.35, "5 blue and 5 green members: for most of the window every write "+

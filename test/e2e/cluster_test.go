@@ -182,6 +182,31 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		}
 	}, SpecTimeout(time.Minute))
 
+	// Issue 38: a ServiceAccount allowed only to patch ConfigMaps removed a voter of a
+	// healthy cluster through the executor mailbox. Now the same writes run nothing.
+	It("refuses what a tenant who may only patch ConfigMaps writes into the executor mailbox: no Raft change, no election, nothing lost", func(ctx SpecContext) {
+		tenant := asConfigMapWriter(ctx, ns)
+		before, restarts := refusedCount(ctx, ns, name), operatorRestarts(ctx)
+		voters, leader := votersOf(ctx, caPEM), autopilot(ctx, caPEM).Leader
+		Expect(voters).To(Equal("bao-0,bao-1,bao-2"))
+		obs := adoptTestCluster(ctx, caPEM).observe(ctx)
+		obs.beginWindow()
+		keys := forgeMailbox(ctx, tenant, ns, name, leader)
+		expectRefused(ctx, ns, name, keys, before)
+		By("nothing moves in Raft while the executor would have run: 30 s")
+		Consistently(func(g Gomega) {
+			g.Expect(votersOf(ctx, caPEM)).To(Equal(voters))
+			g.Expect(autopilot(ctx, caPEM).Leader).To(Equal(leader))
+		}, 30*time.Second, 2*time.Second).Should(Succeed())
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("a tenant's forged mailbox entries (remove-peer of bao-2, step-down of the leader, a forged answer)",
+			fmt.Sprintf("refused inputs: %d; operator restarts: %d", refusedCount(ctx, ns, name)-before, operatorRestarts(ctx)-restarts))
+		res.expectNoLoss()
+		res.expectElections(0, "")
+		Expect(operatorRestarts(ctx)).To(Equal(restarts), "the operator did not restart")
+	}, SpecTimeout(3*time.Minute))
+
 	// Last: it upgrades this cluster (through a broken image, then the fixed one).
 	It("fails an upgrade after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {
 		tc := adoptTestCluster(ctx, caPEM)
