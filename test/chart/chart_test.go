@@ -9,6 +9,9 @@ package chart
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
 	"os"
@@ -255,6 +258,55 @@ var _ = Describe("charts/baokeeper", func() {
 			}
 		}
 		Expect(args).To(ContainElement("--watch-namespaces=team-a,team-b"))
+	})
+
+	It("serves its metrics with a certificate the ServiceMonitor verifies: generated, or the Secret given (issue 38)", func() {
+		objs := render("--set", "metrics.serviceMonitor.enabled=true")
+		var sec *corev1.Secret
+		var tlsConfig map[string]any
+		var args []string
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "Secret":
+				if o.GetName() == "baokeeper-metrics-tls" {
+					sec = &corev1.Secret{}
+					Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, sec)).To(Succeed())
+				}
+			case "ServiceMonitor":
+				eps, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+				Expect(eps).To(HaveLen(1))
+				tlsConfig, _, _ = unstructured.NestedMap(eps[0].(map[string]any), "tlsConfig")
+			case "Deployment":
+				d := &appsv1.Deployment{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
+				args = d.Spec.Template.Spec.Containers[0].Args
+			}
+		}
+		Expect(tlsConfig).NotTo(HaveKey("insecureSkipVerify"), "the scraper verifies the endpoint")
+		Expect(tlsConfig).To(HaveKeyWithValue("serverName", "baokeeper-metrics.baokeeper-system.svc"))
+		Expect(tlsConfig).To(HaveKeyWithValue("ca", map[string]any{"secret": map[string]any{"name": "baokeeper-metrics-tls", "key": "ca.crt"}}))
+		Expect(args).To(ContainElement("--metrics-cert-dir=/run/baokeeper/metrics-tls"))
+		Expect(sec).NotTo(BeNil(), "the chart generates the certificate")
+		pool := x509.NewCertPool()
+		Expect(pool.AppendCertsFromPEM(sec.Data["ca.crt"])).To(BeTrue())
+		block, _ := pem.Decode(sec.Data["tls.crt"])
+		Expect(block).NotTo(BeNil())
+		cert, err := x509.ParseCertificate(block.Bytes)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: "baokeeper-metrics.baokeeper-system.svc"})
+		Expect(err).NotTo(HaveOccurred(), "the certificate is the CA's, for the Service's name")
+		_, err = tls.X509KeyPair(sec.Data["tls.crt"], sec.Data["tls.key"])
+		Expect(err).NotTo(HaveOccurred())
+
+		By("with metrics.tls.secretName: that Secret, none generated")
+		for _, o := range render("--set", "metrics.serviceMonitor.enabled=true,metrics.tls.secretName=metrics-cert") {
+			Expect(o.GetKind() == "Secret" && strings.HasSuffix(o.GetName(), "-metrics-tls")).To(BeFalse())
+			if o.GetKind() == "ServiceMonitor" {
+				eps, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+				name, _, _ := unstructured.NestedString(eps[0].(map[string]any), "tlsConfig", "ca", "secret", "name")
+				Expect(name).To(Equal("metrics-cert"))
+			}
+		}
 	})
 
 	It("listens on the ports it is given, and probes and exposes those", func() {

@@ -72,3 +72,8 @@ the release namespace (leader election), in a Role of their own. */}}
 {{- end -}}
 {{- $out | toYaml -}}
 {{- end -}}
+
+{{/* The Secret that holds the metrics endpoint's certificate and its CA. */}}
+{{- define "baokeeper.metricsTLSSecret" -}}
+{{- default (printf "%s-metrics-tls" (include "baokeeper.fullname" .)) .Values.metrics.tls.secretName -}}
+{{- end -}}
