@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -48,6 +49,20 @@ func ServingDNSNames(c *baov1.OpenBaoCluster) []string {
 	return names
 }
 
+// PermittedDNSDomains are the name constraints of the cluster's CA: the namespace's
+// Service domains (<ns>.svc and <ns>.svc.cluster.local, and below), the short names of
+// the cluster's three Services, and localhost. Every name of ServingDNSNames is in
+// them.
+func PermittedDNSDomains(c *baov1.OpenBaoCluster) []string {
+	n := NamesFor(c)
+	ns := c.Namespace
+	out := []string{ns + ".svc", ns + ".svc.cluster.local", "localhost"}
+	for _, s := range []string{n.ClientService(), n.ActiveService(), n.HeadlessService()} {
+		out = append(out, s, s+"."+ns)
+	}
+	return out
+}
+
 // KeyPair is a PEM certificate and its PEM private key.
 type KeyPair struct {
 	CertPEM []byte
@@ -73,6 +88,13 @@ func NewCA(c *baov1.OpenBaoCluster, now time.Time, rnd io.Reader) (KeyPair, erro
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
+		// Name constraints (issue 38): the CA's key lives in the cluster's namespace,
+		// and whoever reads it can sign certificates; a client that trusts the CA then
+		// accepts them only for the cluster's own names, never another namespace's
+		// services or an IP address.
+		PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains:         PermittedDNSDomains(c),
+		ExcludedIPRanges:            []*net.IPNet{{IP: net.IPv4zero, Mask: net.CIDRMask(0, 32)}, {IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}},
 	}
 	der, err := x509.CreateCertificate(rnd, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

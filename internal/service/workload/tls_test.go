@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"testing"
 	"time"
 
@@ -504,3 +506,57 @@ func TestUserCertificateProblem(t *testing.T) {
 
 	g.Expect(UserCertificateProblem(c, []byte("not a certificate"))).To(ContainSubstring("tls.crt is not a readable PEM certificate"))
 }
+
+// TestCANameConstraints: the cluster's CA signs for the cluster's names only (issue
+// 38): a certificate its key signs for another namespace's Service, or for an IP
+// address, does not verify against it; the serving certificate verifies for every
+// name it carries.
+func TestCANameConstraints(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(func(c *baov1.OpenBaoCluster) { c.Namespace = "apps" })
+	now := time.Now()
+	ca := mustCA(t, c, now)
+	caCert, caKey, err := ParsePair(ca)
+	g.Expect(err).NotTo(HaveOccurred())
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+
+	serving, err := IssueServing(c, ca, now, rand.Reader)
+	g.Expect(err).NotTo(HaveOccurred())
+	leaf, _, err := ParsePair(serving)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, name := range leaf.DNSNames {
+		if name[0] == '*' {
+			name = "bao-7" + name[1:]
+		}
+		_, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: name, CurrentTime: now})
+		g.Expect(err).NotTo(HaveOccurred(), name)
+	}
+
+	sign := func(tmpl *x509.Certificate) *x509.Certificate {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		g.Expect(err).NotTo(HaveOccurred())
+		tmpl.SerialNumber, tmpl.NotBefore, tmpl.NotAfter = big1(), now.Add(-time.Minute), now.Add(time.Hour)
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+		g.Expect(err).NotTo(HaveOccurred())
+		cert, err := x509.ParseCertificate(der)
+		g.Expect(err).NotTo(HaveOccurred())
+		return cert
+	}
+	for _, tc := range []struct {
+		what string
+		tmpl *x509.Certificate
+		name string
+	}{
+		{"another namespace's Service", &x509.Certificate{DNSNames: []string{"vault.other.svc"}}, "vault.other.svc"},
+		{"the API server", &x509.Certificate{DNSNames: []string{"kubernetes.default.svc"}}, "kubernetes.default.svc"},
+		{"a public name", &x509.Certificate{DNSNames: []string{"login.example.com"}}, "login.example.com"},
+		{"an IP address", &x509.Certificate{IPAddresses: []net.IP{net.ParseIP("10.0.0.1")}}, "10.0.0.1"},
+	} {
+		_, err := sign(tc.tmpl).Verify(x509.VerifyOptions{Roots: pool, DNSName: tc.name, CurrentTime: now})
+		g.Expect(err).To(HaveOccurred(), "bug: the cluster's CA vouches for %s", tc.what)
+	}
+}
+
+func big1() *big.Int { return big.NewInt(1) }
