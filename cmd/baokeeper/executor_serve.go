@@ -80,17 +80,23 @@ type kubeMailbox struct {
 }
 
 func (k kubeMailbox) cluster(ctx context.Context) (*baov1.OpenBaoCluster, error) {
+	// A list pinned to the name by a field selector: what the Role's resourceNames
+	// authorize (workload.ExecutorRBAC).
 	raw, err := k.cs.Discovery().RESTClient().Get().
-		AbsPath("/apis", baov1.GroupVersion.Group, baov1.GroupVersion.Version, "namespaces", k.namespace, "openbaoclusters", k.clusterName).
+		AbsPath("/apis", baov1.GroupVersion.Group, baov1.GroupVersion.Version, "namespaces", k.namespace, "openbaoclusters").
+		Param("fieldSelector", fields.OneTermEqualSelector("metadata.name", k.clusterName).String()).
 		DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("failed to get OpenBaoCluster %s/%s: %w", k.namespace, k.clusterName, err)
+		return nil, fmt.Errorf("failed to read OpenBaoCluster %s/%s: %w", k.namespace, k.clusterName, err)
 	}
-	c := &baov1.OpenBaoCluster{}
-	if err := json.Unmarshal(raw, c); err != nil {
+	list := &baov1.OpenBaoClusterList{}
+	if err := json.Unmarshal(raw, list); err != nil {
 		return nil, fmt.Errorf("failed to decode OpenBaoCluster %s/%s: %w", k.namespace, k.clusterName, err)
 	}
-	return c, nil
+	if len(list.Items) != 1 {
+		return nil, fmt.Errorf("OpenBaoCluster %s/%s not found (%d items)", k.namespace, k.clusterName, len(list.Items))
+	}
+	return &list.Items[0], nil
 }
 
 func (k kubeMailbox) get(ctx context.Context) (*corev1.ConfigMap, error) {

@@ -83,9 +83,9 @@ func ServiceRegistrationRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.Rol
 
 // ExecutorRBAC lets the executor's service account read its cluster's executor
 // mailbox (get, list and watch, only that ConfigMap: a list or watch must pin its name
-// with a field selector), answer in it (patch) and read its cluster (get, for the
-// step its status persists), and nothing else of the Kubernetes API: what it asks of
-// OpenBao it does with its own projected token.
+// with a field selector), answer in it (patch) and read its cluster (list pinned to
+// its name, for the step its status persists), and nothing else of the Kubernetes
+// API: what it asks of OpenBao it does with its own projected token.
 func ExecutorRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
 	n := NamesFor(c)
 	role := &rbacv1.Role{
@@ -98,10 +98,13 @@ func ExecutorRBAC(c *baov1.OpenBaoCluster) (*rbacv1.Role, *rbacv1.RoleBinding) {
 			Verbs:         []string{"get", "list", "watch", "patch"},
 		}, {
 			// The status says which step the executor may run (executorjob.Authorize).
+			// list (with a field selector on the name, which is what lets resourceNames
+			// authorize it), not get: the operator reads clusters from its cache and
+			// holds list and watch only, and may grant only what it holds.
 			APIGroups:     []string{baov1.GroupVersion.Group},
 			Resources:     []string{"openbaoclusters"},
 			ResourceNames: []string{c.Name},
-			Verbs:         []string{"get"},
+			Verbs:         []string{"list"},
 		}},
 	}
 	binding := &rbacv1.RoleBinding{

@@ -116,7 +116,7 @@ func TestExecutorRBAC(t *testing.T) {
 	g.Expect(role.Rules[1].APIGroups).To(Equal([]string{"openbao.baokeeper.dev"}))
 	g.Expect(role.Rules[1].Resources).To(Equal([]string{"openbaoclusters"}), "its status says which step may run; not the status subresource")
 	g.Expect(role.Rules[1].ResourceNames).To(Equal([]string{"bao"}), "only its own cluster")
-	g.Expect(role.Rules[1].Verbs).To(Equal([]string{"get"}))
+	g.Expect(role.Rules[1].Verbs).To(Equal([]string{"list"}), "list pinned to the name: the operator holds list, not get, and grants only what it holds")
 	g.Expect(ExecutorKeys(newCluster()).Data).To(BeEmpty(), "the workload reconciler owns no key: the upgrade manager adds each operation's")
 	g.Expect(binding.RoleRef).To(HaveField("Name", role.Name))
 	g.Expect(binding.Subjects).To(ConsistOf(HaveField("Name", "bao-executor")))
