@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -143,12 +144,19 @@ var _ = Describe("The opt-in admission policy (config/admission)", Ordered, func
 	It("lets alice change the version of a cluster whose Secrets she may not read (only names an update adds are judged)", func() {
 		c := newCluster(ns, "tls", tlsSecret("other-tls"))
 		Expect(k8s.Create(ctx, c)).To(Succeed())
-		cur := &baov1.OpenBaoCluster{}
-		Expect(alice.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
-		cur.Spec.Version = "2.4.1"
-		Expect(alice.Update(ctx, cur, client.DryRunAll)).To(Succeed())
-		cur.Spec.TLS.SecretName = "another-tls"
-		err := alice.Update(ctx, cur, client.DryRunAll)
+		// The operator writes the object meanwhile: each try reads it afresh.
+		update := func(mutate func(*baov1.OpenBaoCluster)) error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur := &baov1.OpenBaoCluster{}
+				if err := alice.Get(ctx, client.ObjectKeyFromObject(c), cur); err != nil {
+					return err
+				}
+				mutate(cur)
+				return alice.Update(ctx, cur, client.DryRunAll)
+			})
+		}
+		Expect(update(func(cur *baov1.OpenBaoCluster) { cur.Spec.Version = "2.4.1" })).To(Succeed())
+		err := update(func(cur *baov1.OpenBaoCluster) { cur.Spec.Version, cur.Spec.TLS.SecretName = "2.4.1", "another-tls" })
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("the cluster names Secrets you may not read"))
 	})
