@@ -35,7 +35,7 @@ const (
 	pollEvery = time.Second
 )
 
-var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(130), func() {
+var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(175), func() {
 	var caPEM []byte
 
 	BeforeAll(func(ctx SpecContext) {
