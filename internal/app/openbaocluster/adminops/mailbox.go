@@ -75,20 +75,25 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 			unsigned: !servesSigned(j)}
 		stuck[op] = o.Stuck
 	}
-	if err := r.readKeys(ctx, c, v); err != nil {
-		return nil, err
-	}
 	cm := &corev1.ConfigMap{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorMailbox()}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		v.mailbox = executorjob.ReadMailbox(nil)
-		return v, nil
+		return v, r.readKeys(ctx, c, v, nil)
 	case err != nil:
 		return nil, fmt.Errorf("failed to get the executor mailbox of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	v.found = true
-	v.mailbox, v.refused = executorjob.Trusted(c, executorjob.ReadMailbox(cm), v.keys)
+	raw := executorjob.ReadMailbox(cm)
+	var asked []string
+	for _, req := range raw.Requests {
+		asked = append(asked, req.Operation)
+	}
+	if err := r.readKeys(ctx, c, v, asked); err != nil {
+		return nil, err
+	}
+	v.mailbox, v.refused = executorjob.Trusted(c, raw, v.keys)
 	for name, o := range executorjob.MailboxJobs(v.mailbox, stuck, s.Now) {
 		if _, isJob := s.Jobs[name]; !isJob {
 			s.Jobs[name] = o
@@ -99,18 +104,21 @@ func (r *Reconciler) observeExecutors(ctx context.Context, c *baov1.OpenBaoClust
 
 // readKeys reads the operations' mailbox keys. The Secret is created by the workload
 // reconciler and written by this one: a key added by the previous pass may not be in
-// the cache yet, and the entries it signed would read as forged, so a key the cache
-// lacks for an operation of the status is read from the API server.
-func (r *Reconciler) readKeys(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView) error {
+// the cache yet, and the entries it signed would read as forged. So when the mailbox
+// holds a request (asked: their operations) of an operation of the status whose key
+// the cache lacks, the Secret is read from the API server; an operation that has not
+// asked anything costs no read.
+func (r *Reconciler) readKeys(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, asked []string) error {
 	key := client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorKeys()}
 	sec := &corev1.Secret{}
 	err := r.Client.Get(ctx, key, sec)
-	stale := apierrors.IsNotFound(err)
-	if err == nil {
-		for _, op := range executorjob.Operations(c) {
-			if _, ok := sec.Data[op]; !ok {
-				stale = true
-			}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to get the executor keys Secret %s/%s: %w", c.Namespace, key.Name, err)
+	}
+	stale := false
+	for _, op := range executorjob.Operations(c) {
+		if _, ok := sec.Data[op]; !ok && slices.Contains(asked, op) {
+			stale = true
 		}
 	}
 	if stale && r.APIReader != nil {
@@ -159,6 +167,22 @@ func ownedBy(obj metav1.Object, c *baov1.OpenBaoCluster) bool {
 func (r *Reconciler) ensureKey(ctx context.Context, c *baov1.OpenBaoCluster, v *executorView, op string) ([]byte, error) {
 	if k, ok := v.keys[op]; ok {
 		return k, nil
+	}
+	if r.APIReader != nil {
+		// The cache may not have the key a previous pass added (and mounted into the
+		// executor): a second key would make the two disagree.
+		sec := &corev1.Secret{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).ExecutorKeys()}, sec)
+		switch {
+		case err == nil && ownedBy(sec, c):
+			v.keysFound = true
+			if k := sec.Data[op]; len(k) == executorjob.KeyBytes {
+				v.keys[op] = k
+				return k, nil
+			}
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("failed to get the executor keys Secret %s/%s: %w", c.Namespace, workload.NamesFor(c).ExecutorKeys(), err)
+		}
 	}
 	if !v.keysFound {
 		// The workload reconciler creates it; a pass may come first.
