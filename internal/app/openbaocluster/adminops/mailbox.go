@@ -269,10 +269,22 @@ func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster,
 	if v == nil || (c.Status.BreakGlass != nil && c.Status.BreakGlass.Active) {
 		return nil
 	}
+	for _, op := range servedOperations(c, v.mailbox) {
+		if err := r.tendExecutor(ctx, c, v, op, r.executorImage(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// servedOperations are the operations that get an executor, sorted: those of the
+// status with a request (of the trusted mailbox m) that has no answer yet, and the one
+// prestartFor names. An operation that only the mailbox names gets none.
+func servedOperations(c *baov1.OpenBaoCluster, m executorjob.Mailbox) []string {
 	ours := executorjob.Operations(c)
 	var ops []string
-	for name, req := range v.mailbox.Requests {
-		if _, answered := v.mailbox.Results[name]; !answered && slices.Contains(ours, req.Operation) && !slices.Contains(ops, req.Operation) {
+	for name, req := range m.Requests {
+		if _, answered := m.Results[name]; !answered && slices.Contains(ours, req.Operation) && !slices.Contains(ops, req.Operation) {
 			ops = append(ops, req.Operation)
 		}
 	}
@@ -280,12 +292,7 @@ func (r *Reconciler) tendExecutors(ctx context.Context, c *baov1.OpenBaoCluster,
 		ops = append(ops, op)
 	}
 	slices.Sort(ops)
-	for _, op := range ops {
-		if err := r.tendExecutor(ctx, c, v, op, r.executorImage(c)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ops
 }
 
 // tendExecutor makes sure operation op has a serving executor: it creates its Job

@@ -3,7 +3,10 @@ package adminops
 import (
 	"testing"
 
+	. "github.com/onsi/gomega"
+
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 )
 
@@ -62,6 +65,41 @@ func TestPrestartFor(t *testing.T) {
 			if got := prestartFor(tc.c); got != tc.want {
 				t.Errorf("prestartFor = %q, want %q", got, tc.want)
 			}
+		})
+	}
+}
+
+func TestServedOperations(t *testing.T) {
+	withUpgrade := func(c *baov1.OpenBaoCluster) { c.Status.Upgrade = &baov1.UpgradeStatus{ID: "up1"} }
+	req := func(op string) executorjob.Request { return executorjob.Request{Operation: op} }
+	tests := []struct {
+		name string
+		c    func(*baov1.OpenBaoCluster)
+		m    executorjob.Mailbox
+		want []string
+	}{
+		{"an idle cluster serves nothing", nil, executorjob.Mailbox{}, nil},
+		{"a pending request of the status's operation", withUpgrade,
+			executorjob.Mailbox{Requests: map[string]executorjob.Request{"a": req("up1")}}, []string{"up1"}},
+		{"an answered request needs no executor", withUpgrade,
+			executorjob.Mailbox{Requests: map[string]executorjob.Request{"a": req("up1")}, Results: map[string]executorjob.Result{"a": {}}}, nil},
+		{"an operation only the mailbox names gets none (issue 38)", withUpgrade,
+			executorjob.Mailbox{Requests: map[string]executorjob.Request{"a": req("zz1"), "b": req("up1")}}, []string{"up1"}},
+		{"without an operation in status, none at all", nil,
+			executorjob.Mailbox{Requests: map[string]executorjob.Request{"a": req("zz1")}}, nil},
+		{"a blue-green upgrade that promotes on its own starts its executor early", func(c *baov1.OpenBaoCluster) {
+			withUpgrade(c)
+			c.Spec.Upgrade.BlueGreen.AutoPromote = true
+			c.Status.BlueGreen = &baov1.BlueGreenStatus{Phase: baov1.BlueGreenSync}
+		}, executorjob.Mailbox{}, []string{"up1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &baov1.OpenBaoCluster{}
+			if tc.c != nil {
+				tc.c(c)
+			}
+			NewWithT(t).Expect(servedOperations(c, tc.m)).To(Equal(tc.want))
 		})
 	}
 }
