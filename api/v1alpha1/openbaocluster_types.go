@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,6 +182,11 @@ type OpenBaoClusterSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// networkPolicy makes baokeeper keep a NetworkPolicy that admits to the members
+	// only who needs them. Off unless enabled (see NetworkPolicySpec).
+	// +optional
+	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
 
 	// podAnnotations are set on every member pod (for example for a service mesh or
 	// a backup tool). Keys under baokeeper.dev/ are reserved. A change rolls out to
@@ -629,6 +635,28 @@ type PlacementSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// NetworkPolicySpec configures the NetworkPolicy baokeeper keeps for the members.
+type NetworkPolicySpec struct {
+	// enabled makes baokeeper create, and keep, the NetworkPolicy <name>: the
+	// members' cluster port (8201) admits only the cluster's members, and their API
+	// port (8200) only the cluster's own pods (members, executor and hook Jobs), the
+	// baokeeper operator's namespace, pods of this namespace labelled
+	// baokeeper.dev/client-of=<cluster name>, and the peers of clients. Every other
+	// connection to the members is dropped where the network plugin enforces
+	// NetworkPolicies. Turning it off deletes the NetworkPolicy. Off by default: an
+	// existing client that is neither labelled nor listed would lose the cluster.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// clients are further peers the API port admits: for example Prometheus's
+	// namespace, or an ingress controller. A pod selector alone means pods of this
+	// namespace.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Clients []networkingv1.NetworkPolicyPeer `json:"clients,omitempty"`
 }
 
 // TLSSpec configures TLS for the API and cluster listeners.

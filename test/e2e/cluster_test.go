@@ -184,7 +184,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 
 	// Issue 38: a ServiceAccount allowed only to patch ConfigMaps removed a voter of a
 	// healthy cluster through the executor mailbox. Now the same writes run nothing.
-	It("refuses what a tenant who may only patch ConfigMaps writes into the executor mailbox: no Raft change, no election, nothing lost", func(ctx SpecContext) {
+	It("refuses what a tenant who may only patch ConfigMaps writes into the executor mailbox, a labelled flood, role rewrites with an executor token and a borrowed identity: no Raft change, no election, nothing lost", func(ctx SpecContext) {
 		tenant := asConfigMapWriter(ctx, ns)
 		before, restarts := refusedCount(ctx, ns, name), operatorRestarts(ctx)
 		voters, leader := votersOf(ctx, caPEM), autopilot(ctx, caPEM).Leader
@@ -192,7 +192,17 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		obs := adoptTestCluster(ctx, caPEM).observe(ctx)
 		obs.beginWindow()
 		keys := forgeMailbox(ctx, tenant, ns, name, leader)
+		By("an edit user floods the namespace with 48 labelled 1 MB ConfigMaps")
+		DeferCleanup(floodConfigMaps(ctx, ns, 48))
 		expectRefused(ctx, ns, name, keys, before)
+		By("a holder of an executor token tries to widen the JWT roles")
+		rewriteRolesAsExecutor(ctx, caPEM, ns, name, adoptTestCluster(ctx, caPEM).get(ctx, Default).Status.JWTAudience)
+		By("a cluster author restores a snapshot bao never listed, to borrow its seal key and identity")
+		thief := borrowIdentity(ctx, ns, name)
+		DeferCleanup(func(ctx context.Context) {
+			_ = k8s.Delete(ctx, &baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: thief}})
+		})
+		expectIdentityKept(ctx, ns, thief, name)
 		By("nothing moves in Raft while the executor would have run: 30 s")
 		Consistently(func(g Gomega) {
 			g.Expect(votersOf(ctx, caPEM)).To(Equal(voters))
@@ -200,12 +210,12 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		}, 30*time.Second, 2*time.Second).Should(Succeed())
 		obs.endWindow()
 		res := obs.finish(ctx)
-		res.report("a tenant's forged mailbox entries (remove-peer of bao-2, step-down of the leader, a forged answer)",
+		res.report("a tenant's forged mailbox entries (remove-peer of bao-2, step-down of the leader, a forged answer), a 48 MB labelled flood, role rewrites with an executor token, a borrowed identity",
 			fmt.Sprintf("refused inputs: %d; operator restarts: %d", refusedCount(ctx, ns, name)-before, operatorRestarts(ctx)-restarts))
 		res.expectNoLoss()
 		res.expectElections(0, "")
 		Expect(operatorRestarts(ctx)).To(Equal(restarts), "the operator did not restart")
-	}, SpecTimeout(3*time.Minute))
+	}, SpecTimeout(4*time.Minute))
 
 	// Last: it upgrades this cluster (through a broken image, then the fixed one).
 	It("fails an upgrade after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {

@@ -12,10 +12,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -142,4 +144,115 @@ func operatorRestarts(ctx context.Context) int32 {
 		}
 	}
 	return n
+}
+
+// floodConfigMaps creates n ConfigMaps of 1 MB each in namespace, labelled as
+// baokeeper's (what the operator's cache selects), as any tenant who may create
+// ConfigMaps can; it returns a function that deletes them.
+func floodConfigMaps(ctx context.Context, namespace string, n int) func(context.Context) {
+	GinkgoHelper()
+	blob := strings.Repeat("x", 1000*1000)
+	for i := range n {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("flood-%03d", i),
+				Labels: map[string]string{workload.LabelManagedBy: workload.ManagedByValue, workload.LabelCluster: name}},
+			Data: map[string]string{"blob": blob},
+		}
+		Expect(k8s.Create(ctx, cm)).To(Succeed())
+	}
+	return func(ctx context.Context) {
+		for i := range n {
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("flood-%03d", i)}})
+		}
+	}
+}
+
+// rewriteRolesAsExecutor logs in with a token of the cluster's executor account (what
+// a tenant who may request that account's tokens, or run a pod as it, holds) and
+// tries to widen the JWT roles the way issue 38 found possible: another policy,
+// year-long tokens, another namespace's account, a second audience. OpenBao refuses
+// each (the executor policy pins every parameter); the role still logs in afterwards.
+func rewriteRolesAsExecutor(ctx context.Context, caPEM []byte, namespace, cluster, audience string) {
+	GinkgoHelper()
+	execSA := workload.NamesFor(&baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}).ExecutorServiceAccount()
+	jwt := tokenFor(ctx, namespace, execSA, audience)
+	c := serviceClient(ctx, caPEM, cluster, login(ctx, caPEM, jwt, workload.ExecutorRole))
+	role := "auth/" + workload.AuthMount + "/role/" + workload.ExecutorRole
+	subject := workload.ServiceAccountSubject(namespace, execSA)
+	base := workload.ExecutorRoleData(subject, audience)
+	for what, change := range map[string]map[string]any{
+		"another policy":                     {"token_policies": "root"},
+		"a second policy":                    {"token_policies": workload.ExecutorPolicy + ",default"},
+		"year-long tokens":                   {"token_ttl": "8760h", "token_max_ttl": "8760h"},
+		"another namespace's account":        {"bound_subject": workload.ServiceAccountSubject("elsewhere", execSA)},
+		"a second audience":                  {"bound_audiences": audience + ",baokeeper"},
+		"a parameter baokeeper never writes": {"bound_claims": map[string]any{"x": "y"}},
+	} {
+		data := map[string]any{}
+		for k, v := range base {
+			data[k] = v
+		}
+		for k, v := range change {
+			data[k] = v
+		}
+		_, err := c.Logical().WriteWithContext(ctx, role, data)
+		Expect(err).To(HaveOccurred(), "an executor token rewrote its role with %s", what)
+		expectDenied(err)
+	}
+	By("the role still logs the executor in, with its own policy")
+	s, err := serviceClient(ctx, caPEM, cluster, "").Logical().WriteWithContext(ctx, "auth/"+workload.AuthMount+"/login", map[string]any{"role": workload.ExecutorRole, "jwt": jwt})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(s.Auth.Policies).To(ContainElement(workload.ExecutorPolicy))
+	Expect(s.Auth.Policies).NotTo(ContainElement("root"))
+}
+
+// borrowIdentity creates, as a cluster author, a cluster that says it restores a
+// snapshot of cluster (one cluster never listed) to get its seal key and executor
+// identity. It returns the new cluster's name.
+func borrowIdentity(ctx context.Context, namespace, cluster string) string {
+	GinkgoHelper()
+	thief := "thief"
+	c := &baov1.OpenBaoCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: thief},
+		Spec: baov1.OpenBaoClusterSpec{Version: "2.4.0", Bootstrap: &baov1.BootstrapSpec{FromSnapshot: baov1.SnapshotSource{
+			S3:            baov1.S3Target{Endpoint: "https://s3.invalid", Bucket: "nothing", CredentialsSecretRef: corev1.LocalObjectReference{Name: "none"}},
+			Key:           "e2e/" + cluster + "/never-taken.snap",
+			SHA256:        strings.Repeat("0", 64),
+			SourceCluster: cluster,
+		}}},
+	}
+	Expect(k8s.Create(ctx, c)).To(Succeed())
+	return thief
+}
+
+// expectIdentityKept waits until the borrowing cluster is refused with
+// SealKeyRefused, and checks that it got no seal key, no members, and no pod under
+// another cluster's executor account.
+func expectIdentityKept(ctx context.Context, namespace, thief, cluster string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		c := &baov1.OpenBaoCluster{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: thief}, c)).To(Succeed())
+		reasons := []string{}
+		for _, cond := range c.Status.Conditions {
+			reasons = append(reasons, cond.Reason)
+		}
+		g.Expect(reasons).To(ContainElement(string(baov1.ReasonSealKeyRefused)), "status: %s", c.Status.Message)
+		g.Expect(c.Status.Message).To(ContainSubstring(cluster))
+	}, time.Minute, pollEvery).Should(Succeed())
+	for _, obj := range []client.Object{&corev1.Secret{}, &appsv1.StatefulSet{}} {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: thief + "-seal"}, obj)
+		if _, ok := obj.(*appsv1.StatefulSet); ok {
+			err = k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: thief}, obj)
+		}
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%T of %s: %v", obj, thief, err)
+	}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	execSA := workload.NamesFor(&baov1.OpenBaoCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}).ExecutorServiceAccount()
+	for _, p := range pods.Items {
+		if p.Spec.ServiceAccountName == execSA {
+			Expect(p.Labels).To(HaveKeyWithValue(workload.LabelCluster, cluster), "pod %s runs as %s for another cluster", p.Name, execSA)
+		}
+	}
 }

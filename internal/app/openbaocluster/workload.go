@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -32,6 +34,7 @@ func (r *Reconciler) reconcileWorkload(ctx context.Context, p *pass) (ctrl.Resul
 		{"tls", r.ensureTLS},
 		{"config", r.applyConfig},
 		{"services", r.applyServices},
+		{"network policy", r.applyNetworkPolicy},
 		{"statefulset", r.applyStatefulSet},
 	}
 	for _, s := range steps {
@@ -294,6 +297,31 @@ func (r *Reconciler) applyServices(ctx context.Context, p *pass) error {
 		}
 	}
 	return applyObject(ctx, r.Client, workload.PodDisruptionBudget(p.cluster))
+}
+
+// applyNetworkPolicy keeps the members' NetworkPolicy while spec.networkPolicy is
+// enabled, and deletes the one the cluster controls once it is not.
+func (r *Reconciler) applyNetworkPolicy(ctx context.Context, p *pass) error {
+	c := p.cluster
+	if c.Spec.NetworkPolicy.Enabled {
+		return applyObject(ctx, r.Client, workload.NetworkPolicy(c, r.Config.ControllerServiceAccount.Namespace))
+	}
+	np := &networkingv1.NetworkPolicy{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: workload.NamesFor(c).NetworkPolicy()}, np)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("failed to read NetworkPolicy %s/%s: %w", c.Namespace, np.Name, err)
+	case !metav1.IsControlledBy(np, c):
+		// Someone else's policy of the same name: not the cluster's to delete.
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting the members' NetworkPolicy: spec.networkPolicy.enabled is false", "NetworkPolicy", np.Name)
+	if err := r.Client.Delete(ctx, np, client.Preconditions{UID: &np.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to delete NetworkPolicy %s/%s: %w", c.Namespace, np.Name, err)
+	}
+	return nil
 }
 
 // applyStatefulSet creates the StatefulSet with the image of spec.version, or keeps an

@@ -19,6 +19,7 @@ const (
 
 	configMountPath = "/openbao/config"
 	runMountPath    = "/openbao/run"
+	tmpMountPath    = "/openbao/tmp"
 	tlsMountPath    = "/openbao/tls"
 	sealMountPath   = "/openbao/seal"
 	dataMountPath   = "/openbao/data"
@@ -133,6 +134,9 @@ func (n Names) ServiceRegistrationRole() string { return n.cluster + "-service-r
 
 // PodDisruptionBudget protects quorum from voluntary disruption.
 func (n Names) PodDisruptionBudget() string { return n.cluster }
+
+// NetworkPolicy admits to the members only who needs them (spec.networkPolicy).
+func (n Names) NetworkPolicy() string { return n.cluster }
 
 // Member is the pod name of ordinal i.
 func (n Names) Member(i int32) string { return fmt.Sprintf("%s-%d", n.members, i) }

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,7 @@ const (
 	KindService             = "Service"
 	KindPodDisruptionBudget = "PodDisruptionBudget"
 	KindStatefulSet         = "StatefulSet"
+	KindNetworkPolicy       = "NetworkPolicy"
 )
 
 // ObjectRef names one object of a cluster's namespace.
@@ -45,6 +47,8 @@ func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
 		return policyv1.SchemeGroupVersion.WithKind(r.Kind)
 	case KindStatefulSet:
 		return appsv1.SchemeGroupVersion.WithKind(r.Kind)
+	case KindNetworkPolicy:
+		return networkingv1.SchemeGroupVersion.WithKind(r.Kind)
 	}
 	return corev1.SchemeGroupVersion.WithKind(r.Kind)
 }
@@ -70,6 +74,9 @@ func CreatedObjects(c *baov1.OpenBaoCluster) []ObjectRef {
 		{KindService, n.ActiveService()},
 		{KindPodDisruptionBudget, n.PodDisruptionBudget()},
 		{KindStatefulSet, n.StatefulSet()},
+	}
+	if c.Spec.NetworkPolicy.Enabled {
+		refs = append(refs, ObjectRef{KindNetworkPolicy, n.NetworkPolicy()})
 	}
 	if c.GetSealType() == baov1.StaticSeal {
 		refs = append(refs, ObjectRef{KindSecret, n.SealSecret()})

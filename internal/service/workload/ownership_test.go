@@ -85,6 +85,14 @@ func TestCreatedObjects(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s: the observation builds a typed object of its kind", ref)
 	}
 
+	g.Expect(names(c)).NotTo(ContainElement("NetworkPolicy bao"), "no NetworkPolicy unless spec.networkPolicy.enabled")
+	c.Spec.NetworkPolicy.Enabled = true
+	g.Expect(names(c)).To(ContainElement("NetworkPolicy bao"))
+	for _, ref := range CreatedObjects(c) {
+		_, err := clientgoscheme.Scheme.New(ref.GroupVersionKind())
+		g.Expect(err).NotTo(HaveOccurred(), "%s: the observation builds a typed object of its kind", ref)
+	}
+
 	c.Spec.TLS.SecretName = "mine"
 	g.Expect(strings.Join(names(c), ",")).NotTo(ContainSubstring("bao-tls"), "a user-provided certificate is the user's: baokeeper creates no TLS Secret")
 	g.Expect(names(c)).NotTo(ContainElement("Secret mine"))

@@ -121,11 +121,15 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		{Name: "BAO_CLUSTER_ADDR", Value: fmt.Sprintf("https://%s:%d", host, ClusterPort)},
 		{Name: "BAO_ADDR", Value: fmt.Sprintf("https://%s:%d", host, APIPort)},
 		{Name: "BAO_CACERT", Value: tlsMountPath + "/" + CACertKey},
+		// The root file system is read-only: OpenBao's temporary files (a snapshot
+		// being restored is written to one first) go to the tmp volume.
+		{Name: "TMPDIR", Value: tmpMountPath},
 	}
 
 	mounts := []corev1.VolumeMount{
 		{Name: "config", MountPath: configMountPath, ReadOnly: true},
 		{Name: "run", MountPath: runMountPath},
+		{Name: "tmp", MountPath: tmpMountPath},
 		{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
 		{Name: "data", MountPath: dataMountPath},
 	}
@@ -163,6 +167,8 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptrTo(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			// Only the volumes are writable (issue 38): data, run, tmp.
+			ReadOnlyRootFilesystem: ptrTo(true),
 		},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
@@ -216,6 +222,11 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 			sts.Spec.Replicas = ptrTo(*p.Existing.Spec.Replicas)
 		}
 	}
+	// The tmp volume holds at most one snapshot being restored, which a data volume
+	// of the claim's size must hold anyway: it is bounded by that size.
+	tmpLimit := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
+	sts.Spec.Template.Spec.Volumes = append(sts.Spec.Template.Spec.Volumes,
+		corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}})
 	return sts, nil
 }
 

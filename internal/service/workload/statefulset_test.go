@@ -101,6 +101,47 @@ func TestStatefulSetNew(t *testing.T) {
 	g.Expect(ctr.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()))
 }
 
+// The members' root file system is read-only; what OpenBao writes has a volume:
+// the data, the rendered configuration, and temporary files (a snapshot being
+// restored), the last bounded by the data volume's size.
+func TestStatefulSetReadOnlyRoot(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(func(c *baov1.OpenBaoCluster) { q := resource.MustParse("3Gi"); c.Spec.Storage.Size = &q })
+	sts := buildStatefulSet(t, c, nil)
+	ctr := openbaoContainer(g, sts)
+	g.Expect(ctr.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+
+	writable := map[string]string{}
+	for _, m := range ctr.VolumeMounts {
+		if !m.ReadOnly {
+			writable[m.MountPath] = m.Name
+		}
+	}
+	g.Expect(writable).To(Equal(map[string]string{"/openbao/data": "data", "/openbao/run": "run", "/openbao/tmp": "tmp"}))
+	g.Expect(envValue(g, ctr, "TMPDIR")).To(Equal("/openbao/tmp"), "Go's os.TempDir, where OpenBao writes a snapshot it restores")
+	g.Expect(startScript).To(ContainSubstring("> /openbao/run/"), "the start script writes only to the run volume")
+
+	limits := map[string]string{}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.EmptyDir != nil {
+			g.Expect(v.EmptyDir.SizeLimit).NotTo(BeNil(), "emptyDir %s is bounded", v.Name)
+			limits[v.Name] = v.EmptyDir.SizeLimit.String()
+		}
+	}
+	g.Expect(limits).To(Equal(map[string]string{"run": RunDirLimit, "tmp": "3Gi"}))
+
+	// An existing StatefulSet keeps its claim's size, and tmp follows it, not a later
+	// spec.storage.size.
+	bigger := resource.MustParse("9Gi")
+	c.Spec.Storage.Size = &bigger
+	again := buildStatefulSet(t, c, sts)
+	for _, v := range again.Spec.Template.Spec.Volumes {
+		if v.Name == "tmp" {
+			g.Expect(v.EmptyDir.SizeLimit.String()).To(Equal("3Gi"))
+		}
+	}
+}
+
 func TestStatefulSetReplicasFollowSpec(t *testing.T) {
 	for _, n := range []int32{1, 3, 5} {
 		g := NewWithT(t)

@@ -49,6 +49,10 @@ type execSpec struct {
 	ClockFile string `json:"clockFile,omitempty"`
 	// Nice, when not 0, is the command's nice value (Config.FavorImages).
 	Nice int `json:"nice,omitempty"`
+	// ReadOnlyRoot makes / read-only for the command (the container's
+	// securityContext.readOnlyRootFilesystem): only its volumes stay writable, as
+	// under a container runtime.
+	ReadOnlyRoot bool `json:"readOnlyRoot,omitempty"`
 }
 
 // bindMount is one bind mount of a host file or directory.
@@ -184,6 +188,33 @@ func setupMounts(spec *execSpec) error {
 		if err := bind(m); err != nil && !m.Optional {
 			return err
 		}
+	}
+	if spec.ReadOnlyRoot {
+		// After the volumes: a bind mount takes the flags of the mount its source is
+		// on, and a volume's source may be on /.
+		if err := readOnlyRoot(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readOnlyRoot makes the root mount read-only in the helper's own mount namespace:
+// a bind remount changes this namespace's copy of the mount, never the host's, and
+// the mounts below / (the pod's volumes, /dev/shm, /proc) keep their own flags. It
+// refuses to run in its parent's mount namespace, where it would be the host's root.
+func readOnlyRoot() error {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("failed to read the helper's mount namespace: %w", err)
+	}
+	// The helper's parent is the agent, started in the host's mount namespace, and
+	// the helper was cloned into a new one.
+	if parent, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid())); err != nil || parent == self {
+		return fmt.Errorf("refusing to make / read-only: the helper is not in a mount namespace of its own (%s; its parent's: %s, %v)", self, parent, err)
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("failed to make / read-only (readOnlyRootFilesystem): %w", err)
 	}
 	return nil
 }

@@ -151,3 +151,46 @@ func TestTailLog(t *testing.T) {
 		})
 	}
 }
+
+// TestHelperReadOnlyRoot runs a container with readOnlyRootFilesystem: / cannot be
+// written, its volumes can, and the host's / is writable afterwards, as before.
+func TestHelperReadOnlyRoot(t *testing.T) {
+	requireRoot(t)
+	g := NewWithT(t)
+	// On the root mount itself: t.TempDir() may be on a tmpfs of its own, which a
+	// read-only / does not cover.
+	onRoot, err := os.MkdirTemp("/var/tmp", "baokeeper-rootfs-")
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = os.RemoveAll(onRoot) })
+	vol := filepath.Join(onRoot, "volume")
+	g.Expect(os.MkdirAll(vol, 0o755)).To(Succeed())
+	mountPath := filepath.Join(onRoot, "mnt", "data")
+	// The container writes its answers into its volume; the test reads them at the
+	// volume's source.
+	script := strings.Join([]string{
+		"(touch " + onRoot + "/root-file 2>/dev/null && echo rw || echo ro) > " + mountPath + "/out.root",
+		"(touch " + mountPath + "/volume-file 2>/dev/null && echo rw || echo ro) > " + mountPath + "/out.volume",
+	}, " && ")
+	out := filepath.Join(vol, "out")
+	spec := execSpec{
+		Path: "/bin/sh", Argv: []string{"sh", "-c", script}, Dir: onRoot, ReadOnlyRoot: true,
+		Mounts: []bindMount{{Source: vol, Target: mountPath}},
+	}
+	logf, err := os.Create(filepath.Join(vol, "container.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = logf.Close() }()
+	p, err := startProcess("/proc/self/exe", spec, []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, logf)
+	g.Expect(err).NotTo(HaveOccurred())
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.signal(9)
+		t.Fatal("the container did not finish within 30 s")
+	}
+	logText, _ := os.ReadFile(filepath.Join(vol, "container.log"))
+	g.Expect(p.exitCode).To(BeZero(), "container log: %s", logText)
+	g.Expect(readTrim(g, out+".root")).To(Equal("ro"), "the root file system is read-only for the container")
+	g.Expect(readTrim(g, out+".volume")).To(Equal("rw"), "its volume is writable")
+	g.Expect(filepath.Join(vol, "volume-file")).To(BeAnExistingFile())
+	g.Expect(os.WriteFile(filepath.Join(onRoot, "host-file"), []byte("x"), 0o644)).To(Succeed(), "the host's / is as writable as before")
+}

@@ -270,6 +270,7 @@ func (pr *podRuntime) planContainer(pod *corev1.Pod, ctr *corev1.Container) (*ex
 		Path: cp.path, Argv: cp.argv, Dir: dir, Hostname: host, Mounts: mounts,
 		HostsFile: pr.hostsPath(), RecordFile: a.recordFile(), Netns: pr.netnsPath(),
 		ClockFile: pr.clockFilePath(), Nice: a.niceOf(ctr.Image),
+		ReadOnlyRoot: ctr.SecurityContext != nil && ctr.SecurityContext.ReadOnlyRootFilesystem != nil && *ctr.SecurityContext.ReadOnlyRootFilesystem,
 	}
 	return plan, nil
 }
