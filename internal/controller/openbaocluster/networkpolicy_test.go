@@ -37,7 +37,9 @@ var _ = Describe("The members' NetworkPolicy (spec.networkPolicy, issue 38)", fu
 
 		By("a peer added to spec.networkPolicy.clients reaches the policy")
 		prometheus := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}}
-		updateCluster(ctx, c, func(c *baov1.OpenBaoCluster) { c.Spec.NetworkPolicy.Clients = []networkingv1.NetworkPolicyPeer{prometheus} })
+		updateCluster(ctx, c, func(c *baov1.OpenBaoCluster) {
+			c.Spec.NetworkPolicy.Clients = []networkingv1.NetworkPolicyPeer{prometheus}
+		})
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.Get(ctx, key(ns, "bao"), np)).To(Succeed())
 			g.Expect(np.Spec.Ingress[1].From).To(ContainElement(prometheus))
