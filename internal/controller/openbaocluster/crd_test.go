@@ -8,9 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -180,6 +182,12 @@ var _ = Describe("OpenBaoCluster CRD validation", func() {
 				c.Spec.Upgrade.After = append(c.Spec.Upgrade.After, baov1.UpgradeOrder{Name: fmt.Sprintf("c%d", i)})
 			}
 		}, "spec.upgrade.after: Too many: 17: must have at most 16 items"),
+		Entry("17 peers in spec.networkPolicy.clients", func(c *baov1.OpenBaoCluster) {
+			for i := range 17 {
+				c.Spec.NetworkPolicy.Clients = append(c.Spec.NetworkPolicy.Clients, networkingv1.NetworkPolicyPeer{
+					PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprintf("c%d", i)}}})
+			}
+		}, "spec.networkPolicy.clients: Too many: 17: must have at most 16 items"),
 		Entry("historyLimit 0", func(c *baov1.OpenBaoCluster) {
 			c.Spec.HistoryLimit = new(int32(0))
 		}, "spec.historyLimit: Invalid value: 0: spec.historyLimit in body should be greater than or equal to 1"),
