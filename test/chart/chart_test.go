@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,7 +57,7 @@ var (
 var valueSets = map[string][]string{
 	"defaults":                   nil,
 	"namespaced, two namespaces": {"--set", "watchNamespaces={team-a,team-b}"},
-	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true,admissionPolicy.enabled=true," +
+	"everything on": {"--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,grafana.dashboard.enabled=true,admissionPolicy.enabled=true,networkPolicy.enabled=true," +
 		"replicas=2,image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 	"plain-HTTP metrics, no leader election": {"--set", "metrics.secure=false,leaderElection.enabled=false,executorImage=registry.example/baokeeper:1.0.0," +
 		"metrics.port=9443,healthProbe.port=9081"},
@@ -326,6 +327,33 @@ var _ = Describe("charts/baokeeper", func() {
 		}
 		Expect(ports).To(Equal(map[string]int32{"metrics": 9443, "probes": 9081}))
 		Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("probes"))
+	})
+
+	It("admits to the operator's pods only the metrics port, from the peers it is given (issue 38)", func() {
+		policies := func(args ...string) []*networkingv1.NetworkPolicy {
+			var out []*networkingv1.NetworkPolicy
+			for _, o := range render(args...) {
+				if o.GetKind() == "NetworkPolicy" {
+					np := &networkingv1.NetworkPolicy{}
+					Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, np)).To(Succeed())
+					out = append(out, np)
+				}
+			}
+			return out
+		}
+		Expect(policies()).To(BeEmpty(), "off by default")
+		nps := policies("--set", "networkPolicy.enabled=true,metrics.port=9443",
+			"--set-json", `networkPolicy.metricsFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}]`)
+		Expect(nps).To(HaveLen(1))
+		np := nps[0]
+		Expect(np.Namespace).To(Equal("baokeeper-system"))
+		Expect(np.Spec.PodSelector.MatchLabels).To(HaveKeyWithValue("app.kubernetes.io/name", "baokeeper"), "the operator's pods, as the members' policies name them")
+		Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+		Expect(np.Spec.Ingress).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].Ports).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].Ports[0].Port.IntValue()).To(Equal(9443))
+		Expect(np.Spec.Ingress[0].From).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels).To(HaveKeyWithValue("kubernetes.io/metadata.name", "monitoring"))
 	})
 
 	It("is a real check: the same dry run refuses an invalid object", func(ctx SpecContext) {

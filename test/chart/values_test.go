@@ -17,7 +17,10 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -287,4 +290,42 @@ var _ = Describe("the kustomize installs", func() {
 		Entry("config/default: every namespace", "default", false),
 		Entry("config/namespaced: the namespace openbao", "namespaced", true),
 	)
+
+	It("config/network-policy admits to the operator's pods only config/manager's metrics port, and the API server accepts it", func(ctx SpecContext) {
+		assets, skip := testenv.Assets()
+		if skip != "" {
+			Skip(skip)
+		}
+		build := func(dir string) []*unstructured.Unstructured {
+			out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", dir)).Output()
+			Expect(err).NotTo(HaveOccurred(), "kubectl kustomize config/%s", dir)
+			return decodeObjects(out)
+		}
+		var dep *appsv1.Deployment
+		for _, u := range build("default") {
+			if u.GetKind() == "Deployment" {
+				dep = &appsv1.Deployment{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, dep)).To(Succeed())
+			}
+		}
+		Expect(dep).NotTo(BeNil())
+		objs := build("network-policy")
+		Expect(objs).To(HaveLen(1))
+		np := &networkingv1.NetworkPolicy{}
+		Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, np)).To(Succeed())
+		Expect(np.Namespace).To(Equal(dep.Namespace))
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sel.Matches(labels.Set(dep.Spec.Template.Labels))).To(BeTrue(), "it selects the operator's pods")
+		var metricsPort int32
+		for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
+			if p.Name == "metrics" {
+				metricsPort = p.ContainerPort
+			}
+		}
+		Expect(np.Spec.Ingress).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].Ports).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].Ports[0].Port.IntValue()).To(Equal(int(metricsPort)))
+		Expect(k8s.Patch(ctx, objs[0], client.Apply, client.FieldOwner("kustomize-test"), client.DryRunAll, client.ForceOwnership)).To(Succeed())
+	})
 })
