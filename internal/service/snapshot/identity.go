@@ -145,8 +145,9 @@ func SealSourceRefusal(c, src *baov1.OpenBaoCluster, sec *corev1.Secret) string 
 
 // RestoreWorkLimit bounds the scratch volume a restore downloads its snapshot into
 // (issue 38): an object larger than that evicts the restore's pod, and its attempt
-// fails, instead of filling the node's disk.
-const RestoreWorkLimit = "16Gi"
+// fails, instead of filling the node's disk. It is the members' tmp directory's
+// bound, where OpenBao writes the snapshot it receives.
+const RestoreWorkLimit = workload.TmpDirLimit
 
 func restoreWorkDir() *corev1.EmptyDirVolumeSource {
 	q := resource.MustParse(RestoreWorkLimit)

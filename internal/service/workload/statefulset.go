@@ -83,6 +83,12 @@ type StatefulSetParams struct {
 // a bug or a bad stanza cannot fill the node's disk through it.
 const RunDirLimit = "16Mi"
 
+// TmpDirLimit bounds the members' tmp directory (TMPDIR): OpenBao writes a snapshot
+// it restores there first, so it is as large as the largest snapshot a restore
+// accepts (snapshot.RestoreWorkLimit). A constant, not the data volume's size: the
+// pod template must not change with a field that cannot change.
+const TmpDirLimit = "16Gi"
+
 // StatefulSet builds the member StatefulSet. Its OnDelete update strategy means
 // Kubernetes never replaces a member on its own: a template change takes effect only
 // when the upgrade manager deletes a pod, in the order its plan chose (leader last),
@@ -136,6 +142,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: ConfigVolume(c, p.Existing)},
 		{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse(RunDirLimit))}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(resource.MustParse(TmpDirLimit))}}},
 		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: p.TLSSecretName}}},
 	}
 	if c.GetSealType() == baov1.StaticSeal {
@@ -222,11 +229,6 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 			sts.Spec.Replicas = ptrTo(*p.Existing.Spec.Replicas)
 		}
 	}
-	// The tmp volume holds at most one snapshot being restored, which a data volume
-	// of the claim's size must hold anyway: it is bounded by that size.
-	tmpLimit := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
-	sts.Spec.Template.Spec.Volumes = append(sts.Spec.Template.Spec.Volumes,
-		corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}})
 	return sts, nil
 }
 

@@ -103,11 +103,10 @@ func TestStatefulSetNew(t *testing.T) {
 
 // The members' root file system is read-only; what OpenBao writes has a volume:
 // the data, the rendered configuration, and temporary files (a snapshot being
-// restored), the last bounded by the data volume's size.
+// restored), each emptyDir bounded.
 func TestStatefulSetReadOnlyRoot(t *testing.T) {
 	g := NewWithT(t)
-	c := newCluster(func(c *baov1.OpenBaoCluster) { q := resource.MustParse("3Gi"); c.Spec.Storage.Size = &q })
-	sts := buildStatefulSet(t, c, nil)
+	sts := buildStatefulSet(t, newCluster(), nil)
 	ctr := openbaoContainer(g, sts)
 	g.Expect(ctr.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
 
@@ -128,18 +127,7 @@ func TestStatefulSetReadOnlyRoot(t *testing.T) {
 			limits[v.Name] = v.EmptyDir.SizeLimit.String()
 		}
 	}
-	g.Expect(limits).To(Equal(map[string]string{"run": RunDirLimit, "tmp": "3Gi"}))
-
-	// An existing StatefulSet keeps its claim's size, and tmp follows it, not a later
-	// spec.storage.size.
-	bigger := resource.MustParse("9Gi")
-	c.Spec.Storage.Size = &bigger
-	again := buildStatefulSet(t, c, sts)
-	for _, v := range again.Spec.Template.Spec.Volumes {
-		if v.Name == "tmp" {
-			g.Expect(v.EmptyDir.SizeLimit.String()).To(Equal("3Gi"))
-		}
-	}
+	g.Expect(limits).To(Equal(map[string]string{"run": RunDirLimit, "tmp": TmpDirLimit}))
 }
 
 func TestStatefulSetReplicasFollowSpec(t *testing.T) {
