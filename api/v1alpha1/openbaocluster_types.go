@@ -1240,7 +1240,7 @@ type Precheck struct {
 }
 
 // StepAction is what an upgrade or scaling step does.
-// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;ShutdownLeader;AddMember;PromoteMember;DemoteMember;RemoveMember;Validate
+// +kubebuilder:validation:Enum=TakeSnapshot;TransferLeadership;ReplaceMember;ShutdownLeader;AddMember;PromoteMember;DemoteMember;RemoveMember;RejoinMember;Validate
 type StepAction string
 
 // Step actions.
@@ -1263,6 +1263,10 @@ const (
 	StepDemoteMember StepAction = "DemoteMember"
 	// StepRemoveMember takes a member out of the Raft configuration.
 	StepRemoveMember StepAction = "RemoveMember"
+	// StepRejoinMember brings back a member whose pod serves but which is not in
+	// the Raft configuration (removed by hand, by a tool): its data is deleted, and it
+	// joins again as a non-voter and is promoted (scaling).
+	StepRejoinMember StepAction = "RejoinMember"
 	// StepValidate runs the blue-green validation hook Job.
 	StepValidate StepAction = "Validate"
 )
@@ -1292,6 +1296,10 @@ type UpgradeStep struct {
 	// default of 3. A retry requested with the baokeeper.dev/retry annotation raises it.
 	// +optional
 	MaxAttempts int32 `json:"maxAttempts,omitempty"`
+	// podUID is the UID of the member's pod when a RejoinMember step began: that pod
+	// is the one whose data is deleted, never the one the StatefulSet creates after.
+	// +optional
+	PodUID string `json:"podUID,omitempty"`
 }
 
 // OperationLock is the per-cluster lock of disruptive operations.

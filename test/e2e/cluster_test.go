@@ -217,6 +217,49 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		Expect(operatorRestarts(ctx)).To(Equal(restarts), "the operator did not restart")
 	}, SpecTimeout(4*time.Minute))
 
+	// Issue 39: a member removed from Raft while its pod keeps serving (by hand, by a
+	// tool) was reported and never brought back. Now baokeeper waits
+	// scaling.RejoinAfter for it to reappear, deletes its stale data and pod, and
+	// promotes it once it rejoined, as one scaling in status.history.
+	It("brings back a follower removed from Raft by hand while its pod serves: a voter again, no election, nothing lost", func(ctx SpecContext) {
+		leader := autopilot(ctx, caPEM).Leader
+		out := ""
+		for _, p := range []string{"bao-2", "bao-1", "bao-0"} {
+			if p != leader {
+				out = p
+				break
+			}
+		}
+		tc := adoptTestCluster(ctx, caPEM)
+		historyBefore := len(tc.get(ctx, Default).Status.History)
+		obs := tc.observe(ctx)
+		obs.beginWindow()
+		removed := time.Now()
+		removeFromRaftByHand(ctx, caPEM, out)
+		By("a voter again within the bound: " + rejoinBound.String())
+		Eventually(func(g Gomega) {
+			g.Expect(votersOf(ctx, caPEM)).To(Equal("bao-0,bao-1,bao-2"))
+			c := tc.get(ctx, g)
+			g.Expect(c.Status.Scaling).To(BeNil(), "the heal ended")
+			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseRunning), c.Status.Message)
+		}, rejoinBound, pollEvery).Should(Succeed())
+		healed := time.Since(removed)
+		obs.endWindow()
+		res := obs.finish(ctx)
+		res.report("follower "+out+" removed from Raft by hand and brought back", fmt.Sprintf("a voter again after %s", healed.Round(time.Second)))
+		res.expectNoLoss()
+		res.expectElections(0, "")
+		h := tc.get(ctx, Default).Status.History
+		Expect(len(h)).To(BeNumerically(">", historyBefore), "the heal is in status.history")
+		Expect(h[0].Kind).To(Equal(baov1.HistoryScaling))
+		Expect(h[0].Outcome).To(Equal(baov1.OutcomeSucceeded))
+		Expect(h[0].Message).To(ContainSubstring("Every member votes"))
+		Expect(eventMessages(ctx, ns, name, "ScalingStarted")).To(ContainElement(ContainSubstring(out + " serves but is not in the Raft configuration")))
+		s, err := memberClient(ctx, caPEM, out, appToken(ctx)).Logical().ReadWithContext(ctx, "secret/data/e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Data["data"]).To(HaveKeyWithValue("answer", "42"), "the member holds the data again, from the leader")
+	}, SpecTimeout(rejoinBound+time.Minute))
+
 	// Last: it upgrades this cluster (through a broken image, then the fixed one).
 	It("fails an upgrade after stepTimeout naming the member and those not started, and a retry after the fix completes", func(ctx SpecContext) {
 		tc := adoptTestCluster(ctx, caPEM)

@@ -256,3 +256,37 @@ func expectIdentityKept(ctx context.Context, namespace, thief, cluster string) {
 		}
 	}
 }
+
+// rejoinBound is how soon a member removed from Raft by hand is a voter again:
+// scaling.RejoinAfter, a restart on a fresh volume and its join, then
+// scaling.PromoteAfter as a healthy non-voter, with room for the rig.
+const rejoinBound = 3 * time.Minute
+
+// removeFromRaftByHand removes member from the Raft configuration the way a person
+// with an executor's token would (bao operator raft remove-peer), leaving its pod
+// running.
+func removeFromRaftByHand(ctx context.Context, caPEM []byte, member string) {
+	GinkgoHelper()
+	c := &baov1.OpenBaoCluster{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
+	execSA := workload.NamesFor(c).ExecutorServiceAccount()
+	tok := login(ctx, caPEM, tokenFor(ctx, ns, execSA, c.Status.JWTAudience), workload.ExecutorRole)
+	_, err := serviceClient(ctx, caPEM, workload.NamesFor(c).ActiveService(), tok).Logical().WriteWithContext(ctx,
+		"sys/storage/raft/remove-peer", map[string]any{"server_id": member})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() string { return votersOf(ctx, caPEM) }, 30*time.Second, pollEvery).ShouldNot(ContainSubstring(member))
+}
+
+// eventMessages are the notes of the cluster's events of reason.
+func eventMessages(ctx context.Context, namespace, cluster, reason string) []string {
+	GinkgoHelper()
+	list := &eventsv1.EventList{}
+	Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == cluster && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}

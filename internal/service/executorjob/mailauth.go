@@ -73,7 +73,7 @@ func mailedStepOf(a baov1.StepAction) (string, bool) {
 		return StepRemovePeer, true
 	case upgrade.StepDemoteMember:
 		return StepDemote, true
-	case upgrade.StepPromoteMember, upgrade.StepReplaceMember, baov1.StepAddMember:
+	case upgrade.StepPromoteMember, upgrade.StepReplaceMember, baov1.StepAddMember, baov1.StepRejoinMember:
 		return StepPromote, true
 	}
 	return "", false

@@ -37,6 +37,10 @@ const (
 	// about to leave; its step goes on as StepRemoveMember with a fresh budget of
 	// Job attempts.
 	ActionStepDownVerified Action = "StepDownVerified"
+	// ActionDeletePod deletes the pod of a member that is not in the Raft
+	// configuration, after its volume claim: the StatefulSet creates it again with
+	// fresh data, and it joins as a non-voter (RejoinMember).
+	ActionDeletePod Action = "DeletePod"
 	// ActionCompleteStep records the step as done.
 	ActionCompleteStep Action = "CompleteStep"
 	// ActionComplete ends the operation (status.scaling cleared, lock released).
@@ -63,7 +67,23 @@ const (
 	// StepTransferLeadership steps a member that is about to leave down as leader
 	// first; once another member leads, the step goes on as StepRemoveMember.
 	StepTransferLeadership = baov1.StepTransferLeadership
+	// StepRejoinMember brings back a member whose pod serves while it is not in the
+	// Raft configuration: its data is deleted once it stayed out for RejoinAfter,
+	// then it joins as a non-voter and is promoted like an added member.
+	StepRejoinMember = baov1.StepRejoinMember
 )
+
+// RejoinAfter is how long a serving member must stay out of the Raft configuration
+// before its data is deleted so that it joins again. A member that reappears in the
+// configuration meanwhile (an autopilot read that missed it) is left as it is.
+//
+// Deleting its data loses nothing: a member outside the configuration takes no part
+// in any commit, so every acknowledged write is on the voters that remain, and the
+// member's own copy is stale from the moment it was removed. OpenBao also refuses to
+// let a removed member rejoin with that copy (its Raft state still names the old
+// configuration), which is why the data goes rather than the member being asked to
+// join again.
+const RejoinAfter = 30 * time.Second
 
 // Failure reasons.
 const (
@@ -208,6 +228,8 @@ func Decide(in Input) Decision {
 		return decideRemove(in, st)
 	case StepDemoteMember:
 		return decideDemote(in, st)
+	case StepRejoinMember:
+		return decideRejoin(in, st)
 	default:
 		return decideAdd(in, st)
 	}
@@ -235,6 +257,11 @@ func next(in Input) Decision {
 		stable := m.Healthy && !m.StableSince.IsZero() && c.Now.Sub(m.StableSince) >= PromoteAfter
 		if int32(m.Ordinal) < in.Target && m.InRaft && !m.Voter && m.PodReady && stable {
 			return begin(StepPromoteMember, m.Name, fmt.Sprintf("promoting %s, which is in Raft as a non-voter", m.Name))
+		}
+	}
+	for _, m := range c.Members {
+		if outOfRaft(in, m) {
+			return begin(StepRejoinMember, m.Name, fmt.Sprintf("%s serves but is not in the Raft configuration: bringing it back as a voter", m.Name))
 		}
 	}
 	if in.Replicas < in.Target {
@@ -339,6 +366,47 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 		// very observation: it counts as healthy, the rest of the budget as usual.
 		return operation.Project(c, operation.Change{AddVoters: 1, AddHealthy: 1}).Allows()
 	})
+}
+
+// outOfRaft reports whether m is a member the spec keeps, whose pod runs an
+// initialized, unsealed OpenBao that the Raft configuration does not list: one
+// removed by hand or by a tool while its pod kept running. A member that lost its
+// volume is not one: it starts uninitialized and joins by itself.
+func outOfRaft(in Input, m operation.Member) bool {
+	ord := int32(m.Ordinal)
+	return ord < in.Target && ord < in.Replicas && m.PodExists && !m.PodTerminating && m.PodReady &&
+		m.Initialized && !m.Sealed && !m.InRaft
+}
+
+// decideRejoin brings a member that is out of the Raft configuration back: it waits
+// RejoinAfter from the step's start for the member to reappear, then deletes its
+// volume claim and its pod (the pod the step began with, never the one created
+// after), and goes on as an added member does: join as a non-voter, catch up, be
+// promoted.
+func decideRejoin(in Input, st *baov1.UpgradeStep) Decision {
+	c := in.Cluster
+	if !c.AutopilotKnown {
+		return wait(st, "waiting for a trustworthy read of autopilot state")
+	}
+	m := c.Member(st.Pod)
+	if m == nil || m.InRaft || !m.PodExists || m.PodTerminating || m.UID != st.PodUID {
+		// Back in the configuration, or its pod already replaced: the rest is an
+		// added member's way.
+		return decideAdd(in, st)
+	}
+	if at := st.StartedAt.Add(RejoinAfter); c.Now.Before(at) {
+		d := wait(st, fmt.Sprintf("%s serves but is not in the Raft configuration; if it is still out at %s, its data is deleted and it joins again as a non-voter",
+			st.Pod, at.UTC().Format(time.RFC3339)))
+		d.RequeueAfter = max(at.Sub(c.Now), time.Second)
+		return d
+	}
+	if in.VolumeExists {
+		return Decision{Action: ActionDeleteVolume, Pod: st.Pod,
+			WaitingFor: fmt.Sprintf("deleting the volume of %s, which has been out of the Raft configuration since %s, so that it joins again with fresh data",
+				st.Pod, st.StartedAt.UTC().Format(time.RFC3339))}
+	}
+	return Decision{Action: ActionDeletePod, Pod: st.Pod,
+		WaitingFor: fmt.Sprintf("deleting the pod of %s, whose volume is deleted, so that it starts with fresh data and joins as a non-voter", st.Pod)}
 }
 
 func decideDemote(in Input, st *baov1.UpgradeStep) Decision {

@@ -104,6 +104,52 @@ func TestDecide(t *testing.T) {
 				in.Cluster.Members[3].InRaft = false
 				return in
 			}, want: ActionFail, wantText: "did not finish AddMember within 10m0s"},
+		{name: "a member out of Raft is brought back", reason: "issue 39: a member removed by hand while its pod serves stays out for ever otherwise",
+			in: func() Input {
+				in := base(3, 3)
+				in.Scaling.CurrentStep = nil
+				in.Cluster.Members[2].InRaft, in.Cluster.Members[2].Voter = false, false
+				return in
+			}, want: ActionBeginStep, wantPod: "bao-2", wantText: "not in the Raft configuration"},
+		{name: "a member that lost its volume is left to join by itself", reason: "it starts uninitialized and not Ready, and joins as a non-voter on its own",
+			in: func() Input {
+				in := base(3, 3)
+				m := &in.Cluster.Members[2]
+				m.InRaft, m.Voter, m.PodReady, m.Initialized = false, false, false, false
+				return in
+			}, want: ActionComplete},
+		{name: "rejoin waits for the member to stay out", reason: "an autopilot read that missed a member must not cost its data",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-10*time.Second))
+				return in
+			}, want: ActionWait, wantText: "if it is still out at 2026-12-01T12:00:20Z"},
+		{name: "rejoin deletes the volume first", reason: "the data of a member outside the configuration is stale and must not rejoin",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-time.Minute))
+				in.VolumeExists = true
+				return in
+			}, want: ActionDeleteVolume, wantPod: "bao-2"},
+		{name: "then the pod", reason: "the StatefulSet creates it again on a fresh volume",
+			in: func() Input { return rejoining(base(3, 3), t0.Add(-time.Minute)) }, want: ActionDeletePod, wantPod: "bao-2"},
+		{name: "the pod created after is never deleted", reason: "only the pod the step began with holds the stale data",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-time.Minute))
+				in.Cluster.Members[2].UID = "uid-new"
+				return in
+			}, want: ActionWait, wantText: "to join Raft as a non-voter"},
+		{name: "back in Raft meanwhile", reason: "a member that reappears as a healthy voter keeps its data",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-10*time.Second))
+				in.Cluster.Members[2].InRaft, in.Cluster.Members[2].Voter = true, true
+				return in
+			}, want: ActionCompleteStep, wantPod: "bao-2"},
+		{name: "a rejoined non-voter is promoted", reason: "the rest of a rejoin is an added member's way",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-time.Minute))
+				m := &in.Cluster.Members[2]
+				m.UID, m.InRaft, m.Voter = "uid-new", true, false
+				return in
+			}, want: ActionPromote, wantPod: "bao-2"},
 		{name: "a failed operation waits for a retry", reason: "nothing moves after a failure",
 			in: func() Input {
 				in := base(4, 5)
@@ -122,6 +168,16 @@ func TestDecide(t *testing.T) {
 			g.Expect(d.WaitingFor+d.Message).To(ContainSubstring(tc.wantText), tc.reason)
 		})
 	}
+}
+
+// rejoining is in with a RejoinMember step of bao-2 begun at started on the pod
+// uid-old, bao-2 serving outside the Raft configuration.
+func rejoining(in Input, started time.Time) Input {
+	at := metav1.NewTime(started)
+	in.Scaling.CurrentStep = &baov1.UpgradeStep{Action: StepRejoinMember, Pod: "bao-2", StartedAt: &at, PodUID: "uid-old"}
+	m := &in.Cluster.Members[2]
+	m.UID, m.InRaft, m.Voter = "uid-old", false, false
+	return in
 }
 
 func TestNeeded(t *testing.T) {

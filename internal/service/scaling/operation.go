@@ -108,6 +108,10 @@ func (Operation) Decide(s *operation.Snapshot) operation.Plan {
 		p.RequeueAfter = Poll
 		p.Events = append(p.Events, operation.Normal(EventVolumeDeleted, fmt.Sprintf(
 			"Deleted the volume claim %s-%s, left by a member that was removed from Raft: %s joins with fresh data", workload.DataVolume, d.Pod, d.Pod)))
+	case ActionDeletePod:
+		p.Kind, p.Object = operation.KindDelete, operation.ObjectPod
+		p.RequeueAfter = Poll
+		p.Events = append(p.Events, operation.Normal(EventStep, d.WaitingFor))
 	case ActionStepDown, ActionPromote, ActionRemovePeer, ActionDemote:
 		p.Kind = operation.KindCreateJob
 		p.Job = Job(c, sc, max(c.GetReplicas(), s.Replicas()), s.ExecutorImage)

@@ -29,6 +29,9 @@ func Record(s *baov1.ScalingStatus, d Decision, c *operation.Cluster) {
 			operation.GrantAttempts(s.CurrentStep)
 		} else {
 			s.CurrentStep = &baov1.UpgradeStep{Action: action, Pod: d.Pod, StartedAt: &now}
+			if m := c.Member(d.Pod); m != nil && action == StepRejoinMember {
+				s.CurrentStep.PodUID = m.UID
+			}
 		}
 	case ActionStepDown, ActionPromote, ActionRemovePeer, ActionDemote:
 		s.CurrentStep.Attempts++
@@ -44,6 +47,8 @@ func Record(s *baov1.ScalingStatus, d Decision, c *operation.Cluster) {
 			done = "promoted " + d.Pod
 		case StepDemoteMember:
 			done = "demoted " + d.Pod
+		case StepRejoinMember:
+			done = "brought " + d.Pod + " back into Raft"
 		}
 		if !slices.Contains(s.Completed, done) {
 			s.Completed = append(s.Completed, done)

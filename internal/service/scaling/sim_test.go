@@ -36,6 +36,8 @@ type world struct {
 	preferHighest bool
 	// elections counts leadership changes.
 	elections int
+	// uids counts each pod's incarnations: its UID.
+	uids map[string]int
 }
 
 type job struct {
@@ -49,7 +51,7 @@ func name(i int32) string { return fmt.Sprintf("bao-%d", i) }
 
 func newWorld(n int32, leader int32) *world {
 	w := &world{now: t0, replicas: n, pods: map[string]bool{}, volumes: map[string]string{}, raft: map[string]bool{},
-		joinedAt: map[string]int{}, jobs: map[string]job{}, leader: name(leader)}
+		joinedAt: map[string]int{}, jobs: map[string]job{}, leader: name(leader), uids: map[string]int{}}
 	for i := range n {
 		w.pods[name(i)], w.volumes[name(i)], w.raft[name(i)] = true, "fresh", true
 	}
@@ -60,7 +62,8 @@ func (w *world) observe(target int32) *operation.Cluster {
 	c := &operation.Cluster{Now: w.now, Leader: w.leader, AutopilotKnown: true, AutopilotHealthy: true, LeaderIndex: 100}
 	for i := range max(target, w.replicas) {
 		n := name(i)
-		m := operation.Member{Name: n, Ordinal: int(i), PodExists: w.pods[n], PodReady: w.pods[n], Initialized: w.pods[n]}
+		m := operation.Member{Name: n, Ordinal: int(i), PodExists: w.pods[n], PodReady: w.pods[n], Initialized: w.pods[n],
+			UID: fmt.Sprintf("%s-%d", n, w.uids[n])}
 		if voter, in := w.raft[n]; in {
 			m.InRaft, m.Voter, m.Healthy, m.LastIndex = true, voter, w.pods[n], 100
 			m.StableSince = w.now.Add(-time.Duration(w.tick-w.joinedAt[n]) * 20 * time.Second)
@@ -106,6 +109,13 @@ func (w *world) perform(d Decision, s *baov1.ScalingStatus) {
 	case ActionDeleteVolume:
 		w.log = append(w.log, "delete volume "+d.Pod)
 		delete(w.volumes, d.Pod)
+	case ActionDeletePod:
+		w.log = append(w.log, "delete pod "+d.Pod)
+		if _, in := w.raft[d.Pod]; in {
+			w.violations = append(w.violations, fmt.Sprintf("tick %d: deleted the pod of %s, which is in Raft", w.tick, d.Pod))
+		}
+		delete(w.pods, d.Pod)
+		w.uids[d.Pod]++
 	case ActionStepDown, ActionPromote, ActionRemovePeer, ActionDemote:
 		key := fmt.Sprintf("%s-%s-%d", d.Action, d.Pod, s.CurrentStep.Attempts)
 		if _, ok := w.jobs[key]; !ok {
@@ -232,7 +242,8 @@ func run(t *testing.T, w *world, target int32, crashEvery int) []string {
 		}
 		w.perform(d, s)
 		if d.Action == ActionWait || d.Action == ActionSetReplicas || d.Action == ActionStepDown ||
-			d.Action == ActionPromote || d.Action == ActionRemovePeer || d.Action == ActionDeleteVolume || d.Action == ActionDemote {
+			d.Action == ActionPromote || d.Action == ActionRemovePeer || d.Action == ActionDeleteVolume || d.Action == ActionDemote ||
+			d.Action == ActionDeletePod {
 			w.step()
 		}
 	}
@@ -329,4 +340,39 @@ func dedupe(in []string) []string {
 		}
 	}
 	return out
+}
+
+// A member removed from Raft by hand while its pod serves (issue 39) is brought back
+// as a voter: its stale data deleted, never while it is in Raft, never started again
+// on that data, with no election and the majority kept throughout, whatever pass the
+// operator loses.
+func TestRejoinSequences(t *testing.T) {
+	for _, out := range []string{"bao-1", "bao-2"} {
+		for _, crash := range []int{0, 2, 3} {
+			t.Run(fmt.Sprintf("%s out, crash every %d", out, crash), func(t *testing.T) {
+				w := newWorld(3, 0)
+				delete(w.raft, out)
+				w.volumes[out] = "removed"
+				log := run(t, w, 3, crash)
+				if len(w.violations) > 0 {
+					t.Fatalf("invariants broken: %v; log %v", w.violations, log)
+				}
+				if !w.raft[out] {
+					t.Fatalf("%s is not a voter at the end: %v; log %v", out, w.raft, log)
+				}
+				if w.elections != 0 {
+					t.Fatalf("%d elections; log %v", w.elections, log)
+				}
+				want := []string{"delete volume " + out, "delete pod " + out, "Promote " + out}
+				for i, l := range want {
+					if !slices.Contains(log, l) {
+						t.Fatalf("log %v lacks %q", log, l)
+					}
+					if i > 0 && slices.Index(log, l) < slices.Index(log, want[i-1]) {
+						t.Fatalf("log %v: %q before %q", log, l, want[i-1])
+					}
+				}
+			})
+		}
+	}
 }
