@@ -375,7 +375,24 @@ func decideAdd(in Input, st *baov1.UpgradeStep) Decision {
 func outOfRaft(in Input, m operation.Member) bool {
 	ord := int32(m.Ordinal)
 	return ord < in.Target && ord < in.Replicas && m.PodExists && !m.PodTerminating && m.PodReady &&
-		m.Initialized && !m.Sealed && !m.InRaft
+		m.Initialized && !m.Sealed && !m.InRaft && heldElsewhere(in.Cluster, m.Name) == ""
+}
+
+// heldElsewhere says why the data of member may not be deleted, or "" when another
+// member of the cluster leads a configuration whose healthy voters are a majority:
+// then every committed write is on them, and member's copy is not needed. It guards
+// against a view in which the member is out of the configuration because the
+// configuration is not the cluster's own (a snapshot of another cluster just
+// restored, whose voters are that cluster's), where its data may be the only copy.
+func heldElsewhere(c *operation.Cluster, member string) string {
+	leader := c.Member(c.Leader)
+	if c.Leader == "" || c.Leader == member || leader == nil || !leader.InRaft || !leader.Voter || !leader.PodExists {
+		return fmt.Sprintf("no other member of the cluster leads (leader %q)", c.Leader)
+	}
+	if ok, why := operation.Project(c, operation.Change{}).Allows(); !ok {
+		return why
+	}
+	return ""
 }
 
 // decideRejoin brings a member that is out of the Raft configuration back: it waits
@@ -399,6 +416,10 @@ func decideRejoin(in Input, st *baov1.UpgradeStep) Decision {
 			st.Pod, at.UTC().Format(time.RFC3339)))
 		d.RequeueAfter = max(at.Sub(c.Now), time.Second)
 		return d
+	}
+	if why := heldElsewhere(c, st.Pod); why != "" {
+		// Checked again before anything is deleted, on this very observation.
+		return wait(st, fmt.Sprintf("%s is not in the Raft configuration, but its data is kept: %s", st.Pod, why))
 	}
 	if in.VolumeExists {
 		return Decision{Action: ActionDeleteVolume, Pod: st.Pod,

@@ -118,6 +118,21 @@ func TestDecide(t *testing.T) {
 				m.InRaft, m.Voter, m.PodReady, m.Initialized = false, false, false, false
 				return in
 			}, want: ActionComplete},
+		{name: "no member out of Raft while no other member leads", reason: "a configuration that is not the cluster's own (another cluster's snapshot just restored) must not cost the only copy",
+			in: func() Input {
+				in := base(3, 3)
+				in.Scaling.CurrentStep = nil
+				in.Cluster.Leader = "bao-9"
+				in.Cluster.Members[2].InRaft, in.Cluster.Members[2].Voter = false, false
+				return in
+			}, want: ActionComplete},
+		{name: "nothing is deleted without a healthy majority elsewhere", reason: "checked again on the observation that would delete",
+			in: func() Input {
+				in := rejoining(base(3, 3), t0.Add(-time.Minute))
+				in.VolumeExists = true
+				in.Cluster.Members[1].Healthy = false
+				return in
+			}, want: ActionWait, wantText: "its data is kept"},
 		{name: "rejoin waits for the member to stay out", reason: "an autopilot read that missed a member must not cost its data",
 			in: func() Input {
 				in := rejoining(base(3, 3), t0.Add(-10*time.Second))
