@@ -118,9 +118,12 @@ func (v raftView) counts() *baov1.RaftStatus {
 }
 
 // toleranceShortfall says why Raft tolerates fewer failed voters than a cluster of
-// members promises ((len(members)-1)/2) because a member does not vote: a non-voter,
-// or a member missing from the configuration (the unhealthy voters are named too).
-// It is "" when every member votes, the promise holds, or the Raft view is unknown.
+// members promises ((len(members)-1)/2): a non-voter, a member missing from the
+// configuration, or a voter autopilot reports unhealthy (a member thawed after a
+// freeze, a follower that lost contact), each named. It follows autopilot's verdict
+// as it is read (issue 39: status never claims more than Raft gives); the read right
+// after an election, which says nothing of the others, is not trusted (newRaftView).
+// It is "" when the promise holds or the Raft view is unknown.
 func (v raftView) toleranceShortfall(members []string) string {
 	if v.ap == nil || len(members) == 0 {
 		return ""
@@ -134,12 +137,6 @@ func (v raftView) toleranceShortfall(members []string) string {
 		case s.Status != openbao.AutopilotStatusLeader && s.Status != openbao.AutopilotStatusVoter:
 			nonVoters = append(nonVoters, name)
 		}
-	}
-	if len(nonVoters)+len(missing) == 0 {
-		// Every member votes. A voter that autopilot reports unhealthy while its pod
-		// is Ready is usually a heartbeat or two behind (right after an election);
-		// Available says when that costs the majority.
-		return ""
 	}
 	n, h, unhealthy := v.voterCounts()
 	promised, tolerance := (len(members)-1)/2, h-(n/2+1)
@@ -158,8 +155,23 @@ func (v raftView) toleranceShortfall(members []string) string {
 	if len(missing) > 0 {
 		why = append(why, fmt.Sprintf("%s %s not in the Raft configuration", strings.Join(missing, ", "), isAre(len(missing))))
 	}
-	if len(unhealthy) > 0 {
-		why = append(why, fmt.Sprintf("%s %s not healthy", v.names(unhealthy), isAre(len(unhealthy))))
+	var sick, strangers []string
+	for _, id := range unhealthy {
+		if slices.Contains(members, id) {
+			sick = append(sick, id)
+		} else {
+			strangers = append(strangers, id)
+		}
+	}
+	if len(sick) > 0 {
+		why = append(why, fmt.Sprintf("%s %s not healthy", v.names(sick), isAre(len(sick))))
+	}
+	if len(strangers) > 0 {
+		what := "a voter that is no member of the cluster and is not healthy"
+		if len(strangers) > 1 {
+			what = "voters that are no member of the cluster and are not healthy"
+		}
+		why = append(why, fmt.Sprintf("%s %s %s (baokeeper removes a voter without a member)", strings.Join(strangers, ", "), isAre(len(strangers)), what))
 	}
 	return fmt.Sprintf("Raft tolerates the loss of %d voters, but a %d-member cluster promises %d: %s",
 		max(tolerance, 0), len(members), promised, strings.Join(why, "; "))
