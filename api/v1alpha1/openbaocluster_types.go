@@ -900,6 +900,12 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	BreakGlass *BreakGlassStatus `json:"breakGlass,omitempty"`
 
+	// quorum is what baokeeper remembers of the Raft voters between passes, so that a
+	// majority that stops answering at rest is told from a slow read, and a majority
+	// gone for good (its volumes lost) is said at once.
+	// +optional
+	Quorum *QuorumStatus `json:"quorum,omitempty"`
+
 	// refusedInput records what baokeeper refused to act on because it did not write
 	// it: entries of the executor mailbox that no operator or executor of this cluster
 	// signed. Nothing of it ran.
@@ -1689,7 +1695,7 @@ type RollbackRecord struct {
 }
 
 // BreakGlassReason says, in one CamelCase word, why automation stopped.
-// +kubebuilder:validation:Enum=RollbackFailed;RollbackTimedOut;GreenLeadsDuringRollback;QuorumLost
+// +kubebuilder:validation:Enum=RollbackFailed;RollbackTimedOut;GreenLeadsDuringRollback;QuorumLost;MajorityLost
 type BreakGlassReason string
 
 // Break-glass reasons.
@@ -1706,7 +1712,41 @@ const (
 	// BreakGlassQuorumLost means an upgrade saw a majority of voters unhealthy or
 	// missing, which it did not plan.
 	BreakGlassQuorumLost BreakGlassReason = "QuorumLost"
+	// BreakGlassMajorityLost means a cluster at rest lost a majority of its voters
+	// for good (their volumes lost) or for longer than MajorityLostAfter: it cannot
+	// elect a leader by itself, and only a recovery from a survivor brings it back.
+	BreakGlassMajorityLost BreakGlassReason = "MajorityLost"
 )
+
+// QuorumStatus is the quorum watch of a cluster at rest.
+type QuorumStatus struct {
+	// lastVoters are the voters of the last readable autopilot state, each with the
+	// UID of the volume claim that held its data then.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	LastVoters []QuorumVoter `json:"lastVoters,omitempty"`
+	// lastLeader is the leader of that read.
+	// +optional
+	LastLeader string `json:"lastLeader,omitempty"`
+	// lostSince is when a pass first saw a majority of lastVoters not answering;
+	// empty while a majority answers.
+	// +optional
+	LostSince *metav1.Time `json:"lostSince,omitempty"`
+}
+
+// QuorumVoter is one voter of the last readable Raft configuration.
+type QuorumVoter struct {
+	// name is the node ID (the pod name).
+	// +required
+	Name string `json:"name"`
+	// volumeClaimUID is the UID of the member's data volume claim when it was last
+	// seen a voter; empty for a voter without a claim of this cluster. A claim with
+	// another UID holds none of that voter's data.
+	// +optional
+	VolumeClaimUID string `json:"volumeClaimUID,omitempty"`
+}
 
 // BreakGlassMember is one Raft server as observed when break-glass was entered.
 type BreakGlassMember struct {
@@ -1722,6 +1762,14 @@ type BreakGlassMember struct {
 	// healthy is autopilot's (or, without autopilot, sys/health's) verdict.
 	// +optional
 	Healthy bool `json:"healthy,omitempty"`
+	// committedIndex is the Raft index the member reported committed (sys/leader),
+	// read when a majority was lost; 0 when it did not answer.
+	// +optional
+	CommittedIndex int64 `json:"committedIndex,omitempty"`
+	// lost says why a voter's data is gone for good (its volume claim deleted or
+	// replaced); empty for a survivor or a voter that may come back.
+	// +optional
+	Lost string `json:"lost,omitempty"`
 }
 
 // BreakGlassStatus is set when automation stopped.
@@ -1748,6 +1796,15 @@ type BreakGlassStatus struct {
 	// enteredAt is when break-glass started.
 	// +optional
 	EnteredAt *metav1.Time `json:"enteredAt,omitempty"`
+	// survivor is, when a majority of voters was lost at rest (reason MajorityLost),
+	// the surviving voter to recover from: the one with the highest committed index,
+	// the last leader on a tie.
+	// +optional
+	Survivor string `json:"survivor,omitempty"`
+	// loss says what a recovery from survivor loses of the acknowledged writes, and
+	// why.
+	// +optional
+	Loss string `json:"loss,omitempty"`
 	// recoverySteps are what a person should do.
 	// +optional
 	// +listType=atomic

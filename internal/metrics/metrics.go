@@ -30,6 +30,9 @@ type Recorder interface {
 	Raft(namespace, name string, failureTolerance, voters int)
 	// BreakGlass reports whether break-glass stops the cluster's automation.
 	BreakGlass(namespace, name string, active bool)
+	// QuorumLost reports whether a majority of the cluster's last voters does not
+	// answer at rest (status.quorum.lostSince is set).
+	QuorumLost(namespace, name string, lost bool)
 	// InputsRefused counts n inputs of the cluster that baokeeper refused because it
 	// did not write them, by where they were found (source: Mailbox).
 	InputsRefused(namespace, name, source string, n int)
@@ -63,6 +66,7 @@ type Metrics struct {
 	promotions       *prometheus.CounterVec
 	rollbacks        *prometheus.CounterVec
 	breakGlass       *prometheus.GaugeVec
+	quorumLost       *prometheus.GaugeVec
 	snapshotDuration *prometheus.HistogramVec
 	openbaoRequests  *prometheus.CounterVec
 	refusedInputs    *prometheus.CounterVec
@@ -101,6 +105,8 @@ func New() *Metrics {
 			Help: "Upgrades rolled back, by strategy and reason: Requested (baokeeper.dev/rollback) or the failure that rolled one back on its own."}, append(cl, "strategy", "reason")),
 		breakGlass: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_break_glass_active",
 			Help: "1 while break-glass stops every automation of the cluster (status.breakGlass.active)."}, cl),
+		quorumLost: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baokeeper_quorum_lost",
+			Help: "1 while a majority of the cluster's last Raft voters does not answer at rest (status.quorum.lostSince is set)."}, cl),
 		snapshotDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "baokeeper_snapshot_duration_seconds",
 			Help:    "Time of a pre-upgrade snapshot, from its step's start to its verified receipt.",
 			Buckets: []float64{1, 2, 5, 10, 30, 60, 120, 300, 600}}, cl),
@@ -126,7 +132,7 @@ func (m *Metrics) InstrumentOpenBao(namespace, name string) func(http.RoundTripp
 // Register puts every collector on reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{m.inProgress, m.podsCompleted, m.podsTotal, m.stepDuration, m.upgradeDuration,
-		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
+		m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase, m.promotions, m.rollbacks, m.breakGlass, m.quorumLost, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -139,7 +145,7 @@ func (m *Metrics) Forget(namespace, name string) {
 	l := prometheus.Labels{"namespace": namespace, "name": name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.inProgress, m.podsCompleted, m.podsTotal,
 		m.stepDuration, m.upgradeDuration, m.leaderTransfers, m.failures, m.failureTolerance, m.voters, m.bgPhase,
-		m.promotions, m.rollbacks, m.breakGlass, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
+		m.promotions, m.rollbacks, m.breakGlass, m.quorumLost, m.snapshotDuration, m.openbaoRequests, m.refusedInputs} {
 		v.DeletePartialMatch(l)
 	}
 }
@@ -215,6 +221,15 @@ func (m *Metrics) UpgradeRolledBack(namespace, name, strategy, reason string) {
 // SnapshotTaken implements Recorder.
 func (m *Metrics) SnapshotTaken(namespace, name string, d time.Duration) {
 	m.snapshotDuration.WithLabelValues(namespace, name).Observe(d.Seconds())
+}
+
+// QuorumLost implements Recorder.
+func (m *Metrics) QuorumLost(namespace, name string, lost bool) {
+	v := 0.0
+	if lost {
+		v = 1
+	}
+	m.quorumLost.WithLabelValues(namespace, name).Set(v)
 }
 
 // BreakGlass implements Recorder.

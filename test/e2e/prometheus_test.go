@@ -443,6 +443,7 @@ var alertsNotInRun = map[string]string{
 	"BaokeeperUpgradeStuck":        "a step that runs 5 min past its timeout without failing is a bug the operator has no way to produce on purpose",
 	"BaokeeperFailureToleranceLow": "for: 15m, longer than any spec",
 	"BaokeeperNoLeader":            "for: 2m: the specs that take the leader away (a frozen majority) end in break-glass within a minute",
+	"BaokeeperQuorumLost":          "no spec loses a majority at rest yet (issue 39: the recovery that would end such a spec is not built)",
 	"BaokeeperVersionSkew":         "for: 15m with no upgrade running, longer than any spec",
 	"BaokeeperSnapshotStale":       "needs a snapshot older than a day",
 	"BaokeeperRestoreDrillStale":   "needs a drill that passed over 8 days ago",

@@ -83,6 +83,19 @@ var _ = Describe("Scaling across operator restarts", Ordered, ContinueOnFailure,
 		// Found by this spec: the promotion of bao-1 waited for the quorum budget forever
 		// ("1 healthy of 2 voters"), since the voter being added was counted unhealthy
 		// although it had just passed its gates. A 1-member cluster could not grow.
+		// Issue 39: a member removed from Raft by hand while its pod kept serving. Its
+		// data is stale and must never rejoin: the claim goes first, then the pod the
+		// step began with; the member starts on a fresh volume, joins as a non-voter
+		// and is promoted. A crash between the two deletions must not delete the new
+		// pod (the step records the UID).
+		Entry("3 members, bao-2 removed from Raft while its pod serves",
+			scalingRun{ns: "rejoin", from: 3, to: 3, leader: 0, outOfRaft: []string{"bao-2"}},
+			scalingWant{actions: []string{"delete volume bao-2", "delete pod bao-2", "promote bao-2"},
+				volumes: []string{"bao-0", "bao-1", "bao-2"}}),
+		Entry("3 members, bao-0 removed from Raft while bao-1 leads",
+			scalingRun{ns: "rejoin0", from: 3, to: 3, leader: 1, outOfRaft: []string{"bao-0"}},
+			scalingWant{actions: []string{"delete volume bao-0", "delete pod bao-0", "promote bao-0"},
+				volumes: []string{"bao-0", "bao-1", "bao-2"}}),
 		Entry("1 → 3", scalingRun{ns: "scale1to3", from: 1, to: 3, leader: 0},
 			scalingWant{actions: []string{"replicas 2", "promote bao-1", "replicas 3", "promote bao-2"},
 				volumes: []string{"bao-0", "bao-1", "bao-2"}}),
@@ -104,6 +117,9 @@ type scalingRun struct {
 	dead []string
 	// staleVolumes are volume claims left by members removed from Raft earlier.
 	staleVolumes []string
+	// outOfRaft are members removed from the Raft configuration once the cluster
+	// formed, while their pods keep serving (remove-peer by hand).
+	outOfRaft []string
 	// highestSuccessor makes step-downs hand leadership to the highest other voter.
 	highestSuccessor bool
 	// crashAt is the pass whose status write fails; -1 for none.
@@ -173,6 +189,13 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 	Expect(c.Status.CurrentVersion).To(Equal(restartFrom), "the first pass seeds currentVersion")
 	Expect(c.Status.Scaling).To(BeNil(), "the first pass starts no scaling")
 	w.bao.SetError(openbaofake.MethodAutopilotState, nil)
+	for _, name := range run.outOfRaft {
+		delete(w.raft, name)
+		w.removed[name] = true
+	}
+	if len(run.outOfRaft) > 0 {
+		w.publishScaling()
+	}
 
 	if run.to != run.from {
 		c.Spec.Replicas = &run.to

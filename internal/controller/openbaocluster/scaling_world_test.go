@@ -189,6 +189,7 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 				w.disrupt("delete volume " + strings.TrimPrefix(o.Name, "data-"))
 			case *corev1.Pod:
 				w.disrupt("delete pod " + o.Name)
+				w.podDeleted(o)
 			case *batchv1.Job:
 				w.note("deleted Job " + withoutOperation(o))
 			}
@@ -253,6 +254,27 @@ func (w *scalingWorld) jobCreated(job *batchv1.Job) {
 	w.note("created Job " + withoutOperation(job))
 	w.disrupt(step + " " + member)
 	w.execJobs = append(w.execJobs, &execJob{name: job.Name, step: step, member: member})
+}
+
+// podDeleted is the kubelet stopping a pod the reconciler deleted: it is gone from
+// the world, and from the leader's seat if it led. Deleting the pod of a member that
+// is in the Raft configuration is never a scaling's to do (a voter's or a
+// non-voter's pod goes down only through an upgrade's or a rollout's gates).
+func (w *scalingWorld) podDeleted(pod *corev1.Pod) {
+	if cur := w.pods[pod.Name]; cur == nil || cur.UID != pod.UID {
+		w.violate("pass %d deleted pod %s (uid %s), which is not the member's current pod", w.pass, pod.Name, pod.UID)
+		return
+	}
+	if _, in := w.raft[pod.Name]; in && w.checked() {
+		w.violate("pass %d deleted the pod of %s, a member in the Raft configuration", w.pass, pod.Name)
+	}
+	delete(w.pods, pod.Name)
+	if pod.Name == w.leader {
+		next := w.lowestReadyVoter(pod.Name)
+		w.leaders = append(w.leaders, leaderChange{pass: w.pass, from: pod.Name, to: next})
+		w.leader, w.election = next, true
+	}
+	w.checkMajority("pod " + pod.Name + " deleted")
 }
 
 // addVolume creates the volume claim of a member, as the StatefulSet controller

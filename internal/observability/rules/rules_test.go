@@ -21,7 +21,8 @@ import (
 func required() []string {
 	return []string{"BaokeeperUpgradeStuck", "BaokeeperUpgradeFailed", "BaokeeperBreakGlassActive",
 		"BaokeeperFailureToleranceLow", "BaokeeperNoLeader", "BaokeeperVersionSkew", "BaokeeperSnapshotFailed",
-		"BaokeeperSnapshotStale", "BaokeeperReconcileErrors", "BaokeeperOperatorDown", "BaokeeperRestoreDrillFailed", "BaokeeperRestoreDrillStale"}
+		"BaokeeperSnapshotStale", "BaokeeperReconcileErrors", "BaokeeperOperatorDown", "BaokeeperRestoreDrillFailed", "BaokeeperRestoreDrillStale",
+		"BaokeeperQuorumLost"}
 }
 
 func load(t *testing.T) *PrometheusRule {

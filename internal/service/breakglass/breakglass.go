@@ -7,6 +7,8 @@ package breakglass
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
@@ -21,6 +23,8 @@ func Runbook(reason baov1.BreakGlassReason) string {
 		return "docs/runbooks/break-glass-quorum-lost.md"
 	case baov1.BreakGlassGreenLeads:
 		return "docs/runbooks/break-glass-green-leads.md"
+	case baov1.BreakGlassMajorityLost:
+		return "docs/runbooks/break-glass-majority-lost.md"
 	}
 	return "docs/runbooks/break-glass-rollback.md"
 }
@@ -48,9 +52,38 @@ func View(c *operation.Cluster) (leader string, members []baov1.BreakGlassMember
 		if !c.AutopilotKnown {
 			healthy = m.Responsive()
 		}
-		members = append(members, baov1.BreakGlassMember{Name: m.Name, Role: role, Version: m.Version, Healthy: healthy})
+		members = append(members, baov1.BreakGlassMember{Name: m.Name, Role: role, Version: m.Version, Healthy: healthy,
+			CommittedIndex: int64(min(m.CommittedIndex, math.MaxInt64))})
 	}
 	return c.Leader, members
+}
+
+// WithRecovery adds to the Raft view of a majority lost at rest each last voter's
+// committed index and, for a voter whose data is gone, why; a last voter without a
+// pod is listed too.
+func WithRecovery(members []baov1.BreakGlassMember, rec *operation.Recovery) []baov1.BreakGlassMember {
+	out := slices.Clone(members)
+	for _, v := range rec.Voters {
+		i := slices.IndexFunc(out, func(m baov1.BreakGlassMember) bool { return m.Name == v })
+		if i < 0 {
+			out = append(out, baov1.BreakGlassMember{Name: v, Role: baov1.RaftRoleUnknown})
+			i = len(out) - 1
+		}
+		out[i].Lost = rec.Gone[v]
+	}
+	return out
+}
+
+// Others are the last voters other than the survivor, sorted.
+func Others(rec *operation.Recovery) []string {
+	var out []string
+	for _, v := range rec.Voters {
+		if v != rec.Survivor {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Input names what the recovery steps talk about.
@@ -68,6 +101,11 @@ type Input struct {
 	Green string
 	// Snapshot is the pre-upgrade snapshot, if one was taken.
 	Snapshot *baov1.SnapshotReceipt
+	// Survivor is the voter to recover a lost majority from (MajorityLost), and
+	// SurvivorAddress its Raft (cluster) address, host:port; Others are the other
+	// last voters, whose old data must not rejoin.
+	Survivor, SurvivorAddress string
+	Others                    []string
 }
 
 // RecoverySteps are the commands and checks a person runs, in order, with the names
@@ -92,6 +130,8 @@ func RecoverySteps(in Input) []string {
 			fmt.Sprintf("Find why a majority of voters does not answer: kubectl describe pod -n %s <member>, and kubectl logs -n %s <member> -c openbao", ns, ns),
 			"Bring the members back (a pod that is gone is re-created by its StatefulSet; a stuck one can be deleted) until a majority of voters is unsealed and one of them leads",
 			fmt.Sprintf("Check that autopilot is healthy again: kubectl exec -n %s <member> -c "+workload.ContainerName+" -- env BAO_TOKEN=<token> bao operator raft autopilot state", ns))
+	case baov1.BreakGlassMajorityLost:
+		steps = append(steps, majorityLostSteps(in)...)
 	case baov1.BreakGlassGreenLeads:
 		steps = append(steps,
 			fmt.Sprintf("Green member %s leads and has written with its version: blue must not lead after it. Do not step it down", orDash(in.Leader)),
@@ -146,3 +186,32 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// majorityLostSteps are OpenBao's peers.json recovery of a lost majority on the
+// survivor, then the members that lost their data rejoining fresh, with kubectl.
+func majorityLostSteps(in Input) []string {
+	ns, name, s := in.Namespace, in.Name, in.Survivor
+	if s == "" {
+		return []string{
+			"No voter of the last configuration survives with its data: the cluster cannot be recovered from its members",
+			fmt.Sprintf("Restore the latest snapshot into a new cluster: %s (docs/restore.md)%s", restoreCommand(name, ns, in.Snapshot), snapshotHint(in.Snapshot)),
+		}
+	}
+	peers := fmt.Sprintf(`[{"id":"%s","address":"%s","non_voter":false}]`, s, in.SurvivorAddress)
+	steps := []string{
+		fmt.Sprintf("Make sure no other voter of the last configuration (%s) still runs with its data, and none will come back (a node that returns): "+
+			"a recovery while one of them can still vote splits the cluster in two. If one can come back, bring it back instead and acknowledge", strings.Join(in.Others, ", ")),
+		fmt.Sprintf("Write the one-voter configuration on %s: kubectl exec -n %s %s -c %s -- sh -c 'printf %%s %s > %s/raft/peers.json'",
+			s, ns, s, workload.ContainerName, shellQuote(peers), workload.DataMountPath),
+		fmt.Sprintf("Restart %s so that OpenBao reads it (its volume keeps its data): kubectl delete pod -n %s %s", s, ns, s),
+		fmt.Sprintf("Check that %s leads alone (HA Mode active): kubectl exec -n %s %s -c %s -- bao status", s, ns, s, workload.ContainerName),
+	}
+	for _, o := range in.Others {
+		steps = append(steps, fmt.Sprintf("So that %s joins with fresh data, never its old copy: kubectl delete pvc -n %s %s-%s --wait=false; kubectl delete pod -n %s %s",
+			o, ns, workload.DataVolume, o, ns, o))
+	}
+	return append(steps, "Once acknowledged, baokeeper grows the cluster back to spec.replicas: each member joins as a non-voter and is promoted")
+}
+
+// shellQuote quotes s for a POSIX shell inside single quotes of an outer sh -c.
+func shellQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }

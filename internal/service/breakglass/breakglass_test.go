@@ -95,3 +95,44 @@ func TestRecoverySteps(t *testing.T) {
 		})
 	}
 }
+
+func TestMajorityLost(t *testing.T) {
+	rec := &operation.Recovery{Voters: []string{"bao-0", "bao-1", "bao-2"}, Survivor: "bao-0", Loss: "nothing acknowledged is lost",
+		Gone: map[string]string{"bao-1": "its volume claim data-bao-1 is deleted", "bao-2": "its volume claim data-bao-2 is deleted"}}
+
+	t.Run("the view lists every last voter, why its data is gone and the survivor's index", func(t *testing.T) {
+		g := NewWithT(t)
+		c := &operation.Cluster{Members: []operation.Member{
+			{Name: "bao-0", PodExists: true, PodReady: true, Initialized: true, Version: "2.4.0", CommittedIndex: 812},
+			{Name: "bao-1", PodExists: true},
+		}}
+		_, members := View(c)
+		g.Expect(WithRecovery(members, rec)).To(Equal([]baov1.BreakGlassMember{
+			{Name: "bao-0", Role: baov1.RaftRoleUnknown, Version: "2.4.0", Healthy: true, CommittedIndex: 812},
+			{Name: "bao-1", Role: baov1.RaftRoleUnknown, Lost: "its volume claim data-bao-1 is deleted"},
+			{Name: "bao-2", Role: baov1.RaftRoleUnknown, Lost: "its volume claim data-bao-2 is deleted"},
+		}), "bao-2 has no pod and is listed from the record")
+		g.Expect(Others(rec)).To(Equal([]string{"bao-1", "bao-2"}))
+	})
+
+	t.Run("the steps are OpenBao's peers.json recovery on the survivor, with the names filled in", func(t *testing.T) {
+		g := NewWithT(t)
+		steps := RecoverySteps(Input{Name: "bao", Namespace: "ns", Reason: baov1.BreakGlassMajorityLost, Nonce: "n1", Member: "bao-0",
+			Survivor: "bao-0", SurvivorAddress: "bao-0.bao-internal.ns.svc:8201", Others: Others(rec)})
+		all := strings.Join(steps, "\n")
+		g.Expect(all).To(ContainSubstring(`kubectl exec -n ns bao-0 -c openbao -- sh -c 'printf %s "[{\"id\":\"bao-0\",\"address\":\"bao-0.bao-internal.ns.svc:8201\",\"non_voter\":false}]" > /openbao/data/raft/peers.json'`))
+		g.Expect(all).To(ContainSubstring("kubectl delete pod -n ns bao-0"))
+		g.Expect(all).To(ContainSubstring("kubectl delete pvc -n ns data-bao-1 --wait=false; kubectl delete pod -n ns bao-1"))
+		g.Expect(all).To(ContainSubstring("kubectl delete pvc -n ns data-bao-2 --wait=false; kubectl delete pod -n ns bao-2"))
+		g.Expect(all).To(ContainSubstring("no other voter of the last configuration (bao-1, bao-2) still runs"))
+		g.Expect(steps[len(steps)-1]).To(ContainSubstring("baokeeper.dev/break-glass-ack=n1"))
+		g.Expect(Runbook(baov1.BreakGlassMajorityLost)).To(Equal("docs/runbooks/break-glass-majority-lost.md"))
+	})
+
+	t.Run("without a survivor, the snapshot", func(t *testing.T) {
+		g := NewWithT(t)
+		steps := RecoverySteps(Input{Name: "bao", Namespace: "ns", Reason: baov1.BreakGlassMajorityLost, Nonce: "n1"})
+		g.Expect(strings.Join(steps, "\n")).To(ContainSubstring("kubectl bao restore bao -n ns --into bao-back"))
+		g.Expect(strings.Join(steps, "\n")).NotTo(ContainSubstring("peers.json"))
+	})
+}

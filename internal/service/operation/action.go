@@ -146,6 +146,9 @@ type Action struct {
 	Message string
 	// BreakGlass is why automation stops (KindBreakGlass); Message says more.
 	BreakGlass baov1.BreakGlassReason
+	// Recovery is what a break-glass of a majority lost at rest records beyond the
+	// Raft view; nil for the other reasons.
+	Recovery *Recovery
 	// RequeueAfter is set when the next event is a timer.
 	RequeueAfter time.Duration
 }
@@ -158,4 +161,18 @@ func (a Action) Disruptive() bool {
 		return true
 	}
 	return false
+}
+
+// Recovery is what break-glass MajorityLost records beyond the Raft view: the last
+// voters, the survivor to recover from, what a recovery from it loses, and why each
+// lost voter's data is gone.
+type Recovery struct {
+	// Voters are the voters of the last readable autopilot state.
+	Voters []string
+	// Survivor is the survivor with the highest committed index; empty for none.
+	Survivor string
+	// Loss says what a recovery from Survivor loses, and why.
+	Loss string
+	// Gone says, by voter, why its data is gone for good.
+	Gone map[string]string
 }

@@ -43,6 +43,8 @@ type Snapshot struct {
 	// Volumes are the names of the cluster's volume claims that are not being
 	// deleted, sorted.
 	Volumes []string
+	// VolumeUIDs are the UIDs of those claims, by name.
+	VolumeUIDs map[string]string
 	// ClientSelects is the StatefulSet the client Service selects; empty without
 	// the Service.
 	ClientSelects string

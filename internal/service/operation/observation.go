@@ -53,6 +53,10 @@ type Member struct {
 	Sealed      bool
 	Version     string
 
+	// CommittedIndex is the Raft index the member reports committed (sys/leader);
+	// read only while autopilot cannot be read, for the quorum watch; 0 otherwise.
+	CommittedIndex uint64
+
 	// InRaft is true when the member is in the Raft configuration.
 	InRaft bool
 	// Voter is true when it is a voter there.

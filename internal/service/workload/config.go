@@ -278,7 +278,7 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 	fmt.Fprintf(&b, "  telemetry {\n    unauthenticated_metrics_access = true\n  }\n}\n\n")
 
 	fmt.Fprintf(&b, "storage \"raft\" {\n")
-	fmt.Fprintf(&b, "  path                   = \"%s\"\n", dataMountPath)
+	fmt.Fprintf(&b, "  path                   = \"%s\"\n", DataMountPath)
 	fmt.Fprintf(&b, "  performance_multiplier = %d\n", c.GetPerformanceMultiplier())
 	fmt.Fprintf(&b, "  autopilot_reconcile_interval = %q\n", AutopilotReconcileInterval.String())
 	for i := range c.GetReplicas() {
@@ -310,7 +310,7 @@ func RenderConfigFor(c *baov1.OpenBaoCluster, opts ConfigOptions) (string, error
 	if a := c.Spec.Audit.File; a != nil {
 		path := "stdout"
 		if a.Target == baov1.AuditDataVolume {
-			path = dataMountPath + "/audit.log"
+			path = DataMountPath + "/audit.log"
 		}
 		// Declared in the configuration (OpenBao's declarative audit devices): every
 		// member has it from its start, and no token can remove it.

@@ -22,7 +22,10 @@ const (
 	tmpMountPath    = "/openbao/tmp"
 	tlsMountPath    = "/openbao/tls"
 	sealMountPath   = "/openbao/seal"
-	dataMountPath   = "/openbao/data"
+	// DataMountPath is where a member's data volume is mounted: OpenBao's Raft
+	// storage path (its Raft directory, where a peers.json recovery goes, is raft/
+	// under it).
+	DataMountPath = "/openbao/data"
 
 	// ConfigKey is the ConfigMap key of the shared server configuration.
 	ConfigKey = "config.hcl"

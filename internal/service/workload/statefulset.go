@@ -137,7 +137,7 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 		{Name: "run", MountPath: runMountPath},
 		{Name: "tmp", MountPath: tmpMountPath},
 		{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
-		{Name: "data", MountPath: dataMountPath},
+		{Name: "data", MountPath: DataMountPath},
 	}
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: ConfigVolume(c, p.Existing)},

@@ -18,6 +18,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/executorjob"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
 )
 
 // QuorumLossGrace is how long a loss of quorum that an upgrade did not plan lasts
@@ -34,7 +35,7 @@ const (
 // fresh nonce, the reason and message, the Raft view of this pass and the recovery
 // steps, and a Warning event. Both reconcilers leave the cluster alone while it is
 // active.
-func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Cluster, reason baov1.BreakGlassReason, member, msg string) error {
+func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Cluster, reason baov1.BreakGlassReason, member, msg string, rec *operation.Recovery) error {
 	nonce, err := newNonce(r.Rand)
 	if err != nil {
 		return fmt.Errorf("failed to draw a break-glass nonce for %s/%s (%s: %s): %w", c.Namespace, c.Name, reason, msg, err)
@@ -42,6 +43,15 @@ func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Clu
 	leader, members := breakglass.View(obs)
 	in := breakglass.Input{Name: c.Name, Namespace: c.Namespace, Reason: reason, Nonce: nonce, Member: member, Leader: leader,
 		Snapshot: c.Status.LastSnapshot}
+	var survivor, loss string
+	if rec != nil {
+		members = breakglass.WithRecovery(members, rec)
+		survivor, loss = rec.Survivor, rec.Loss
+		in.Survivor, in.Others = rec.Survivor, breakglass.Others(rec)
+		if m := obs.Member(rec.Survivor); m != nil {
+			in.SurvivorAddress = fmt.Sprintf("%s:%d", workload.NamesFor(c).MemberHost(int32(m.Ordinal), c.Namespace), workload.ClusterPort)
+		}
+	}
 	if bg := c.Status.BlueGreen; bg != nil {
 		in.Green = bg.Green.StatefulSet
 		if s := bg.CurrentStep; s != nil && s.Attempts > 0 && c.Status.Upgrade != nil {
@@ -54,7 +64,7 @@ func (r *Reconciler) enterBreakGlass(c *baov1.OpenBaoCluster, obs *operation.Clu
 	}
 	t := metav1.NewTime(obs.Now)
 	c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: reason, Message: msg, Leader: leader, Members: members,
-		Nonce: nonce, EnteredAt: &t, RecoverySteps: breakglass.RecoverySteps(in)}
+		Nonce: nonce, EnteredAt: &t, RecoverySteps: breakglass.RecoverySteps(in), Survivor: survivor, Loss: loss}
 	if up := c.Status.Upgrade; up != nil {
 		up.WaitingFor = fmt.Sprintf("break-glass (%s): every automation of this cluster stopped; see status.breakGlass and %s", reason, breakglass.Runbook(reason))
 	}
@@ -70,6 +80,11 @@ func (r *Reconciler) acknowledgeBreakGlass(c *baov1.OpenBaoCluster, now time.Tim
 	bg := c.Status.BreakGlass
 	t := metav1.NewTime(now)
 	bg.Active, bg.AcknowledgedAt, bg.AcknowledgedBy = false, &t, ackManager(c)
+	if q := c.Status.Quorum; q != nil {
+		// A majority still silent after the acknowledgement is judged afresh: at once
+		// when its data is gone, after MajorityLostAfter when it may come back.
+		q.LostSince = nil
+	}
 	if up := c.Status.Upgrade; up != nil {
 		up.QuorumLostSince = nil
 		up.WaitingFor = "break-glass acknowledged: observing afresh"
@@ -105,7 +120,7 @@ func (r *Reconciler) watchQuorum(ctx context.Context, c *baov1.OpenBaoCluster, o
 	switch {
 	case w.BreakGlass:
 		ctrl.LoggerFrom(ctx).Info("Entering break-glass: quorum lost", "silent", w.Silent, "voters", w.Voters)
-		return ctrl.Result{}, true, r.enterBreakGlass(c, obs, baov1.BreakGlassQuorumLost, "", w.Message)
+		return ctrl.Result{}, true, r.enterBreakGlass(c, obs, baov1.BreakGlassQuorumLost, "", w.Message, nil)
 	case w.Hold:
 		up.WaitingFor = w.WaitingFor
 		return ctrl.Result{RequeueAfter: w.RequeueAfter}, true, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/quorum"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -25,6 +26,8 @@ import (
 //
 //  1. break-glass active, or a spec baokeeper refuses: none (nothing disruptive
 //     starts or goes on until a person acknowledged, or the spec is fixed);
+//     then the quorum watch, while a majority of the voters does not answer and
+//     no upgrade or restore watches its own (quorum.Operation);
 //     then the restore of a cluster that starts from a snapshot, until it
 //     succeeded (nothing else runs on data the restore replaces; a failed restore
 //     keeps the cluster so); then a snapshot or drill that runs (see 5); then an
@@ -58,6 +61,12 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
+	case quorum.Lost(s) && !snapshot.RestorePending(s.Object) && !snapshot.InPlaceRunning(st):
+		// A majority of the voters stopped answering at rest: nothing else could pass
+		// its gates without a leader; the watch says what it knows and when it stops
+		// (an upgrade, a restore in place and a restore from a snapshot watch their
+		// own quorum).
+		return quorum.Operation{}
 	case snapshot.RestorePending(s.Object):
 		return snapshot.RestoreOperation{}
 	case snapshot.Running(st):

@@ -131,7 +131,7 @@ func (r *Reconciler) execute(ctx context.Context, c *baov1.OpenBaoCluster, s *op
 		}
 		return ctrl.Result{RequeueAfter: holdRequeue}, nil
 	case operation.KindBreakGlass:
-		return ctrl.Result{}, r.enterBreakGlass(c, s.Cluster, p.BreakGlass, p.Member, p.Message)
+		return ctrl.Result{}, r.enterBreakGlass(c, s.Cluster, p.BreakGlass, p.Member, p.Message, p.Recovery)
 	}
 	// KindWait.
 	if p.RequeueAfter == 0 {

@@ -65,7 +65,9 @@ func (r *Reconciler) observe(ctx context.Context, c *baov1.OpenBaoCluster) (*ope
 	}
 	if h.bao != nil {
 		r.observeAutopilot(ctx, h.bao, obs)
-		if obs.AutopilotLags() {
+		if obs.AutopilotLags() || !obs.AutopilotKnown {
+			// Without autopilot (no leader), each survivor's committed index is what
+			// the quorum watch names the most up-to-date one by.
 			h.following(ctx, obs)
 		}
 		h.replication(ctx, obs)
@@ -149,7 +151,7 @@ func (h *healthReader) following(ctx context.Context, obs *operation.Cluster) {
 					ctrl.LoggerFrom(ctx).V(4).Info("Reading a member's sys/leader failed", "Pod", m.Name, "reason", err.Error())
 					return
 				}
-				m.LeaderAddress, m.AppliedIndex = l.LeaderAddress, l.RaftAppliedIndex
+				m.LeaderAddress, m.AppliedIndex, m.CommittedIndex = l.LeaderAddress, l.RaftAppliedIndex, l.RaftCommittedIndex
 				if m.Name == obs.Leader && l.IsSelf {
 					mu.Lock()
 					obs.LeaderAddress, obs.LeaderCommitted = l.LeaderAddress, l.RaftCommittedIndex
@@ -480,6 +482,10 @@ func (r *Reconciler) observeRest(ctx context.Context, c *baov1.OpenBaoCluster, o
 	for _, pvc := range pvcs.Items {
 		if pvc.DeletionTimestamp.IsZero() {
 			s.Volumes = append(s.Volumes, pvc.Name)
+			if s.VolumeUIDs == nil {
+				s.VolumeUIDs = map[string]string{}
+			}
+			s.VolumeUIDs[pvc.Name] = string(pvc.UID)
 		}
 	}
 	slices.Sort(s.Volumes)

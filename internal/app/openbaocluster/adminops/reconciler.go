@@ -27,6 +27,7 @@ import (
 	"github.com/baokeeper/baokeeper/internal/service/fleet"
 	"github.com/baokeeper/baokeeper/internal/service/history"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/quorum"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -180,6 +181,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	stuck = snap
 	r.reportRefused(c, obs.Now)
+	// What the quorum watch remembers: the voters of a readable autopilot, and since
+	// when a majority of them is silent at rest.
+	verdict := quorum.Verdict{}
+	if c.Status.Upgrade == nil {
+		verdict = quorum.Watch(c.Status.Quorum, obs, snap.VolumeUIDs)
+	}
+	c.Status.Quorum = quorum.Record(c.Status.Quorum, obs, snap.VolumeUIDs, verdict)
 	op := choose(snap)
 	if op == nil {
 		return ctrl.Result{RequeueAfter: snapshot.Wake(&c.Status, obs.Now)}, nil
@@ -233,6 +241,7 @@ func (r *Reconciler) recordState(c *baov1.OpenBaoCluster, obs *operation.Cluster
 	}
 	operation.RecordUpgrade(r.Metrics, c.Namespace, c.Name, string(c.GetStrategy()), before, &c.Status, obs.Now)
 	r.Metrics.BreakGlass(c.Namespace, c.Name, c.Status.BreakGlass != nil && c.Status.BreakGlass.Active)
+	r.Metrics.QuorumLost(c.Namespace, c.Name, c.Status.Quorum != nil && c.Status.Quorum.LostSince != nil)
 	if obs.AutopilotKnown {
 		voters := 0
 		for _, m := range obs.Members {
