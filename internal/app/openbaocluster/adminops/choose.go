@@ -61,7 +61,7 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
-	case quorum.Lost(s) && !snapshot.RestorePending(s.Object) && !snapshot.InPlaceRunning(st):
+	case quorumWatched(s) && quorum.Lost(s):
 		// A majority of the voters stopped answering at rest: nothing else could pass
 		// its gates without a leader; the watch says what it knows and when it stops
 		// (an upgrade, a restore in place and a restore from a snapshot watch their
@@ -92,6 +92,14 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return snapshot.DrillOperation{}
 	}
 	return startOperation{}
+}
+
+// quorumWatched reports whether the quorum watch at rest judges this pass: not
+// while an upgrade, a restore in place or the restore of a new cluster runs (each
+// watches its own quorum, and takes members down on purpose).
+func quorumWatched(s *operation.Snapshot) bool {
+	st := &s.Object.Status
+	return st.Upgrade == nil && !snapshot.RestorePending(s.Object) && !snapshot.InPlaceRunning(st)
 }
 
 // waiters lists, in words, what waits for the operation that holds the lock in st

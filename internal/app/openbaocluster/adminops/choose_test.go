@@ -12,6 +12,7 @@ import (
 
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/quorum"
 	"github.com/baokeeper/baokeeper/internal/service/scaling"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
@@ -77,6 +78,23 @@ func TestChoose(t *testing.T) {
 				s.Object.Spec.Version = "2.4.1"
 				s.Object.Spec.Upgrade.Rolling.StepTimeout = ptr(baov1.Duration("soon"))
 			}},
+		{name: "majority silent at rest", reason: "issue 39: two of three voters silent with their claims deleted; the quorum watch decides, and enters break-glass",
+			change: func(s *operation.Snapshot) {
+				loseMajority(s)
+				s.VolumeUIDs = map[string]string{"data-bao-0": "uid-0"}
+			}, want: quorumOperation(), wantKind: operation.KindBreakGlass},
+		{name: "majority silent at rest, data may come back", reason: "their claims are the recorded ones: hold, nothing else runs, not even the scaling",
+			change: func(s *operation.Snapshot) {
+				loseMajority(s)
+				s.Object.Spec.Replicas = ptr(int32(5))
+			}, want: quorumOperation(), wantKind: operation.KindWait},
+		{name: "majority silent during an upgrade", reason: "the upgrade watches its own quorum (break-glass QuorumLost)",
+			change: func(s *operation.Snapshot) {
+				loseMajority(s)
+				s.Object.Status.Upgrade = &baov1.UpgradeStatus{FromVersion: "2.4.0", TargetVersion: "2.4.1", Strategy: baov1.RollingUpdateStrategy,
+					Plan: &baov1.UpgradePlan{Pods: []string{"bao-2", "bao-1", "bao-0"}}, CompletedPods: []string{"bao-2"},
+					LastVoters: []string{"bao-0", "bao-1", "bao-2"}}
+			}, want: upgradeOperation{}, wantKind: operation.KindWait},
 		{name: "restore pending", reason: "a cluster that starts from a snapshot restores it before anything else: not the scaling to spec.replicas, not a version change",
 			change: func(s *operation.Snapshot) {
 				withRestore(s)
@@ -381,3 +399,17 @@ func TestWaiters(t *testing.T) {
 		})
 	}
 }
+
+// loseMajority makes bao-1 and bao-2 silent and autopilot unreadable, with the three
+// voters recorded by an earlier pass (claims uid-0..2, all still there).
+func loseMajority(s *operation.Snapshot) {
+	s.AutopilotKnown, s.Leader = false, ""
+	for i := 1; i < 3; i++ {
+		s.Members[i].PodReady, s.Members[i].Initialized, s.Members[i].Version = false, false, ""
+	}
+	s.Object.Status.Quorum = &baov1.QuorumStatus{LastLeader: "bao-0", LastVoters: []baov1.QuorumVoter{
+		{Name: "bao-0", VolumeClaimUID: "uid-0"}, {Name: "bao-1", VolumeClaimUID: "uid-1"}, {Name: "bao-2", VolumeClaimUID: "uid-2"}}}
+	s.VolumeUIDs = map[string]string{"data-bao-0": "uid-0", "data-bao-1": "uid-1", "data-bao-2": "uid-2"}
+}
+
+func quorumOperation() operation.Operation { return quorum.Operation{} }

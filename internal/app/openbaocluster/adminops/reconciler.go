@@ -184,7 +184,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// What the quorum watch remembers: the voters of a readable autopilot, and since
 	// when a majority of them is silent at rest.
 	verdict := quorum.Verdict{}
-	if c.Status.Upgrade == nil {
+	if quorumWatched(snap) {
 		verdict = quorum.Watch(c.Status.Quorum, obs, snap.VolumeUIDs)
 	}
 	c.Status.Quorum = quorum.Record(c.Status.Quorum, obs, snap.VolumeUIDs, verdict)
