@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -535,13 +536,29 @@ func renderBreakGlass(d *describer, c *baov1.OpenBaoCluster, now time.Time) {
 	d.kv(1, "Message", "%s", orDash(bg.Message))
 	d.kv(1, "Nonce", "%s", orDash(bg.Nonce))
 	d.kv(1, "Leader on entry", "%s", orDash(bg.Leader))
+	if bg.Reason == baov1.BreakGlassMajorityLost {
+		d.kv(1, "Survivor", "%s", orDash(bg.Survivor))
+		d.kv(1, "Loss", "%s", orDash(bg.Loss))
+	}
 	if len(bg.Members) > 0 {
 		d.head(1, "Members on entry")
 		rows := make([][]string, 0, len(bg.Members))
 		for _, m := range bg.Members {
-			rows = append(rows, []string{m.Name, orDash(string(m.Role)), orDash(m.Version), yesNo(m.Healthy)})
+			row := []string{m.Name, orDash(string(m.Role)), orDash(m.Version), yesNo(m.Healthy)}
+			if bg.Reason == baov1.BreakGlassMajorityLost {
+				idx := "-"
+				if m.CommittedIndex > 0 {
+					idx = strconv.FormatInt(m.CommittedIndex, 10)
+				}
+				row = append(row, idx, orDash(m.Lost))
+			}
+			rows = append(rows, row)
 		}
-		d.table(2, []string{"NAME", "ROLE", "VERSION", "HEALTHY"}, rows)
+		head := []string{"NAME", "ROLE", "VERSION", "HEALTHY"}
+		if bg.Reason == baov1.BreakGlassMajorityLost {
+			head = append(head, "COMMITTED", "DATA LOST")
+		}
+		d.table(2, head, rows)
 	}
 	d.head(1, "Recovery steps")
 	for i, s := range bg.RecoverySteps {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -187,4 +188,28 @@ func TestVotersOfCountsTheConfiguration(t *testing.T) {
 	g.Expect(v.QuorumLost()).To(BeFalse(), "one healthy voter of one is a majority: two non-voters are not lost voters")
 	g.Expect(v.FailureTolerance()).To(Equal(0))
 	g.Expect(VotersOf(&baov1.OpenBaoClusterStatus{Voters: "1/3"}).QuorumLost()).To(BeTrue(), "a status written before status.raft counted voters")
+}
+
+func TestStatusShowsAMajorityLost(t *testing.T) {
+	g := NewWithT(t)
+	c := &baov1.OpenBaoCluster{}
+	c.Name, c.Namespace = "bao", "ns"
+	c.Status.Phase = baov1.PhaseBreakGlass
+	c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassMajorityLost, Nonce: "n1",
+		Message: "Quorum lost: 2 of 3 voters do not answer", Survivor: "bao-0", Loss: "committed index 812; nothing acknowledged is lost",
+		Members: []baov1.BreakGlassMember{
+			{Name: "bao-0", Role: baov1.RaftRoleUnknown, Version: "2.4.0", Healthy: true, CommittedIndex: 812},
+			{Name: "bao-1", Role: baov1.RaftRoleUnknown, Lost: "its volume claim data-bao-1 is deleted"},
+		}}
+	var b bytes.Buffer
+	g.Expect(RenderStatus(&b, c, time.Now())).To(Succeed())
+	got := squash(b.String())
+	for _, want := range []string{
+		"Reason: MajorityLost", "Survivor: bao-0", "Loss: committed index 812; nothing acknowledged is lost",
+		"NAME ROLE VERSION HEALTHY COMMITTED DATA LOST", "bao-0 Unknown 2.4.0 yes 812 -",
+		"bao-1 Unknown - no - its volume claim data-bao-1 is deleted",
+		"Runbook: docs/runbooks/break-glass-majority-lost.md",
+	} {
+		g.Expect(got).To(ContainSubstring(want))
+	}
 }
