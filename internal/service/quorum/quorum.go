@@ -29,18 +29,41 @@ import (
 const MajorityLostAfter = 5 * time.Minute
 
 // Track returns the quorum record after this pass: the voters and leader of a
-// readable autopilot, each voter with the UID of its volume claim; the previous
-// record otherwise. It never forgets voters while autopilot cannot be read.
+// readable autopilot, each voter with the UID of the volume claim that holds its
+// data; the previous record otherwise. It never forgets voters while autopilot
+// cannot be read. A healthy voter proves that its current claim holds its data; an
+// unhealthy one keeps the UID recorded before (found in review: claims deleted while
+// the leader still answered for a few seconds were recorded as no claim at all, and
+// the loss that followed was not seen as for good).
 func Track(prev *baov1.QuorumStatus, c *operation.Cluster, volumeUIDs map[string]string) *baov1.QuorumStatus {
 	voters := operation.Voters(c)
 	if voters == nil {
 		return prev
 	}
+	before := map[string]string{}
+	if prev != nil {
+		for _, lv := range prev.LastVoters {
+			before[lv.Name] = lv.VolumeClaimUID
+		}
+	}
 	out := &baov1.QuorumStatus{LastLeader: c.Leader}
 	for _, v := range voters {
-		out.LastVoters = append(out.LastVoters, baov1.QuorumVoter{Name: v, VolumeClaimUID: volumeUIDs[claimOf(v)]})
+		uid := volumeUIDs[claimOf(v)]
+		if old, ok := before[v]; ok && old != "" && !healthy(c, v) {
+			uid = old
+		}
+		out.LastVoters = append(out.LastVoters, baov1.QuorumVoter{Name: v, VolumeClaimUID: uid})
 	}
 	return out
+}
+
+func healthy(c *operation.Cluster, name string) bool {
+	for _, m := range c.AllServers() {
+		if m.Name == name {
+			return m.Healthy
+		}
+	}
+	return false
 }
 
 func claimOf(member string) string { return workload.DataVolume + "-" + member }

@@ -205,6 +205,18 @@ func TestTrack(t *testing.T) {
 	c.AutopilotKnown = false
 	g.Expect(Track(rec, c, nil)).To(BeIdenticalTo(rec), "an unreadable autopilot forgets nothing")
 
+	// The followers' claims are deleted while the leader still answers: the record
+	// keeps the claims they had, so that the loss after it is seen as for good.
+	going := &operation.Cluster{Now: now, AutopilotKnown: true, Leader: "bao-1", Members: []operation.Member{
+		{Name: "bao-0", InRaft: true, Voter: true}, {Name: "bao-1", InRaft: true, Voter: true, Healthy: true}}}
+	kept := Track(rec, going, map[string]string{"data-bao-1": "uid-bao-1"})
+	g.Expect(kept.LastVoters).To(Equal([]baov1.QuorumVoter{{Name: "bao-0", VolumeClaimUID: "uid-bao-0"}, {Name: "bao-1", VolumeClaimUID: "uid-bao-1"}}))
+	// A healthy voter on a new claim (it rejoined with fresh data and was promoted)
+	// is recorded with it.
+	going.Members[0].Healthy = true
+	renewed := Track(kept, going, map[string]string{"data-bao-0": "new-0", "data-bao-1": "uid-bao-1"})
+	g.Expect(renewed.LastVoters[0]).To(Equal(baov1.QuorumVoter{Name: "bao-0", VolumeClaimUID: "new-0"}))
+
 	lost := Watch(rec, &operation.Cluster{Now: now, Members: []operation.Member{member("bao-0", 0, false, 0), member("bao-1", 1, true, 9)}},
 		claims("bao-0", "bao-1"))
 	g.Expect(lost.Lost).To(BeTrue())
