@@ -32,9 +32,10 @@ const MajorityLostAfter = 5 * time.Minute
 // readable autopilot, each voter with the UID of the volume claim that holds its
 // data; the previous record otherwise. It never forgets voters while autopilot
 // cannot be read. A healthy voter proves that its current claim holds its data; an
-// unhealthy one keeps the UID recorded before (found in review: claims deleted while
-// the leader still answered for a few seconds were recorded as no claim at all, and
-// the loss that followed was not seen as for good).
+// unhealthy one, or one whose claim is gone, keeps the UID recorded before (found on
+// the rig: claims deleted while the leader still answered, and autopilot still called
+// the followers healthy, were recorded as no claim at all, and the loss that
+// followed was not seen as for good).
 func Track(prev *baov1.QuorumStatus, c *operation.Cluster, volumeUIDs map[string]string) *baov1.QuorumStatus {
 	voters := operation.Voters(c)
 	if voters == nil {
@@ -48,8 +49,10 @@ func Track(prev *baov1.QuorumStatus, c *operation.Cluster, volumeUIDs map[string
 	}
 	out := &baov1.QuorumStatus{LastLeader: c.Leader}
 	for _, v := range voters {
-		uid := volumeUIDs[claimOf(v)]
-		if old, ok := before[v]; ok && old != "" && !healthy(c, v) {
+		uid, exists := volumeUIDs[claimOf(v)]
+		if old := before[v]; old != "" && (!exists || !healthy(c, v)) {
+			// A claim deleted (or being deleted) is no place for the voter's data, even
+			// while autopilot still calls it healthy for a heartbeat or two.
 			uid = old
 		}
 		out.LastVoters = append(out.LastVoters, baov1.QuorumVoter{Name: v, VolumeClaimUID: uid})

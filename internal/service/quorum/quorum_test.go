@@ -211,6 +211,11 @@ func TestTrack(t *testing.T) {
 		{Name: "bao-0", InRaft: true, Voter: true}, {Name: "bao-1", InRaft: true, Voter: true, Healthy: true}}}
 	kept := Track(rec, going, map[string]string{"data-bao-1": "uid-bao-1"})
 	g.Expect(kept.LastVoters).To(Equal([]baov1.QuorumVoter{{Name: "bao-0", VolumeClaimUID: "uid-bao-0"}, {Name: "bao-1", VolumeClaimUID: "uid-bao-1"}}))
+	// Found on the rig: autopilot still calls a voter healthy a heartbeat after its
+	// claim was deleted; the claim it had is kept.
+	going.Members[0].Healthy = true
+	g.Expect(Track(rec, going, map[string]string{"data-bao-1": "uid-bao-1"}).LastVoters[0]).To(Equal(baov1.QuorumVoter{Name: "bao-0", VolumeClaimUID: "uid-bao-0"}))
+	going.Members[0].Healthy = false
 	// A healthy voter on a new claim (it rejoined with fresh data and was promoted)
 	// is recorded with it.
 	going.Members[0].Healthy = true
