@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
