@@ -22,12 +22,23 @@ import (
 // not use, each with the reason it stays. The check fails on a grant that is neither
 // used nor listed here, and on an entry that is used after all or no longer granted.
 var unusedGrants = map[rbaccheck.Grant]string{
-	{Resource: "pods", Verb: "get"}:                    "held so that the operator may create the service-registration Role, which grants it on the cluster's member pods (RBAC refuses granting what one does not hold)",
-	{Resource: "pods", Verb: "patch"}:                  "held for the same reason as get: the service-registration Role grants it on the cluster's member pods",
-	{Resource: "events", Verb: "patch"}:                "core/v1 events come from leader election's recorder, which patches the count of a repeated event",
-	{Group: "batch", Resource: "jobs", Verb: "delete"}: "a Job left by an earlier attempt or upgrade is deleted before its name is reused; no run of the suite leaves one",
-	{Resource: "serviceaccounts", Verb: "delete"}:      "a restore whose source cluster is gone creates the source's executor account for its rebind and deletes it afterwards; the suite restores from a source that exists (its own account is used and kept)",
+	{Resource: "pods", Verb: "get"}:                                           "held so that the operator may create the service-registration Role, which grants it on the cluster's member pods (RBAC refuses granting what one does not hold)",
+	{Resource: "pods", Verb: "patch"}:                                         "held for the same reason as get: the service-registration Role grants it on the cluster's member pods",
+	{Resource: "events", Verb: "patch"}:                                       "core/v1 events come from leader election's recorder, which patches the count of a repeated event",
+	{Group: "batch", Resource: "jobs", Verb: "delete"}:                        "a Job left by an earlier attempt or upgrade is deleted before its name is reused; no run of the suite leaves one",
+	{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "create"}: networkPolicyUnused,
+	{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "get"}:    networkPolicyUnused,
+	{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "patch"}:  networkPolicyUnused,
+	{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "delete"}: networkPolicyUnused,
+	{Resource: "serviceaccounts", Verb: "delete"}:                             "a restore whose source cluster is gone creates the source's executor account for its rebind and deletes it afterwards; the suite restores from a source that exists (its own account is used and kept)",
 }
+
+// networkPolicyUnused is why the NetworkPolicy grants go unused in a run: no e2e
+// cluster sets spec.networkPolicy, since the rig enforces no NetworkPolicy and a spec
+// could prove only that the object exists; envtest (networkpolicy_test.go) has the
+// operator create, change and delete it, and workload TestNetworkPolicy evaluates
+// what it admits.
+const networkPolicyUnused = "no e2e cluster sets spec.networkPolicy (the rig enforces none); envtest networkpolicy_test.go creates, changes and deletes it"
 
 // explainUnused adds the reasons that follow from how the operator reads and writes,
 // to the grants a run did not use:
