@@ -9,6 +9,7 @@ package quorum
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -138,7 +139,7 @@ func Watch(rec *baov1.QuorumStatus, c *operation.Cluster, volumeUIDs map[string]
 	switch {
 	case v.ForGood:
 		v.Message = fmt.Sprintf("%s; a majority of %d cannot come back, since the data of %s is gone. The cluster cannot elect a leader by itself", what, majority,
-			strings.Join(sortedKeys(v.Gone), ", "))
+			strings.Join(slices.Sorted(maps.Keys(v.Gone)), ", "))
 	case v.BreakGlass:
 		v.Message = fmt.Sprintf("%s for %s or longer", what, lasted.Round(time.Second))
 	default:
@@ -215,15 +216,6 @@ func describeSilent(silent []string, goneWhy map[string]string) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func orNone(s string) string {

@@ -1,6 +1,8 @@
 package quorum
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,10 +170,7 @@ func TestWatch(t *testing.T) {
 			g.Expect(v.ForGood).To(Equal(tc.wantForGood), tc.reason)
 			g.Expect(v.BreakGlass).To(Equal(tc.wantBreakGlass), tc.reason)
 			g.Expect(v.Best).To(Equal(tc.wantBest), tc.reason)
-			var gone []string
-			for _, n := range sortedKeys(v.Gone) {
-				gone = append(gone, n)
-			}
+			gone := slices.Sorted(maps.Keys(v.Gone))
 			g.Expect(gone).To(Equal(tc.wantGone), tc.reason)
 			for _, s := range tc.wantMsg {
 				g.Expect(v.Message).To(ContainSubstring(s), tc.reason)
