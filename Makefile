@@ -53,11 +53,13 @@ manifests: ## Generate the CRD and RBAC manifests under config/.
 	cp config/admission/policy.yaml charts/baokeeper/files/admission-policy.yaml
 	go run ./hack/tools/nsrole config/rbac/role.yaml config/namespaced/role.yaml config/namespaced/cluster_role.yaml
 
-.PHONY: prometheus-crds
-prometheus-crds: ## Regenerate test/chart/crds (ServiceMonitor, PrometheusRule) from prometheus-operator's API types.
-	cd hack/tools/promcrds && go run sigs.k8s.io/controller-tools/cmd/controller-gen crd:crdVersions=v1 \
-		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 output:crd:dir=$(CURDIR)/test/chart/crds.all
-	mkdir -p test/chart/crds && mv test/chart/crds.all/monitoring.coreos.com_servicemonitors.yaml test/chart/crds.all/monitoring.coreos.com_prometheusrules.yaml test/chart/crds/
+.PHONY: test-crds
+test-crds: ## Regenerate test/chart/crds (ServiceMonitor, PrometheusRule, Certificate, Issuer) from prometheus-operator's and cert-manager's API types.
+	cd hack/tools/testcrds && go run sigs.k8s.io/controller-tools/cmd/controller-gen crd:crdVersions=v1 \
+		paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1 \
+		paths=github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1 output:crd:dir=$(CURDIR)/test/chart/crds.all
+	mkdir -p test/chart/crds && mv test/chart/crds.all/monitoring.coreos.com_servicemonitors.yaml test/chart/crds.all/monitoring.coreos.com_prometheusrules.yaml \
+		test/chart/crds.all/cert-manager.io_certificates.yaml test/chart/crds.all/cert-manager.io_issuers.yaml test/chart/crds/
 	rm -rf test/chart/crds.all
 
 .PHONY: fmt

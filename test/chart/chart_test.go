@@ -2,8 +2,9 @@
 // Go modules into bin/ by hack/build-bins.sh helm) and a real kube-apiserver: the
 // chart lints, renders with several value sets, and every rendered object is accepted
 // by a server-side dry run against an API server that has baokeeper's CRD and the
-// prometheus-operator CRDs (test/chart/crds, generated from prometheus-operator's
-// API types by hack/tools/promcrds).
+// prometheus-operator and cert-manager CRDs (test/chart/crds, generated from their API
+// types by hack/tools/testcrds). The kustomize installs under config/ are checked the
+// same way.
 package chart
 
 import (

@@ -291,6 +291,85 @@ var _ = Describe("the kustomize installs", func() {
 		Entry("config/namespaced: the namespace openbao", "namespaced", true),
 	)
 
+	It("config/monitoring: the operator serves cert-manager's certificate for its metrics Service, the ServiceMonitor verifies it against that CA, and the API server accepts every object (issue 38)", func(ctx SpecContext) {
+		assets, skip := testenv.Assets()
+		if skip != "" {
+			Skip(skip)
+		}
+		out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", "monitoring")).Output()
+		Expect(err).NotTo(HaveOccurred(), "kubectl kustomize config/monitoring")
+		objs := decodeObjects(out)
+		var dep *appsv1.Deployment
+		var svc *corev1.Service
+		var tlsConfig map[string]any
+		issuers := map[string]map[string]any{}
+		certs := map[string]map[string]any{} // by the Secret each one fills
+		for _, u := range objs {
+			switch u.GetKind() {
+			case "Deployment":
+				dep = deploymentOf([]*unstructured.Unstructured{u})
+			case "Service":
+				svc = &corev1.Service{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, svc)).To(Succeed())
+			case "ServiceMonitor":
+				eps, _, _ := unstructured.NestedSlice(u.Object, "spec", "endpoints")
+				Expect(eps).To(HaveLen(1))
+				tlsConfig, _, _ = unstructured.NestedMap(eps[0].(map[string]any), "tlsConfig")
+			case "Issuer":
+				spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+				issuers[u.GetName()] = spec
+			case "Certificate":
+				spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+				certs[spec["secretName"].(string)] = spec
+			}
+			Expect(k8s.Patch(ctx, u, client.Apply, client.FieldOwner("kustomize-test"), client.DryRunAll, client.ForceOwnership)).
+				To(Succeed(), "%s %s refused by the API server", u.GetKind(), u.GetName())
+		}
+		Expect(dep).NotTo(BeNil())
+		Expect(svc).NotTo(BeNil())
+
+		By("the ServiceMonitor verifies the Service's name against ca.crt of a Secret")
+		Expect(tlsConfig).NotTo(HaveKey("insecureSkipVerify"), "the scraper verifies the endpoint")
+		serverName := svc.Name + "." + svc.Namespace + ".svc"
+		Expect(tlsConfig).To(HaveKeyWithValue("serverName", serverName))
+		secret, _, _ := unstructured.NestedString(tlsConfig, "ca", "secret", "name")
+		key, _, _ := unstructured.NestedString(tlsConfig, "ca", "secret", "key")
+		Expect(key).To(Equal("ca.crt"))
+
+		By("cert-manager fills that Secret with a certificate for that name from a CA issuer, whose CA comes from a self-signed one")
+		cert, ok := certs[secret]
+		Expect(ok).To(BeTrue(), "no Certificate fills the Secret %s the ServiceMonitor trusts", secret)
+		Expect(cert["dnsNames"]).To(ContainElement(serverName))
+		Expect(cert).NotTo(HaveKey("isCA"))
+		issuer := issuers[cert["issuerRef"].(map[string]any)["name"].(string)]
+		Expect(issuer).To(HaveKey("ca"), "the endpoint's certificate comes from a CA: a renewal keeps ca.crt")
+		caSecret, _, _ := unstructured.NestedString(issuer, "ca", "secretName")
+		ca, ok := certs[caSecret]
+		Expect(ok).To(BeTrue(), "no Certificate makes the CA Secret %s", caSecret)
+		Expect(ca).To(HaveKeyWithValue("isCA", true))
+		Expect(issuers[ca["issuerRef"].(map[string]any)["name"].(string)]).To(HaveKey("selfSigned"))
+
+		By("the operator serves the certificate of that Secret")
+		pod := dep.Spec.Template.Spec
+		var certDir string
+		for _, a := range pod.Containers[0].Args {
+			if d, ok := strings.CutPrefix(a, "--metrics-cert-dir="); ok {
+				certDir = d
+			}
+		}
+		Expect(certDir).NotTo(BeEmpty(), "the operator runs with --metrics-cert-dir")
+		var volume string
+		for _, m := range pod.Containers[0].VolumeMounts {
+			if m.MountPath == certDir {
+				volume = m.Name
+			}
+		}
+		Expect(volume).NotTo(BeEmpty(), "nothing is mounted at %s", certDir)
+		Expect(pod.Volumes).To(ContainElement(SatisfyAll(
+			HaveField("Name", volume), HaveField("Secret", HaveField("SecretName", secret)))))
+		Expect(svc.Spec.Ports).To(ContainElement(HaveField("TargetPort.StrVal", "metrics")))
+	})
+
 	It("config/network-policy admits to the operator's pods only config/manager's metrics port, and the API server accepts it", func(ctx SpecContext) {
 		assets, skip := testenv.Assets()
 		if skip != "" {
