@@ -114,15 +114,17 @@ type StepRecord struct {
 }
 
 // HistoryKind says what an operation in status.history did.
-// +kubebuilder:validation:Enum=Version;Image;Rollout;Scaling
+// +kubebuilder:validation:Enum=Version;Image;Rollout;Scaling;QuorumRecovery
 type HistoryKind string
 
-// History kinds: the three of status.upgrade (Version, Image, Rollout), and scaling.
+// History kinds: the three of status.upgrade (Version, Image, Rollout), scaling, and
+// a recovery from a lost majority.
 const (
-	HistoryVersion HistoryKind = HistoryKind(OperationVersion)
-	HistoryImage   HistoryKind = HistoryKind(OperationImage)
-	HistoryRollout HistoryKind = HistoryKind(OperationRollout)
-	HistoryScaling HistoryKind = "Scaling"
+	HistoryVersion        HistoryKind = HistoryKind(OperationVersion)
+	HistoryImage          HistoryKind = HistoryKind(OperationImage)
+	HistoryRollout        HistoryKind = HistoryKind(OperationRollout)
+	HistoryScaling        HistoryKind = "Scaling"
+	HistoryQuorumRecovery HistoryKind = "QuorumRecovery"
 )
 
 // Outcome is how an operation ended.

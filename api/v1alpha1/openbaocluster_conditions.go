@@ -251,6 +251,13 @@ const (
 	// an upgrade to that version with spec.upgrade.rehearsal Required counts a
 	// rehearsal that passed from the same version within RehearsalValidFor.
 	AnnotationRehearse = "baokeeper.dev/rehearse"
+	// AnnotationRecoverQuorum recovers a cluster whose majority of voters is lost for
+	// good from one survivor: MEMBER:NONCE, where MEMBER is status.breakGlass.survivor
+	// and NONCE status.breakGlass.nonce of break-glass MajorityLost. Accepting it
+	// acknowledges that break-glass. Everything written after the survivor's
+	// committed index is lost (status.breakGlass.loss says what). Once per new value;
+	// kubectl bao recover-quorum sets it.
+	AnnotationRecoverQuorum = "baokeeper.dev/recover-quorum"
 )
 
 // Annotations baokeeper sets on the member pod template. Each carries what a running

@@ -906,6 +906,13 @@ type OpenBaoClusterStatus struct {
 	// +optional
 	Quorum *QuorumStatus `json:"quorum,omitempty"`
 
+	// quorumRecovery is the recovery of a lost majority from one surviving voter
+	// (baokeeper.dev/recover-quorum): OpenBao's peers.json recovery on the survivor,
+	// its restart as the only voter, then the other members joined afresh. Each step
+	// is recorded here before it is taken.
+	// +optional
+	QuorumRecovery *QuorumRecoveryStatus `json:"quorumRecovery,omitempty"`
+
 	// refusedInput records what baokeeper refused to act on because it did not write
 	// it: entries of the executor mailbox that no operator or executor of this cluster
 	// signed. Nothing of it ran.
@@ -1736,6 +1743,110 @@ type QuorumStatus struct {
 	LostSince *metav1.Time `json:"lostSince,omitempty"`
 }
 
+// QuorumRecoveryStep is what a recovery from a lost majority does now.
+// +kubebuilder:validation:Enum=WritePeers;RestartSurvivor;WaitSoleVoter;ReplaceOthers;Done;Failed
+type QuorumRecoveryStep string
+
+// Steps of a recovery from a lost majority, in order.
+const (
+	// QuorumRecoveryWritePeers: an executor Job on the survivor's node, with the
+	// survivor's volume claim mounted, writes peers.json naming the survivor as the
+	// only voter.
+	QuorumRecoveryWritePeers QuorumRecoveryStep = "WritePeers"
+	// QuorumRecoveryRestartSurvivor: the survivor's pod (the UID recorded) is
+	// deleted; OpenBao reads peers.json when it starts.
+	QuorumRecoveryRestartSurvivor QuorumRecoveryStep = "RestartSurvivor"
+	// QuorumRecoveryWaitSoleVoter: until autopilot lists the survivor as the only
+	// voter and the leader.
+	QuorumRecoveryWaitSoleVoter QuorumRecoveryStep = "WaitSoleVoter"
+	// QuorumRecoveryReplaceOthers: the other members' volume claims and pods (the
+	// UIDs recorded) are deleted, so that they start empty and join the survivor;
+	// scaling makes them voters.
+	QuorumRecoveryReplaceOthers QuorumRecoveryStep = "ReplaceOthers"
+	// QuorumRecoveryDone: the survivor leads alone and the others join afresh.
+	QuorumRecoveryDone QuorumRecoveryStep = "Done"
+	// QuorumRecoveryFailed: the recovery stopped; failure says why and what to do.
+	QuorumRecoveryFailed QuorumRecoveryStep = "Failed"
+)
+
+// QuorumRecoveryStatus is a recovery from a lost majority.
+type QuorumRecoveryStatus struct {
+	// request is the accepted baokeeper.dev/recover-quorum value (MEMBER:NONCE).
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	Request string `json:"request"`
+	// id names the recovery's executor Jobs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	ID string `json:"id,omitempty"`
+	// survivor is the voter the cluster is recovered from.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Survivor string `json:"survivor"`
+	// survivorPod is the UID of the survivor's pod when the recovery was accepted:
+	// peers.json is written beside it, and it is the pod restarted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SurvivorPod string `json:"survivorPod,omitempty"`
+	// survivorVolumeClaim is the UID of the survivor's data volume claim: the Job
+	// mounts that claim only.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SurvivorVolumeClaim string `json:"survivorVolumeClaim,omitempty"`
+	// node is the node of the survivor's pod, where the Job runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node,omitempty"`
+	// others are the members that join afresh, each with the UIDs of its pod and
+	// data volume claim recorded when the step ReplaceOthers began.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Others []RecoveredMember `json:"others,omitempty"`
+	// step is what the recovery does now (persisted before it is done).
+	// +required
+	Step QuorumRecoveryStep `json:"step"`
+	// attempts counts the Jobs of the current step.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// startedAt is when the recovery was accepted.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// stepStartedAt is when the current step started.
+	// +optional
+	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+	// completedAt is when it ended (Done or Failed).
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+	// waitingFor says what the recovery waits for.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	WaitingFor string `json:"waitingFor,omitempty"`
+	// failure says why the recovery stopped and what to do.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Failure string `json:"failure,omitempty"`
+}
+
+// RecoveredMember is a member that joins afresh after a recovery from a lost
+// majority.
+type RecoveredMember struct {
+	// name is the member (the pod name).
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// pod is the UID of its pod to delete; empty when it had none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Pod string `json:"pod,omitempty"`
+	// volumeClaim is the UID of its data volume claim to delete; empty when it had
+	// none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	VolumeClaim string `json:"volumeClaim,omitempty"`
+}
+
 // QuorumVoter is one voter of the last readable Raft configuration.
 type QuorumVoter struct {
 	// name is the node ID (the pod name).
@@ -1844,6 +1955,9 @@ type RequestsStatus struct {
 	// rehearse is the last handled baokeeper.dev/rehearse value.
 	// +optional
 	Rehearse string `json:"rehearse,omitempty"`
+	// recoverQuorum is the last handled baokeeper.dev/recover-quorum value.
+	// +optional
+	RecoverQuorum string `json:"recoverQuorum,omitempty"`
 }
 
 // RaftStatus counts the servers of the Raft configuration.

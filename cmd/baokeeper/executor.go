@@ -41,7 +41,7 @@ const (
 )
 
 // knownExecutorActions lists the executor actions, for usage messages.
-const knownExecutorActions = "step-down, promote, demote, remove-peer, snapshot, check-target, prune, restore, rebind, serve"
+const knownExecutorActions = "step-down, promote, demote, remove-peer, write-peers, snapshot, check-target, prune, restore, rebind, serve"
 
 // actionGrace is how long past --timeout an action may take to finish a call
 // that is in flight before it is cancelled.
@@ -90,6 +90,8 @@ func runExecutor(ctx context.Context, args []string, env executorEnv) int {
 		return runMemberAction(ctx, demoteAction, rest, env)
 	case executorjob.ActionRemovePeer:
 		return runMemberAction(ctx, removePeerAction, rest, env)
+	case executorjob.ActionWritePeers:
+		return runWritePeers(rest, env)
 	case "snapshot":
 		return runSnapshot(ctx, rest, env)
 	case snapshot.ActionCheckTarget:

@@ -100,7 +100,7 @@ func NewRootCommand(o Options) *cobra.Command {
 				"when the cluster has no bucket. With --wait, waits for the receipt (or the failure) and prints it."),
 		r.restoreCommand(),
 		r.rehearseCommand(),
-		r.breakGlassCommand(),
+		r.breakGlassCommand(), r.recoverQuorumCommand(),
 	)
 	return root
 }
@@ -342,6 +342,8 @@ type controlFlags struct {
 	to string
 	// annotation: pause --annotation, resume --annotation.
 	annotation bool
+	// from: recover-quorum --from.
+	from string
 }
 
 func (f *controlFlags) add(cmd *cobra.Command) {
@@ -429,6 +431,36 @@ func (r *runner) breakGlassCommand() *cobra.Command {
 	return group
 }
 
+func (r *runner) recoverQuorumCommand() *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "recover-quorum CLUSTER --from MEMBER --nonce NONCE",
+		Short: "Recover a cluster whose majority of voters is lost for good from its best survivor",
+		Long: "Writes baokeeper.dev/recover-quorum=MEMBER:NONCE, only when break-glass MajorityLost is active, NONCE is status.breakGlass.nonce and " +
+			"MEMBER is status.breakGlass.survivor (the voter with the highest committed index); the operator refuses it, changing nothing, while another " +
+			"voter of the last configuration answers. The operator then carries out OpenBao's peers.json recovery: a Job on the survivor's node writes " +
+			"peers.json naming it the only voter, the survivor restarts and leads alone, the other members' volume claims and pods are deleted so that " +
+			"they join it afresh, and scaling makes them voters. What the recovery loses is status.breakGlass.loss. With --wait, waits until the survivor " +
+			"leads alone and the others were replaced, and exits non-zero when the recovery failed.",
+		Example:           "  kubectl bao recover-quorum bao -n vault --from bao-0 --nonce 9f2c... --wait",
+		Args:              oneCluster,
+		ValidArgsFunction: r.completeClusters,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.from == "" || f.nonce == "" {
+				return fmt.Errorf("name the survivor and the nonce: %s %s --from MEMBER --nonce NONCE (kubectl bao status %s shows status.breakGlass.survivor and nonce)",
+					cmd.CommandPath(), args[0], args[0])
+			}
+			return r.runControl(cmd, ControlRecoverQuorum, args[0], &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.from, "from", "", "status.breakGlass.survivor: the voter to recover from")
+	cmd.Flags().StringVar(&f.nonce, "nonce", "", "status.breakGlass.nonce, as kubectl bao status shows it")
+	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait until the survivor leads alone and the other members were replaced; exit non-zero when the recovery failed")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	f.add(cmd)
+	return cmd
+}
+
 // runControl reads the cluster, decides with Decide and writes the control once,
 // with the read resourceVersion as precondition; a conflict reads and decides again.
 func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *controlFlags) error {
@@ -455,7 +487,7 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		}
 		now := r.opts.Now()
 		pauseAnnotation := f.annotation && (ctl == ControlPause || ctl == ControlResume)
-		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256, To: f.to, Annotation: pauseAnnotation})
+		v := Decide(c, DecideInput{Control: ctl, Nonce: f.nonce, FieldManager: manager, Now: now, SHA256: f.sha256, To: f.to, Annotation: pauseAnnotation, From: f.from})
 		res = &RequestResult{Cluster: c.Namespace + "/" + c.Name, Control: ctl, Field: ctl.Field(), FieldManager: manager,
 			Next: v.Next, Warnings: v.Warnings, Follow: Follow(c)}
 		if pauseAnnotation {
@@ -469,6 +501,9 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 			return fmt.Errorf("%w: %s of openbaocluster %s/%s: %s; nothing was written", ErrRefused, ctl, c.Namespace, c.Name, v.Why)
 		}
 		value, err := Value(c, ctl, f.nonce, now, r.opts.Rand)
+		if ctl == ControlRecoverQuorum {
+			value, err = f.from+":"+f.nonce, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -506,6 +541,10 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 		res.Restore, waitErr = waitRestore(ctx, s, name, res.Value, f.timeout)
 	case ctl == ControlRehearse && f.wait && res.Written:
 		res.Rehearsal, waitErr = waitRehearsal(ctx, s, name, res.Value, f.timeout)
+	case ctl == ControlRecoverQuorum && f.wait && res.Written:
+		res.Recovery, waitErr = waitOutcome(ctx, s, name, f.timeout, func(c *baov1.OpenBaoCluster) (*baov1.QuorumRecoveryStatus, error) { return RecoveryOutcome(c, res.Value) },
+			fmt.Errorf("the recovery %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.quorumRecovery.waitingFor)",
+				baov1.AnnotationRecoverQuorum, res.Value, f.timeout, name, s.namespace))
 	}
 	if f.output != OutputText {
 		return errors.Join(PrintObject(cmd.OutOrStdout(), f.output, res), waitErr)

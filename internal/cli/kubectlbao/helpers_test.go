@@ -173,6 +173,18 @@ func withLeader(name string) option {
 	}
 }
 
+// withMajorityLost is break-glass MajorityLost of a 3-member cluster: bao-0 (the
+// last leader, committed index 90) and bao-2 (80) survive, bao-1's data is gone.
+func withMajorityLost(nonce string) option {
+	return func(c *baov1.OpenBaoCluster) {
+		c.Status.Phase = baov1.PhaseBreakGlass
+		c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassMajorityLost, Nonce: nonce, EnteredAt: minutesAgo(2),
+			Survivor: "bao-0", Loss: "nothing acknowledged is lost",
+			Members: []baov1.BreakGlassMember{{Name: "bao-0", CommittedIndex: 90}, {Name: "bao-1", Lost: "its volume claim data-bao-1 is deleted"},
+				{Name: "bao-2", CommittedIndex: 80}}}
+	}
+}
+
 func withBreakGlass(nonce string) option {
 	return func(c *baov1.OpenBaoCluster) {
 		c.Status.Phase = baov1.PhaseBreakGlass

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -89,6 +90,9 @@ type RequestResult struct {
 	Restore *baov1.RestoreStatus `json:"restore,omitempty"`
 	// Rehearsal is the rehearsal this request ran (rehearse --wait).
 	Rehearsal *baov1.RehearsalStatus `json:"rehearsal,omitempty"`
+	// Recovery is the recovery from a lost majority this request ran
+	// (recover-quorum --wait).
+	Recovery *baov1.QuorumRecoveryStatus `json:"recovery,omitempty"`
 }
 
 // RenderResult writes a control command's result for a person.
@@ -122,6 +126,19 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 		d.kv(1, "Applied", "at Raft index %d", rs.AppliedIndex)
 		if rs.StartedAt != nil && rs.CompletedAt != nil {
 			d.kv(1, "Took", "%s", rs.CompletedAt.Sub(rs.StartedAt.Time).Round(time.Second))
+		}
+		return d.flush()
+	}
+	if rq := r.Recovery; rq != nil {
+		d.line(0, "Recovered from a lost majority:")
+		d.kv(1, "Survivor", "%s (leads alone)", rq.Survivor)
+		others := make([]string, len(rq.Others))
+		for i, o := range rq.Others {
+			others[i] = o.Name
+		}
+		d.kv(1, "Joining afresh", "%s (scaling makes them voters: kubectl bao status)", orDash(strings.Join(others, ", ")))
+		if rq.StartedAt != nil && rq.CompletedAt != nil {
+			d.kv(1, "Took", "%s", rq.CompletedAt.Sub(rq.StartedAt.Time).Round(time.Second))
 		}
 		return d.flush()
 	}

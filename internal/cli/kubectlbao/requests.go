@@ -40,6 +40,9 @@ const (
 	ControlRestore Control = "restore --in-place"
 	// ControlRehearse writes baokeeper.dev/rehearse (rehearse --to VERSION).
 	ControlRehearse Control = "rehearse"
+	// ControlRecoverQuorum writes baokeeper.dev/recover-quorum=MEMBER:NONCE
+	// (recover-quorum --from MEMBER --nonce NONCE).
+	ControlRecoverQuorum Control = "recover-quorum"
 )
 
 // Field is the field a control writes, as a person would name it.
@@ -61,6 +64,8 @@ func (ctl Control) Field() string {
 		return "metadata.annotations[" + baov1.AnnotationRestore + "]"
 	case ControlRehearse:
 		return "metadata.annotations[" + baov1.AnnotationRehearse + "]"
+	case ControlRecoverQuorum:
+		return "metadata.annotations[" + baov1.AnnotationRecoverQuorum + "]"
 	}
 	return "spec.upgrade.paused"
 }
@@ -84,6 +89,8 @@ func (ctl Control) annotation() string {
 		return baov1.AnnotationRestore
 	case ControlRehearse:
 		return baov1.AnnotationRehearse
+	case ControlRecoverQuorum:
+		return baov1.AnnotationRecoverQuorum
 	}
 	return ""
 }
@@ -126,6 +133,8 @@ type DecideInput struct {
 	// Annotation is --annotation of pause and resume: the baokeeper.dev/pause
 	// annotation instead of spec.upgrade.paused.
 	Annotation bool
+	// From is --from of recover-quorum: the survivor to recover from.
+	From string
 }
 
 // Decide says whether a control request is written, mirroring how the operator
@@ -149,6 +158,10 @@ func Decide(c *baov1.OpenBaoCluster, in DecideInput) Verdict {
 		return decidePause(c, in.Control == ControlPause, in.Annotation)
 	case ControlBreakGlassAck:
 		return decideAck(c, in, control.Judge(upgrade.RequestBreakGlassAck, in.Nonce, c, obs))
+	case ControlRecoverQuorum:
+		// Judged from status alone: whether the survivor and the other voters answer
+		// now is the operator's to see, and it refuses with the same words.
+		return decideRecoverQuorum(c, in, control.Judge(upgrade.RequestRecoverQuorum, in.From+":"+in.Nonce, c, nil))
 	case ControlRestart:
 		return decideRestart(c, control.Judge(upgrade.RequestRestart, "", c, obs))
 	case ControlSnapshot:
@@ -449,6 +462,41 @@ func decideAck(c *baov1.OpenBaoCluster, in DecideInput, j control.Verdict) Verdi
 	return Verdict{Write: true, Next: fmt.Sprintf("On its next pass the operator leaves break-glass (%s): it records acknowledgedAt and acknowledgedBy (%s, event BreakGlassAcknowledged), "+
 		"observes the cluster afresh and goes on from what it sees: a failed rollback step gets a fresh budget of attempts and time, an upgrade that lost its quorum goes on "+
 		"once autopilot answers again. If the cause is still there, break-glass is entered again with a new nonce.", bg.Reason, orDash(in.FieldManager))}
+}
+
+func decideRecoverQuorum(c *baov1.OpenBaoCluster, in DecideInput, j control.Verdict) Verdict {
+	bg := c.Status.BreakGlass
+	if !j.Accept {
+		why := j.Why
+		if bg != nil && bg.Active && bg.Reason == baov1.BreakGlassMajorityLost {
+			why += fmt.Sprintf(" (status.breakGlass: survivor %s, nonce %s; kubectl bao status %s -n %s shows them)", orDash(bg.Survivor), bg.Nonce, c.Name, c.Namespace)
+		}
+		return Verdict{Why: why}
+	}
+	return Verdict{Write: true, Warnings: []string{"what a recovery from " + in.From + " loses: " + bg.Loss},
+		Next: fmt.Sprintf("On its next pass the operator acknowledges break-glass (acknowledgedBy %s) and recovers from %s (status.quorumRecovery, event QuorumRecoveryRequested): "+
+			"a Job on %s's node writes peers.json naming it the only voter (WritePeers); %s's pod restarts and OpenBao recovers from the file (RestartSurvivor, WaitSoleVoter); "+
+			"the other members' data volume claims and pods are deleted so that they start empty and join %s (ReplaceOthers); then scaling makes them voters. "+
+			"It refuses, and changes nothing, if another voter answers again before it starts.", orDash(in.FieldManager), in.From, in.From, in.From, in.From)}
+}
+
+// RecoveryOutcome is the outcome of the recovery requested with value: its status
+// once done, an error once it failed or was refused, neither while it runs.
+func RecoveryOutcome(c *baov1.OpenBaoCluster, value string) (*baov1.QuorumRecoveryStatus, error) {
+	if c == nil || c.Status.Requests.RecoverQuorum != value {
+		return nil, nil
+	}
+	r := c.Status.QuorumRecovery
+	switch {
+	case r == nil || r.Request != value:
+		return nil, fmt.Errorf("the operator handled %s=%s without recovering: kubectl describe openbaocluster %s -n %s shows the RequestRefused event",
+			baov1.AnnotationRecoverQuorum, value, c.Name, c.Namespace)
+	case r.Step == baov1.QuorumRecoveryFailed:
+		return r.DeepCopy(), fmt.Errorf("the recovery %s=%s failed: %s", baov1.AnnotationRecoverQuorum, value, r.Failure)
+	case r.Step == baov1.QuorumRecoveryDone:
+		return r.DeepCopy(), nil
+	}
+	return nil, nil
 }
 
 // Set writes a control into c in memory: the annotation with value, or

@@ -118,6 +118,19 @@ func TestDecide(t *testing.T) {
 			in: DecideInput{Control: ControlBreakGlassAck, Nonce: "n1"}, want: "break-glass is not active"},
 		{reason: "the old nonce of an acknowledged break-glass is refused", c: newCluster(withBreakGlass("n1"), func(c *baov1.OpenBaoCluster) { c.Status.BreakGlass.Active = false }),
 			in: DecideInput{Control: ControlBreakGlassAck, Nonce: "n1"}, want: "break-glass is not active"},
+
+		// recover-quorum: break-glass MajorityLost, its nonce and its survivor only.
+		{reason: "recover-quorum from the survivor with the nonce is written, with what it loses", c: newCluster(withMajorityLost("n1")),
+			in: DecideInput{Control: ControlRecoverQuorum, From: "bao-0", Nonce: "n1", FieldManager: "kubectl-bao/alice"}, write: true,
+			want: "a Job on bao-0's node writes peers.json", warn: "what a recovery from bao-0 loses: nothing acknowledged is lost"},
+		{reason: "recover-quorum from another survivor is refused with the best one", c: newCluster(withMajorityLost("n1")),
+			in: DecideInput{Control: ControlRecoverQuorum, From: "bao-2", Nonce: "n1"}, want: "bao-2 is not the most up-to-date survivor: bao-0 holds committed index 90 (bao-2: 80)"},
+		{reason: "recover-quorum with a stale nonce is refused and names the current one", c: newCluster(withMajorityLost("n1")),
+			in: DecideInput{Control: ControlRecoverQuorum, From: "bao-0", Nonce: "n0"}, want: "survivor bao-0, nonce n1"},
+		{reason: "recover-quorum while a majority answers is refused", c: newCluster(),
+			in: DecideInput{Control: ControlRecoverQuorum, From: "bao-0", Nonce: "n1"}, want: "no majority of voters is known lost"},
+		{reason: "recover-quorum during an upgrade's break-glass is refused", c: newCluster(withRollingUpgrade(), withBreakGlass("n1")),
+			in: DecideInput{Control: ControlRecoverQuorum, From: "bao-0", Nonce: "n1"}, want: "is in progress, and it watches its own quorum"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.reason, func(t *testing.T) {

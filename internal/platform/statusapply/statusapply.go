@@ -45,7 +45,7 @@ func Workload() Owner {
 func Upgrade() Owner {
 	return Owner{
 		FieldManager: "baokeeper-upgrade",
-		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "snapshots", "lastRollback", "scaling", "restart", "restore", "inPlaceRestore", "rehearsal", "history", "window", "refusedInput", "quorum"},
+		Fields:       []string{"currentVersion", "statefulSet", "upgrade", "blueGreen", "breakGlass", "requests", "operationLock", "lastSnapshot", "snapshots", "lastRollback", "scaling", "restart", "restore", "inPlaceRestore", "rehearsal", "history", "window", "refusedInput", "quorum", "quorumRecovery"},
 		Conditions:   []baov1.ConditionType{baov1.ConditionUpgradePaused, baov1.ConditionBreakGlass, baov1.ConditionRolledBack, baov1.ConditionRestored, baov1.ConditionInputRefused},
 		// Every intent it persists was decided on the status it read; a decision on a
 		// stale status must not land.

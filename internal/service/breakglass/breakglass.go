@@ -201,7 +201,10 @@ func majorityLostSteps(in Input) []string {
 	steps := []string{
 		fmt.Sprintf("Make sure no other voter of the last configuration (%s) still runs with its data, and none will come back (a node that returns): "+
 			"a recovery while one of them can still vote splits the cluster in two. If one can come back, bring it back instead and acknowledge", strings.Join(in.Others, ", ")),
-		fmt.Sprintf("Write the one-voter configuration on %s: kubectl exec -n %s %s -c %s -- sh -c 'printf %%s %s > %s/raft/peers.json'",
+		fmt.Sprintf("Recover from %s with baokeeper: kubectl bao recover-quorum %s -n %s --from %s --nonce %s. It writes peers.json on %s (a Job on its node), "+
+			"restarts it as the only voter, replaces the data of %s so that they join it afresh, and acknowledges this break-glass; kubectl bao status follows it. "+
+			"The steps below do the same by hand", s, name, ns, s, in.Nonce, s, strings.Join(in.Others, ", ")),
+		fmt.Sprintf("By hand, write the one-voter configuration on %s: kubectl exec -n %s %s -c %s -- sh -c 'printf %%s %s > %s/raft/peers.json'",
 			s, ns, s, workload.ContainerName, shellQuote(peers), workload.DataMountPath),
 		fmt.Sprintf("Restart %s so that OpenBao reads it (its volume keeps its data): kubectl delete pod -n %s %s", s, ns, s),
 		fmt.Sprintf("Check that %s leads alone (HA Mode active): kubectl exec -n %s %s -c %s -- bao status", s, ns, s, workload.ContainerName),

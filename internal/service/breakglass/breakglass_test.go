@@ -122,6 +122,7 @@ func TestMajorityLost(t *testing.T) {
 		all := strings.Join(steps, "\n")
 		g.Expect(all).To(ContainSubstring(`kubectl exec -n ns bao-0 -c openbao -- sh -c 'printf %s "[{\"id\":\"bao-0\",\"address\":\"bao-0.bao-internal.ns.svc:8201\",\"non_voter\":false}]" > /openbao/data/raft/peers.json'`))
 		g.Expect(all).To(ContainSubstring("kubectl delete pod -n ns bao-0"))
+		g.Expect(all).To(ContainSubstring("kubectl bao recover-quorum bao -n ns --from bao-0 --nonce n1"), "the recovery baokeeper carries out, with the names filled in")
 		g.Expect(all).To(ContainSubstring("kubectl delete pvc -n ns data-bao-1 --wait=false; kubectl delete pod -n ns bao-1"))
 		g.Expect(all).To(ContainSubstring("kubectl delete pvc -n ns data-bao-2 --wait=false; kubectl delete pod -n ns bao-2"))
 		g.Expect(all).To(ContainSubstring("no other voter of the last configuration (bao-1, bao-2) still runs"))

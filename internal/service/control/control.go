@@ -15,6 +15,7 @@ import (
 	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
 	"github.com/baokeeper/baokeeper/internal/service/breakglass"
 	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/quorum"
 	"github.com/baokeeper/baokeeper/internal/service/snapshot"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade"
 	"github.com/baokeeper/baokeeper/internal/service/upgrade/bluegreen"
@@ -132,6 +133,14 @@ func Judge(kind upgrade.RequestKind, value string, c *baov1.OpenBaoCluster, obs 
 			return Verdict{Event: EventRequestRefused, Message: d.Message, Why: why}
 		}
 		return Verdict{Accept: true, Message: d.Message}
+	case upgrade.RequestRecoverQuorum:
+		if ok, why := quorum.JudgeRecovery(c, obs, value); !ok {
+			return Verdict{Event: EventRequestRefused, Why: why,
+				Message: fmt.Sprintf("%s=%s refused: %s; nothing was done", baov1.AnnotationRecoverQuorum, value, why)}
+		}
+		member, _, _ := quorum.ParseRecoverRequest(value)
+		return Verdict{Accept: true, Message: fmt.Sprintf("Recovering the cluster from %s (%s=%s): peers.json names it the only voter, it restarts, "+
+			"and the other members join it afresh; break-glass %s is acknowledged. %s", member, baov1.AnnotationRecoverQuorum, value, baov1.BreakGlassMajorityLost, c.Status.BreakGlass.Loss)}
 	case upgrade.RequestRestore:
 		d := snapshot.DecideRestore(c, value)
 		if !d.Accept {

@@ -41,6 +41,9 @@ const (
 	StepRemovePeer = "removepeer"
 	// StepDemote is the LabelStep value of demote Jobs.
 	StepDemote = "demote"
+	// StepWritePeers is the LabelStep value of the Job that writes peers.json on a
+	// survivor of a lost majority.
+	StepWritePeers = "writepeers"
 )
 
 // StepLabelOf is the LabelStep value (and the step in the Job's name) of the Job
@@ -72,6 +75,9 @@ const (
 	// ActionDemote makes a member a non-voter and leaves it in the Raft
 	// configuration (DemoteMember).
 	ActionDemote = "demote"
+	// ActionWritePeers writes OpenBao's peers.json, naming one voter, into a Raft
+	// directory mounted from a member's volume (a recovery from a lost majority).
+	ActionWritePeers = "write-peers"
 )
 
 // Paths and settings of executor Jobs.
@@ -358,6 +364,41 @@ func memberArgs(spec memberJobSpec, member string, members []string) []string {
 		"--token-file", TokenFile,
 		"--timeout", spec.timeout.String(),
 	}
+}
+
+// WritePeersActiveDeadlineSeconds bounds the Job that writes peers.json: a pod
+// start on a known node and a file write.
+const WritePeersActiveDeadlineSeconds int64 = 120
+
+// RaftDir is the Raft directory of a member's data volume, where OpenBao looks for
+// peers.json when it starts.
+const RaftDir = workload.DataMountPath + "/raft"
+
+// WritePeersJob builds the Job of recovery opID that writes peers.json naming
+// survivor (at its Raft address address) as the only voter into survivor's Raft
+// directory. It mounts the survivor's data volume claim, so it runs on node, the
+// node of the survivor's pod (a ReadWriteOnce claim may be mounted by several pods
+// of one node), as OpenBao's user (the directory is OpenBao's). It reads nothing a
+// tenant could write: the file's whole content is in its arguments. Pure.
+func WritePeersJob(c *baov1.OpenBaoCluster, opID, survivor string, attempt int32, image, node, address string) *batchv1.Job {
+	job := ExecutorJob(c, ExecutorJobSpec{
+		Name: JobName(c, StepWritePeers, opID, survivor, attempt), Step: StepWritePeers, Member: survivor, Operation: opID, Image: image,
+		Args: []string{"executor", ActionWritePeers, "--raft-dir", RaftDir, "--id", survivor, "--address", address},
+		ActiveDeadlineSeconds: WritePeersActiveDeadlineSeconds,
+		Volumes: []corev1.Volume{{Name: workload.DataVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: workload.DataVolume + "-" + survivor}}}},
+		VolumeMounts: []corev1.VolumeMount{{Name: workload.DataVolume, MountPath: workload.DataMountPath}},
+	})
+	pod := &job.Spec.Template.Spec
+	// On the survivor's node, whatever the executor's placement says: the kubelet
+	// refuses a pod whose selector or affinity its node does not match.
+	pod.NodeName, pod.NodeSelector, pod.Affinity, pod.TopologySpreadConstraints = node, nil, nil, nil
+	pod.Tolerations = append([]corev1.Toleration(nil), c.Spec.Placement.Tolerations...)
+	pod.SecurityContext.RunAsUser, pod.SecurityContext.RunAsGroup, pod.SecurityContext.FSGroup =
+		ptrTo(workload.OpenBaoUID), ptrTo(workload.OpenBaoGID), ptrTo(workload.OpenBaoGID)
+	sc := pod.Containers[0].SecurityContext
+	sc.RunAsUser, sc.RunAsGroup = ptrTo(workload.OpenBaoUID), ptrTo(workload.OpenBaoGID)
+	return job
 }
 
 // JobOfOperation reports whether job belongs to operation opID: it carries

@@ -91,6 +91,11 @@ const (
 	// ObjectRehearsalVersion is the copy's spec.version (and spec.image), set to
 	// the rehearsal's target.
 	ObjectRehearsalVersion Object = "RehearsalVersion"
+	// ObjectMemberData are the data volume claims and then the pods of
+	// Action.Members, each deleted only while it has the UID Action.Preconditions
+	// names for it (a member joins afresh after a recovery from a lost majority); an
+	// object without a UID there is left alone.
+	ObjectMemberData Object = "MemberData"
 )
 
 // JobKind is the executor action of a CreateJob.
@@ -115,6 +120,9 @@ const (
 	// JobRebind rewrites the baokeeper roles a restored snapshot holds to the
 	// cluster's own identity.
 	JobRebind JobKind = "Rebind"
+	// JobWritePeers writes OpenBao's peers.json into a survivor's Raft directory (a
+	// recovery from a lost majority).
+	JobWritePeers JobKind = "WritePeers"
 )
 
 // Action is one decision of a strategy for one pass.
@@ -135,6 +143,9 @@ type Action struct {
 	// Volumes are the names of the volume claims a Delete of ObjectBlueVolumes,
 	// ObjectGreenVolumes or ObjectVolume deletes.
 	Volumes []string
+	// Preconditions are the UIDs, by object name (pods and volume claims), that a
+	// Delete of ObjectMemberData requires.
+	Preconditions map[string]string
 	// WaitingFor is the status message: what the operation waits for, in words a
 	// person can act on.
 	WaitingFor string

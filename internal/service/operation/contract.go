@@ -86,7 +86,9 @@ type RestoreSource struct {
 	AccountController *metav1.OwnerReference
 }
 
-// RestoreImage is the image of a restore's steps: the operator's own.
+// RestoreImage is the image of the steps that must never run an image a tenant
+// chose (spec.upgrade.executor.image): a restore's and a recovery's from a lost
+// majority. The operator's own.
 func (s *Snapshot) RestoreImage() string {
 	if s.OperatorExecutorImage != "" {
 		return s.OperatorExecutorImage

@@ -24,6 +24,8 @@ type Member struct {
 	PodExists bool
 	// UID is the pod's UID; empty without a pod.
 	UID string
+	// Node is the node the pod is scheduled to; empty while it is not.
+	Node string
 	// PodTerminating is true while the pod has a deletion timestamp.
 	PodTerminating bool
 	// PodReady is the pod's Ready condition.

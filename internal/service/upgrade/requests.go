@@ -23,6 +23,7 @@ const (
 	RequestSnapshot      RequestKind = baov1.AnnotationSnapshot
 	RequestRestore       RequestKind = baov1.AnnotationRestore
 	RequestRehearse      RequestKind = baov1.AnnotationRehearse
+	RequestRecoverQuorum RequestKind = baov1.AnnotationRecoverQuorum
 )
 
 // Request is one new (not yet handled) value of a control annotation.
@@ -50,6 +51,7 @@ func PendingRequests(annotations map[string]string, handled baov1.RequestsStatus
 		handled string
 	}{
 		{RequestBreakGlassAck, handled.BreakGlassAck},
+		{RequestRecoverQuorum, handled.RecoverQuorum},
 		{RequestRetry, handled.Retry},
 		{RequestRollback, handled.Rollback},
 		{RequestPromote, handled.Promote},
@@ -108,6 +110,8 @@ func MarkHandled(st *baov1.RequestsStatus, r Request) {
 		st.Restore = r.Value
 	case RequestRehearse:
 		st.Rehearse = r.Value
+	case RequestRecoverQuorum:
+		st.RecoverQuorum = r.Value
 	}
 }
 

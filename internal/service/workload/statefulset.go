@@ -21,9 +21,9 @@ const (
 	// uninitialized ones.
 	ReadinessPath = "/v1/sys/health?standbyok=true&perfstandbyok=true"
 
-	// openbaoUID and openbaoGID are the user and group of the official image.
-	openbaoUID int64 = 100
-	openbaoGID int64 = 1000
+	// OpenBaoUID and OpenBaoGID are the user and group of the official image.
+	OpenBaoUID int64 = 100
+	OpenBaoGID int64 = 1000
 )
 
 // startScript renders the per-pod listener address and starts OpenBao. Only ordinal 0
@@ -201,9 +201,9 @@ func StatefulSet(c *baov1.OpenBaoCluster, p StatefulSetParams) (*appsv1.Stateful
 					TerminationGracePeriodSeconds: ptrTo(TerminationGracePeriodSeconds),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot: ptrTo(true),
-						RunAsUser:    ptrTo(openbaoUID),
-						RunAsGroup:   ptrTo(openbaoGID),
-						FSGroup:      ptrTo(openbaoGID),
+						RunAsUser:    ptrTo(OpenBaoUID),
+						RunAsGroup:   ptrTo(OpenBaoGID),
+						FSGroup:      ptrTo(OpenBaoGID),
 						// The container runtime's default system-call filter (issue 38);
 						// members of an earlier release get it on their next rollout.
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

@@ -26,6 +26,8 @@ import (
 //
 //  1. break-glass active, or a spec baokeeper refuses: none (nothing disruptive
 //     starts or goes on until a person acknowledged, or the spec is fixed);
+//     then a recovery from a lost majority that a person asked for
+//     (baokeeper.dev/recover-quorum, quorum.RecoverOperation);
 //     then the quorum watch, while a majority of the voters does not answer and
 //     no upgrade or restore watches its own (quorum.Operation);
 //     then the restore of a cluster that starts from a snapshot, until it
@@ -61,6 +63,10 @@ func choose(s *operation.Snapshot) operation.Operation {
 		return nil
 	case upgrade.CheckSpec(s.Object) != nil:
 		return nil
+	case quorum.RecoveryRunning(st):
+		// A person asked to recover a lost majority from its survivor (with the
+		// break-glass nonce): nothing else could pass its gates without a leader.
+		return quorum.RecoverOperation{}
 	case quorumWatched(s) && quorum.Lost(s):
 		// A majority of the voters stopped answering at rest: nothing else could pass
 		// its gates without a leader; the watch says what it knows and when it stops
@@ -99,7 +105,7 @@ func choose(s *operation.Snapshot) operation.Operation {
 // watches its own quorum, and takes members down on purpose).
 func quorumWatched(s *operation.Snapshot) bool {
 	st := &s.Object.Status
-	return st.Upgrade == nil && !snapshot.RestorePending(s.Object) && !snapshot.InPlaceRunning(st)
+	return st.Upgrade == nil && !snapshot.RestorePending(s.Object) && !snapshot.InPlaceRunning(st) && !quorum.RecoveryRunning(st)
 }
 
 // waiters lists, in words, what waits for the operation that holds the lock in st

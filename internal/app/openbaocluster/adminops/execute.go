@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -192,6 +193,8 @@ func (r *Reconciler) deleteObject(ctx context.Context, c *baov1.OpenBaoCluster, 
 		return r.deleteChildCluster(ctx, c, snapshot.LabelDrillOf)
 	case operation.ObjectRehearsalCluster:
 		return r.deleteChildCluster(ctx, c, snapshot.LabelRehearsalOf)
+	case operation.ObjectMemberData:
+		return r.deleteMemberData(ctx, c, a.Members, a.Preconditions)
 	case operation.ObjectBlueVolumes, operation.ObjectGreenVolumes, operation.ObjectVolume:
 		for _, name := range a.Volumes {
 			if err := r.deleteVolume(ctx, c, name); err != nil {
@@ -478,6 +481,33 @@ func (r *Reconciler) deleteVolume(ctx context.Context, c *baov1.OpenBaoCluster, 
 		return fmt.Errorf("failed to delete the volume claim %s/%s: %w", c.Namespace, pvc.Name, err)
 	}
 	return nil
+}
+
+// deleteMemberData deletes, for each member, its data volume claim and then its
+// pod, each only with the UID the recovery recorded for it (pre, by object name):
+// an object without one there is left alone, and one replaced since (another UID)
+// is refused by the API server's precondition. The claim goes first: its
+// protection keeps it until the pod is gone, and the StatefulSet then creates the
+// member's next pod with a new, empty claim.
+func (r *Reconciler) deleteMemberData(ctx context.Context, c *baov1.OpenBaoCluster, members []string, pre map[string]string) error {
+	var errs []error
+	del := func(obj client.Object, what string) {
+		uid := types.UID(pre[obj.GetName()])
+		if uid == "" {
+			return
+		}
+		obj.SetNamespace(c.Namespace)
+		ctrl.LoggerFrom(ctx).Info("Deleting for a recovery from a lost majority", what, obj.GetName(), "uid", string(uid))
+		err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("failed to delete %s %s/%s: %w", what, c.Namespace, obj.GetName(), err))
+		}
+	}
+	for _, m := range members {
+		del(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: workload.DataVolume + "-" + m}}, "PersistentVolumeClaim")
+		del(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: m}}, "Pod")
+	}
+	return errors.Join(errs...)
 }
 
 // createJob creates an executor Job of the current attempt. AlreadyExists is no

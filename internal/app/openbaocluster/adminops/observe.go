@@ -205,6 +205,7 @@ func (h *healthReader) members(ctx context.Context, n workload.Names, count int3
 		if pod := byName[name]; pod != nil {
 			m.PodExists = true
 			m.UID = string(pod.UID)
+			m.Node = pod.Spec.NodeName
 			m.PodTerminating = !pod.DeletionTimestamp.IsZero()
 			m.PodReady = podReady(pod)
 			if m.PodReady {

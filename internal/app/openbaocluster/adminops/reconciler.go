@@ -281,6 +281,12 @@ func (r *Reconciler) handleRequests(c *baov1.OpenBaoCluster, obs *operation.Clus
 			r.startRollback(c, obs, req.Value)
 		case upgrade.RequestBreakGlassAck:
 			r.acknowledgeBreakGlass(c, now)
+		case upgrade.RequestRecoverQuorum:
+			// The request carries the nonce: accepting it acknowledges break-glass, and
+			// the recovery is the one operation of the passes that follow.
+			r.event(c, corev1.EventTypeNormal, quorum.EventQuorumRecoveryRequested, v.Message)
+			r.acknowledgeBreakGlass(c, now)
+			c.Status.QuorumRecovery = quorum.AcceptRecovery(c, obs, req.Value)
 		case upgrade.RequestRestart:
 			t := metav1.NewTime(now)
 			c.Status.Restart = &baov1.RestartRecord{Token: req.Value, RequestedAt: &t}

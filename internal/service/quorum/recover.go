@@ -1,0 +1,294 @@
+package quorum
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	baov1 "github.com/baokeeper/baokeeper/api/v1alpha1"
+	"github.com/baokeeper/baokeeper/internal/service/executorjob"
+	"github.com/baokeeper/baokeeper/internal/service/history"
+	"github.com/baokeeper/baokeeper/internal/service/operation"
+	"github.com/baokeeper/baokeeper/internal/service/workload"
+)
+
+// SoleVoterTimeout bounds the wait for the survivor to lead alone after its restart:
+// a pod start, an unseal and OpenBao's recovery from peers.json (it applies the file
+// before it opens its Raft log, then elects itself at once) take well under a
+// minute on the rig; five leave room for a slow image pull and a slow disk.
+const SoleVoterTimeout = 5 * time.Minute
+
+// Event reasons of a recovery from a lost majority.
+const (
+	// EventQuorumRecoveryRequested: baokeeper.dev/recover-quorum was accepted.
+	EventQuorumRecoveryRequested baov1.Reason = "QuorumRecoveryRequested"
+	// EventQuorumRecovered: the survivor leads alone and the others join afresh.
+	EventQuorumRecovered baov1.Reason = "QuorumRecovered"
+	// EventQuorumRecoveryFailed: the recovery stopped; status says why.
+	EventQuorumRecoveryFailed baov1.Reason = "QuorumRecoveryFailed"
+)
+
+// ParseRecoverRequest splits a baokeeper.dev/recover-quorum value, MEMBER:NONCE.
+func ParseRecoverRequest(v string) (member, nonce string, ok bool) {
+	member, nonce, ok = strings.Cut(v, ":")
+	return member, nonce, ok && member != "" && nonce != "" && !strings.Contains(nonce, ":")
+}
+
+// RecoveryRunning reports whether a recovery from a lost majority is in progress.
+func RecoveryRunning(st *baov1.OpenBaoClusterStatus) bool {
+	r := st.QuorumRecovery
+	return r != nil && r.Step != baov1.QuorumRecoveryDone && r.Step != baov1.QuorumRecoveryFailed
+}
+
+// JudgeRecovery decides a new baokeeper.dev/recover-quorum value: accepted only
+// while break-glass MajorityLost is active, with its current nonce, for its survivor
+// (the voter with the highest committed index), no upgrade in progress and no
+// recovery running; and, where the pass observed the members (obs not nil), while
+// the survivor answers and no other voter of the last configuration does (one that
+// answers again may bring a majority back, and a recovery beside it would split the
+// cluster in two). why says, when it refuses, what to change. Pure.
+func JudgeRecovery(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) (ok bool, why string) {
+	st := &c.Status
+	member, nonce, parsed := ParseRecoverRequest(value)
+	bg := st.BreakGlass
+	switch {
+	case !parsed:
+		return false, "the value must be MEMBER:NONCE, the survivor and the nonce that status.breakGlass names (kubectl bao recover-quorum fills both in)"
+	case RecoveryRunning(st):
+		return false, fmt.Sprintf("a recovery from %s runs already (step %s): wait for it (status.quorumRecovery)", st.QuorumRecovery.Survivor, st.QuorumRecovery.Step)
+	case st.Upgrade != nil:
+		return false, fmt.Sprintf("an upgrade to %s is in progress, and it watches its own quorum: follow status.breakGlass.recoverySteps instead", st.Upgrade.TargetVersion)
+	case bg == nil || !bg.Active || bg.Reason != baov1.BreakGlassMajorityLost:
+		return false, fmt.Sprintf("no majority of voters is known lost (break-glass %s): recover-quorum is only for break-glass %s, when a majority's data is gone or silent past %s",
+			breakGlassState(bg), baov1.BreakGlassMajorityLost, MajorityLostAfter)
+	case nonce != bg.Nonce:
+		return false, fmt.Sprintf("%q is not the current nonce (status.breakGlass.nonce): a stale or mistyped value recovers nothing", nonce)
+	case bg.Survivor == "":
+		return false, "no voter of the last configuration survives: restore the latest snapshot instead (docs/restore.md)"
+	case member != bg.Survivor:
+		return false, fmt.Sprintf("%s is not the most up-to-date survivor: %s holds committed index %d (%s: %d), and a recovery from %s would lose what only %s holds",
+			member, bg.Survivor, committed(bg, bg.Survivor), member, committed(bg, member), member, bg.Survivor)
+	}
+	if obs == nil {
+		return true, ""
+	}
+	if m := obs.Member(member); m == nil || !m.PodExists || m.PodTerminating || !m.Responsive() {
+		return false, fmt.Sprintf("the survivor %s does not answer now (its pod stopped or restarted): nothing was written; wait until it runs again and ask again", member)
+	}
+	if st.Quorum != nil {
+		for _, lv := range st.Quorum.LastVoters {
+			if m := obs.Member(lv.Name); lv.Name != member && m != nil && m.Responsive() {
+				return false, fmt.Sprintf("%s answers again, so a majority may come back by itself: acknowledge break-glass instead (kubectl bao break-glass ack), "+
+					"since a recovery beside a voter that still runs splits the cluster in two", lv.Name)
+			}
+		}
+	}
+	return true, ""
+}
+
+func breakGlassState(bg *baov1.BreakGlassStatus) string {
+	switch {
+	case bg == nil || !bg.Active:
+		return "is not active"
+	default:
+		return "reason " + string(bg.Reason)
+	}
+}
+
+func committed(bg *baov1.BreakGlassStatus, name string) int64 {
+	for _, m := range bg.Members {
+		if m.Name == name {
+			return m.CommittedIndex
+		}
+	}
+	return 0
+}
+
+// AcceptRecovery is the recovery an accepted value starts: from the survivor whose
+// pod and node are recorded now (the steps act on exactly that pod, and the first
+// pass records its data volume claim), at its first step.
+func AcceptRecovery(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) *baov1.QuorumRecoveryStatus {
+	member, _, _ := ParseRecoverRequest(value)
+	t := metav1.NewTime(obs.Now)
+	r := &baov1.QuorumRecoveryStatus{Request: value, Survivor: member, Step: baov1.QuorumRecoveryWritePeers,
+		ID: operation.ID(c, "QuorumRecovery", obs.Now), StartedAt: &t, StepStartedAt: &t}
+	if m := obs.Member(member); m != nil {
+		r.SurvivorPod, r.Node = m.UID, m.Node
+	}
+	r.WaitingFor = fmt.Sprintf("writing peers.json on %s, naming it the only voter", member)
+	return r
+}
+
+// RecoverOperation is a recovery from a lost majority as the one operation of a
+// pass, chosen while one runs: OpenBao's peers.json recovery on the survivor, its
+// restart as a one-voter cluster, then the other members' data and pods replaced so
+// that they join it afresh (scaling then makes them voters). Each step is recorded
+// before it is taken and acts only on the objects (pod and claim UIDs) recorded;
+// a pass after a crash finds the step and goes on.
+type RecoverOperation struct{}
+
+// Name implements operation.Operation.
+func (RecoverOperation) Name() string { return "QuorumRecovery" }
+
+// Decide implements operation.Operation.
+func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
+	st := s.Status()
+	r := st.QuorumRecovery
+	now := metav1.NewTime(s.Now)
+	persist := func() operation.Plan {
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindPersist}}
+	}
+	next := func(step baov1.QuorumRecoveryStep, waitingFor string) operation.Plan {
+		r.Step, r.StepStartedAt, r.Attempts, r.WaitingFor = step, &now, 0, waitingFor
+		return persist()
+	}
+	fail := func(msg string) operation.Plan {
+		r.Step, r.Failure, r.WaitingFor, r.CompletedAt = baov1.QuorumRecoveryFailed, msg, "", &now
+		history.Add(st, entry(r, baov1.OutcomeFailed, msg), 0)
+		return persist().Say(operation.Warning(EventQuorumRecoveryFailed, msg))
+	}
+	wait := func(msg string) operation.Plan {
+		r.WaitingFor = msg
+		return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindWait, WaitingFor: msg}, Poll: 2 * time.Second}
+	}
+	survivor := s.Member(r.Survivor)
+	switch r.Step {
+	case baov1.QuorumRecoveryWritePeers:
+		switch {
+		case survivor == nil || !survivor.PodExists || survivor.UID != r.SurvivorPod:
+			return fail(fmt.Sprintf("the pod of the survivor %s is no longer the one the recovery was asked for (UID %s): nothing was written; "+
+				"break-glass follows again with a fresh nonce: check status.breakGlass and ask again", r.Survivor, r.SurvivorPod))
+		case s.VolumeUIDs[claimOf(r.Survivor)] == "":
+			return fail(fmt.Sprintf("the survivor %s has no data volume claim %s: nothing was written; "+
+				"break-glass follows again with a fresh nonce: check status.breakGlass and ask again", r.Survivor, claimOf(r.Survivor)))
+		case r.SurvivorVolumeClaim == "":
+			// The first pass of the recovery records the claim the Job mounts (its pod,
+			// recorded on acceptance, holds it: a claim in use is not deleted).
+			r.SurvivorVolumeClaim, r.Attempts = s.VolumeUIDs[claimOf(r.Survivor)], 1
+			return persist()
+		case s.VolumeUIDs[claimOf(r.Survivor)] != r.SurvivorVolumeClaim:
+			return fail(fmt.Sprintf("the data volume claim of the survivor %s is no longer the one the recovery recorded (UID %s): nothing was written; "+
+				"break-glass follows again with a fresh nonce: check status.breakGlass and ask again", r.Survivor, r.SurvivorVolumeClaim))
+		case r.Attempts == 0:
+			r.Attempts = 1
+			return persist()
+		}
+		name := executorjob.JobName(s.Object, executorjob.StepWritePeers, r.ID, r.Survivor, r.Attempts)
+		j := s.JobOf(name, r.ID)
+		switch j.Phase {
+		case operation.JobSucceeded:
+			return next(baov1.QuorumRecoveryRestartSurvivor, fmt.Sprintf("restarting %s so that OpenBao reads peers.json", r.Survivor))
+		case operation.JobFailed:
+			if r.Attempts < operation.DefaultMaxJobAttempts {
+				r.Attempts++
+				return persist()
+			}
+			return fail(fmt.Sprintf("the Job writing peers.json on %s failed %d times (%s): nothing else was changed; read its log (kubectl logs -n %s job/%s), "+
+				"then ask again after break-glass follows", r.Survivor, r.Attempts, j.Message, s.Object.Namespace, name))
+		case operation.JobRunning:
+			return wait(fmt.Sprintf("Job %s writes peers.json on %s", name, r.Survivor))
+		}
+		host := workload.NamesFor(s.Object).MemberHost(int32(survivor.Ordinal), s.Object.Namespace)
+		job := executorjob.WritePeersJob(s.Object, r.ID, r.Survivor, r.Attempts, s.RestoreImage(), r.Node, fmt.Sprintf("%s:%d", host, workload.ClusterPort))
+		msg := fmt.Sprintf("Job %s writes peers.json on %s", name, r.Survivor)
+		r.WaitingFor = msg
+		return operation.Plan{Status: st, Job: job, Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobWritePeers, Member: r.Survivor, WaitingFor: msg}}
+	case baov1.QuorumRecoveryRestartSurvivor:
+		if survivor != nil && survivor.PodExists && survivor.UID == r.SurvivorPod {
+			msg := fmt.Sprintf("restarting %s so that OpenBao reads peers.json", r.Survivor)
+			r.WaitingFor = msg
+			return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindDelete, Object: operation.ObjectMemberData,
+				Members: []string{r.Survivor}, Preconditions: map[string]string{r.Survivor: r.SurvivorPod}, WaitingFor: msg}}
+		}
+		return next(baov1.QuorumRecoveryWaitSoleVoter, fmt.Sprintf("%s restarts and recovers from peers.json as the only voter", r.Survivor))
+	case baov1.QuorumRecoveryWaitSoleVoter:
+		if s.AutopilotKnown && s.Leader == r.Survivor {
+			r.Others = others(s, r.Survivor)
+			return next(baov1.QuorumRecoveryReplaceOthers, fmt.Sprintf("%s leads alone; replacing the data of %s so that they join it afresh", r.Survivor, names(r.Others)))
+		}
+		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > SoleVoterTimeout {
+			return fail(fmt.Sprintf("%s did not lead within %s of its restart: read its log (kubectl logs -n %s %s) for the recovery from peers.json; "+
+				"peers.json stays in its Raft directory until OpenBao reads it. Break-glass follows again with a fresh nonce", r.Survivor, SoleVoterTimeout, s.Object.Namespace, r.Survivor))
+		}
+		return wait(fmt.Sprintf("%s restarts and recovers from peers.json as the only voter (leader now: %s)", r.Survivor, orNone(s.Leader)))
+	case baov1.QuorumRecoveryReplaceOthers:
+		pre := map[string]string{}
+		var members []string
+		for _, o := range r.Others {
+			claim := claimOf(o.Name)
+			if o.VolumeClaim != "" && s.VolumeUIDs[claim] == o.VolumeClaim {
+				pre[claim] = o.VolumeClaim
+			}
+			if m := s.Member(o.Name); o.Pod != "" && m != nil && m.PodExists && !m.PodTerminating && m.UID == o.Pod {
+				pre[o.Name] = o.Pod
+			}
+			if pre[claim] != "" || pre[o.Name] != "" {
+				members = append(members, o.Name)
+			}
+		}
+		if len(members) > 0 {
+			msg := fmt.Sprintf("deleting the data volume claims and pods of %s so that they join %s afresh", strings.Join(members, ", "), r.Survivor)
+			r.WaitingFor = msg
+			return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindDelete, Object: operation.ObjectMemberData,
+				Members: members, Preconditions: pre, WaitingFor: msg}}
+		}
+		msg := fmt.Sprintf("Recovered from %s: it leads alone, and %s join it afresh; scaling makes them voters", r.Survivor, orNobody(names(r.Others)))
+		r.Step, r.WaitingFor, r.CompletedAt = baov1.QuorumRecoveryDone, "", &now
+		history.Add(st, entry(r, baov1.OutcomeSucceeded, msg), 0)
+		return persist().Say(operation.Normal(EventQuorumRecovered, msg))
+	}
+	return operation.Nothing()
+}
+
+// others are the members other than the survivor, each with the pod and data
+// volume claim it has now: the ones the recovery replaces.
+func others(s *operation.Snapshot, survivor string) []baov1.RecoveredMember {
+	var out []baov1.RecoveredMember
+	for i := range s.Object.GetReplicas() {
+		name := workload.NamesFor(s.Object).Member(i)
+		if name == survivor {
+			continue
+		}
+		o := baov1.RecoveredMember{Name: name, VolumeClaim: s.VolumeUIDs[claimOf(name)]}
+		if m := s.Member(name); m != nil && m.PodExists {
+			o.Pod = m.UID
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func names(ms []baov1.RecoveredMember) string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return strings.Join(slices.Compact(out), ", ")
+}
+
+func orNobody(s string) string {
+	if s == "" {
+		return "no other member"
+	}
+	return s
+}
+
+// entry is the history entry of a recovery that ends with outcome.
+func entry(r *baov1.QuorumRecoveryStatus, outcome baov1.Outcome, msg string) baov1.HistoryEntry {
+	e := baov1.HistoryEntry{Kind: baov1.HistoryQuorumRecovery, Outcome: outcome, ID: r.ID, StartedAt: r.StartedAt, EndedAt: r.CompletedAt,
+		Message: truncate(msg, 1024)}
+	if outcome == baov1.OutcomeFailed {
+		e.Reason = "QuorumRecoveryFailed"
+	}
+	return e
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
