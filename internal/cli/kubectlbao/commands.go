@@ -542,7 +542,9 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 	case ctl == ControlRehearse && f.wait && res.Written:
 		res.Rehearsal, waitErr = waitRehearsal(ctx, s, name, res.Value, f.timeout)
 	case ctl == ControlRecoverQuorum && f.wait && res.Written:
-		res.Recovery, waitErr = waitOutcome(ctx, s, name, f.timeout, func(c *baov1.OpenBaoCluster) (*baov1.QuorumRecoveryStatus, error) { return RecoveryOutcome(c, res.Value) },
+		res.Recovery, waitErr = waitOutcome(ctx, s, name, f.timeout, func(c *baov1.OpenBaoCluster) (*baov1.QuorumRecoveryStatus, error) {
+			return RecoveryOutcome(c, res.Value)
+		},
 			fmt.Errorf("the recovery %s=%s did not end within %s; kubectl bao status %s -n %s says what it waits for (status.quorumRecovery.waitingFor)",
 				baov1.AnnotationRecoverQuorum, res.Value, f.timeout, name, s.namespace))
 	}

@@ -383,7 +383,7 @@ const RaftDir = workload.DataMountPath + "/raft"
 func WritePeersJob(c *baov1.OpenBaoCluster, opID, survivor string, attempt int32, image, node, address string) *batchv1.Job {
 	job := ExecutorJob(c, ExecutorJobSpec{
 		Name: JobName(c, StepWritePeers, opID, survivor, attempt), Step: StepWritePeers, Member: survivor, Operation: opID, Image: image,
-		Args: []string{"executor", ActionWritePeers, "--raft-dir", RaftDir, "--id", survivor, "--address", address},
+		Args:                  []string{"executor", ActionWritePeers, "--raft-dir", RaftDir, "--id", survivor, "--address", address},
 		ActiveDeadlineSeconds: WritePeersActiveDeadlineSeconds,
 		Volumes: []corev1.Volume{{Name: workload.DataVolume, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: workload.DataVolume + "-" + survivor}}}},
