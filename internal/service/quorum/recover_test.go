@@ -22,7 +22,7 @@ func lostCluster() *baov1.OpenBaoCluster {
 	c.Status.Quorum = record("bao-0", nil, "bao-0", "bao-1", "bao-2")
 	t := metav1.NewTime(now.Add(-time.Minute))
 	c.Status.BreakGlass = &baov1.BreakGlassStatus{Active: true, Reason: baov1.BreakGlassMajorityLost, Nonce: "n1", Survivor: "bao-0", EnteredAt: &t,
-		Loss: "nothing acknowledged is lost",
+		Loss:    "nothing acknowledged is lost",
 		Members: []baov1.BreakGlassMember{{Name: "bao-0", CommittedIndex: 90}, {Name: "bao-1", Lost: "its volume claim data-bao-1 is deleted"}, {Name: "bao-2", CommittedIndex: 80}}}
 	return c
 }
@@ -56,8 +56,10 @@ func TestJudgeRecovery(t *testing.T) {
 			change: func(c *baov1.OpenBaoCluster, _ *operation.Cluster) { c.Status.BreakGlass = nil },
 			want:   "no majority of voters is known lost (break-glass is not active)"},
 		{name: "break-glass of another reason", value: "bao-0:n1",
-			change: func(c *baov1.OpenBaoCluster, _ *operation.Cluster) { c.Status.BreakGlass.Reason = baov1.BreakGlassQuorumLost },
-			want:   "recover-quorum is only for break-glass MajorityLost"},
+			change: func(c *baov1.OpenBaoCluster, _ *operation.Cluster) {
+				c.Status.BreakGlass.Reason = baov1.BreakGlassQuorumLost
+			},
+			want: "recover-quorum is only for break-glass MajorityLost"},
 		{name: "during an upgrade", value: "bao-0:n1",
 			change: func(c *baov1.OpenBaoCluster, _ *operation.Cluster) {
 				c.Status.Upgrade = &baov1.UpgradeStatus{TargetVersion: "2.5.0"}
