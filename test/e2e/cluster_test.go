@@ -316,11 +316,12 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		tc.expectAllOn(ctx, "2.4.1")
 	}, SpecTimeout(10*time.Minute))
 
-	// Last of all: it destroys the cluster. Issue 39: two of three volumes lost at rest
-	// (a zone gone with its local disks). The observer's read-back of every write
-	// needs the recovery (kubectl bao recover-quorum, not built yet); this spec proves
-	// the truth baokeeper tells before it.
-	It("says at once that two followers' volumes are lost for good: break-glass MajorityLost naming the leader as the survivor", func(ctx SpecContext) {
+	// Last of all: it takes the cluster through a loss it cannot heal by itself.
+	// Issue 39: two of three volumes lost under writes (a zone gone with its local
+	// disks): baokeeper says so at once (break-glass MajorityLost naming the survivor),
+	// refuses a recovery with a wrong nonce or from the wrong member, and kubectl bao
+	// recover-quorum brings back three voters with every acknowledged write.
+	It("recovers from two followers' volumes lost under writes: break-glass MajorityLost naming the leader as the survivor, wrong requests refused, kubectl bao recover-quorum back to three voters with every write", func(ctx SpecContext) {
 		DeferCleanup(func(ctx SpecContext) { deleteNamespace(ctx, ns) }, NodeTimeout(2*time.Minute))
 		leader := autopilot(ctx, caPEM).Leader
 		var followers []string
@@ -338,7 +339,11 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 				g.Expect(v.VolumeClaimUID).NotTo(BeEmpty(), v.Name)
 			}
 		}, time.Minute, pollEvery).Should(Succeed())
+		tc := adoptTestCluster(ctx, caPEM)
+		obs := tc.observe(ctx)
+		time.Sleep(3 * time.Second) // writes acknowledged before the loss
 		By("deleting the volume claims and pods of " + strings.Join(followers, " and "))
+		obs.beginWindow()
 		lost := time.Now()
 		for _, f := range followers {
 			Expect(cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data-"+f, metav1.DeleteOptions{})).To(Succeed())
@@ -357,7 +362,6 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 		}, majorityLostBound, pollEvery).Should(Succeed())
 		took := time.Since(lost)
 		GinkgoWriter.Printf("majority lost: break-glass after %s: %s\nsurvivor %s: %s\n", took.Round(time.Second), bg.Message, bg.Survivor, bg.Loss)
-		AddReportEntry("majority lost", fmt.Sprintf("break-glass MajorityLost %s after two of three volumes were deleted; survivor %s (%s)", took.Round(time.Second), bg.Survivor, bg.Loss))
 		Expect(bg.Survivor).To(Equal(leader), "the last leader survives and holds the highest committed index")
 		Expect(bg.Loss).To(ContainSubstring("nothing acknowledged is lost"))
 		Expect(bg.Message).To(ContainSubstring("a majority of 2 cannot come back"))
@@ -370,13 +374,57 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 			Expect(byName[f].Lost).To(ContainSubstring("data-"+f), f)
 		}
 		steps := strings.Join(bg.RecoverySteps, "\n")
-		Expect(steps).To(ContainSubstring("/openbao/data/raft/peers.json"))
-		Expect(steps).To(ContainSubstring(`\"id\":\"` + leader + `\"`))
+		Expect(steps).To(ContainSubstring(fmt.Sprintf("kubectl bao recover-quorum %s -n %s --from %s --nonce %s", name, ns, leader, bg.Nonce)))
 		Expect(eventMessages(ctx, ns, name, "BreakGlassEntered")).To(ContainElement(ContainSubstring("MajorityLost")))
 		out := kubectlBao(ctx, "-n", ns, "status", name)
 		Expect(out).To(ContainSubstring("Survivor:"))
 		Expect(out).To(ContainSubstring("break-glass-majority-lost.md"))
-	}, SpecTimeout(majorityLostBound+3*time.Minute))
+
+		By("refusing a wrong nonce and a member that is not the best survivor, writing nothing")
+		_, stderr, err := runKubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", "0123abcd")
+		Expect(err).To(HaveOccurred())
+		Expect(stderr).To(ContainSubstring(`"0123abcd" is not the current nonce`))
+		_, stderr, err = runKubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", followers[0], "--nonce", bg.Nonce)
+		Expect(err).To(HaveOccurred())
+		Expect(stderr).To(ContainSubstring(followers[0] + " is not the most up-to-date survivor: " + leader))
+		c := &baov1.OpenBaoCluster{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
+		Expect(c.Annotations).NotTo(HaveKey(baov1.AnnotationRecoverQuorum), "nothing was written")
+
+		By("kubectl bao recover-quorum from " + leader + " with the nonce")
+		asked := time.Now()
+		res := kubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", bg.Nonce, "--wait", "--timeout", "6m")
+		GinkgoWriter.Printf("kubectl bao recover-quorum: %s\n", res)
+		Expect(res).To(ContainSubstring("Recovered from a lost majority:"))
+		recovered := time.Since(asked)
+		By("waiting until the three members vote again")
+		Eventually(func(g Gomega) {
+			ap := autopilot(ctx, caPEM)
+			g.Expect(ap.Leader).To(Equal(leader))
+			g.Expect(ap.Voters).To(HaveLen(3), "%+v", ap)
+			g.Expect(ap.Healthy).To(BeTrue())
+		}, 5*time.Minute, pollEvery).Should(Succeed())
+		voters := time.Since(asked)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
+		Expect(c.Status.BreakGlass.Active).To(BeFalse())
+		Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone))
+		Expect(c.Status.History).NotTo(BeEmpty())
+		Expect(eventMessages(ctx, ns, name, "QuorumRecovered")).NotTo(BeEmpty())
+		obs.endWindow()
+		fin := obs.finish(ctx).
+			allowGap(took+voters+time.Minute, "no leader from the loss until the survivor leads alone after its recovery").
+			allowFloorShare(0, "no write can land while the cluster has no leader")
+		for _, f := range followers {
+			fin = fin.allowDown(f, lost, time.Time{}, "its data was deleted by the spec, and it joins afresh")
+		}
+		fin = fin.allowDown(leader, lost, time.Now(), "it has no leader to answer about, then restarts to recover")
+		fin.report("two of three volumes lost, recovered with kubectl bao recover-quorum",
+			fmt.Sprintf("break-glass MajorityLost %s after the loss; recover-quorum done %s after the request, three voters %s after it",
+				took.Round(time.Second), recovered.Round(time.Second), voters.Round(time.Second)))
+		AddReportEntry("majority lost and recovered", fmt.Sprintf("break-glass %s after the loss; recovered %s, three voters %s after kubectl bao recover-quorum",
+			took.Round(time.Second), recovered.Round(time.Second), voters.Round(time.Second)))
+		fin.expectNoLoss()
+	}, SpecTimeout(majorityLostBound+15*time.Minute))
 })
 
 // majorityLostBound is how soon break-glass MajorityLost must follow two of three
