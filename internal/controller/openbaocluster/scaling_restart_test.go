@@ -96,6 +96,14 @@ var _ = Describe("Scaling across operator restarts", Ordered, ContinueOnFailure,
 			scalingRun{ns: "rejoin0", from: 3, to: 3, leader: 1, outOfRaft: []string{"bao-0"}},
 			scalingWant{actions: []string{"delete volume bao-0", "delete pod bao-0", "promote bao-0"},
 				volumes: []string{"bao-0", "bao-1", "bao-2"}}),
+		// Issue 39: two of three members' volumes lost at once, the leader survives;
+		// break-glass MajorityLost, then the recovery a person asks for with its nonce:
+		// peers.json on the survivor's node, the survivor restarted onto it, and the
+		// lost members, re-created empty, promoted by scaling.
+		Entry("3 members, bao-1 and bao-2 lost with their volumes, recovered from bao-0",
+			scalingRun{ns: "recover", from: 3, to: 3, leader: 0, majorityLost: []string{"bao-1", "bao-2"}},
+			scalingWant{actions: []string{"writepeers bao-0", "delete pod bao-0", "promote bao-1", "promote bao-2"},
+				volumes: []string{"bao-0", "bao-1", "bao-2"}, leaderMoves: 1, scalings: 2, recovered: true}),
 		Entry("1 → 3", scalingRun{ns: "scale1to3", from: 1, to: 3, leader: 0},
 			scalingWant{actions: []string{"replicas 2", "promote bao-1", "replicas 3", "promote bao-2"},
 				volumes: []string{"bao-0", "bao-1", "bao-2"}}),
@@ -122,6 +130,10 @@ type scalingRun struct {
 	outOfRaft []string
 	// highestSuccessor makes step-downs hand leadership to the highest other voter.
 	highestSuccessor bool
+	// majorityLost are members whose volume claims and pods are deleted at once
+	// before pass lossPass (the leader survives); a person then asks for the
+	// recovery with the break-glass nonce, as kubectl bao recover-quorum does.
+	majorityLost []string
 	// crashAt is the pass whose status write fails; -1 for none.
 	crashAt int
 }
@@ -134,7 +146,15 @@ type scalingWant struct {
 	volumes []string
 	// leaderMoves is the number of elections.
 	leaderMoves int
+	// scalings is the number of scaling operations in history; 0 means 1.
+	scalings int
+	// recovered says a recovery from a lost majority must be in history, done.
+	recovered bool
 }
+
+// lossPass is the pass before which a run's majority is lost: after the passes that
+// recorded the voters with their claims (a crash may hide one of their writes).
+const lossPass = 3
 
 // scalingMaxPasses bounds a run.
 const scalingMaxPasses = 150
@@ -201,6 +221,10 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 		c.Spec.Replicas = &run.to
 		Expect(k.Update(ctx, c)).To(Succeed())
 	}
+	if len(run.majorityLost) > 0 {
+		w.wantVoters = int(run.to)
+	}
+	asked := false
 	w.crashAt = run.crashAt
 	for w.pass = 0; !w.done; w.pass++ {
 		if w.pass == scalingMaxPasses {
@@ -212,6 +236,10 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 			w.incomplete = "stopped at the first broken invariant"
 			break
 		}
+		if len(run.majorityLost) > 0 && w.pass == lossPass {
+			w.loseMajority(ctx, run.majorityLost)
+			w.publishScaling()
+		}
 		w.writes[w.pass] = nil
 		_, err := w.reconciler(w.operatorClient(k)).Reconcile(ctx, req)
 		if w.pass == w.crashAt {
@@ -219,6 +247,9 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 			Expect(err).To(MatchError(errOperatorCrashed), "%s: pass %d", ns, w.pass)
 		} else {
 			Expect(err).NotTo(HaveOccurred(), "%s: pass %d", ns, w.pass)
+		}
+		if !asked && len(run.majorityLost) > 0 {
+			asked = askRecovery(ctx, k, c)
 		}
 		w.step(ctx)
 	}
@@ -233,6 +264,24 @@ func runScaling(ctx context.Context, k client.WithWatch, run scalingRun) *scalin
 		}
 	}
 	return w
+}
+
+// askRecovery writes baokeeper.dev/recover-quorum with break-glass MajorityLost's
+// survivor and nonce once break-glass says so, as kubectl bao recover-quorum does; it
+// reports whether it wrote.
+func askRecovery(ctx context.Context, k client.Client, c *baov1.OpenBaoCluster) bool {
+	GinkgoHelper()
+	Expect(k.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	bg := c.Status.BreakGlass
+	if bg == nil || !bg.Active || bg.Reason != baov1.BreakGlassMajorityLost {
+		return false
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[baov1.AnnotationRecoverQuorum] = bg.Survivor + ":" + bg.Nonce
+	Expect(k.Update(ctx, c)).To(Succeed())
+	return true
 }
 
 func scalingWaitingFor(c *baov1.OpenBaoCluster) string {
@@ -312,12 +361,25 @@ func expectScaled(ctx context.Context, w *scalingWorld, run scalingRun, want sca
 	Expect(w.leaders).To(HaveLen(want.leaderMoves), "%s: elections", name)
 	// One history entry for the scaling, written once whichever pass the operator
 	// died after.
-	var entries []baov1.HistoryEntry
+	var entries, recoveries []baov1.HistoryEntry
 	for _, e := range c.Status.History {
 		if e.Kind == baov1.HistoryScaling && e.FromReplicas == run.from && e.TargetReplicas == run.to {
 			entries = append(entries, e)
 		}
+		if e.Kind == baov1.HistoryQuorumRecovery {
+			recoveries = append(recoveries, e)
+		}
 	}
-	Expect(entries).To(HaveLen(1), "%s: history entries of the scaling from %d to %d: %+v", name, run.from, run.to, c.Status.History)
-	Expect(entries[0].Outcome).To(Equal(baov1.OutcomeSucceeded), name)
+	Expect(entries).To(HaveLen(max(want.scalings, 1)), "%s: history entries of the scaling from %d to %d: %+v", name, run.from, run.to, c.Status.History)
+	for _, e := range entries {
+		Expect(e.Outcome).To(Equal(baov1.OutcomeSucceeded), name)
+	}
+	if want.recovered {
+		Expect(recoveries).To(HaveLen(1), "%s: one recovery, whichever pass the operator died after: %+v", name, c.Status.History)
+		Expect(recoveries[0].Outcome).To(Equal(baov1.OutcomeSucceeded), name)
+		Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone), name)
+		Expect(c.Status.BreakGlass.Active).To(BeFalse(), name)
+	} else {
+		Expect(recoveries).To(BeEmpty(), name)
+	}
 }

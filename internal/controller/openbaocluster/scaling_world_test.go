@@ -116,6 +116,16 @@ type scalingWorld struct {
 	// highestSuccessor makes a step-down hand leadership to the highest ordinal Ready
 	// voter instead of the lowest.
 	highestSuccessor bool
+
+	// lost is true while a majority of the voters is lost (loseMajority): no leader,
+	// autopilot cannot be read, and no new member can join. peers is the member whose
+	// Raft directory holds peers.json (the recovery's Job ran); when its pod starts
+	// again it leads alone.
+	lost  bool
+	peers string
+	// wantVoters, when set, is how many voters a run must end with: a pass that reads
+	// no scaling is done only then (a recovery grows back through more than one).
+	wantVoters int
 }
 
 func newScalingWorld(k client.Client, c *baov1.OpenBaoCluster, leader int32) *scalingWorld {
@@ -175,7 +185,7 @@ func (w *scalingWorld) operatorClient(base client.WithWatch) client.Client {
 				if oc.Status.Scaling != nil {
 					w.started = true
 				}
-				w.done = w.started && oc.Status.Scaling == nil && oc.Status.OperationLock == nil
+				w.done = w.started && oc.Status.Scaling == nil && oc.Status.OperationLock == nil && (w.wantVoters == 0 || w.voters() == w.wantVoters)
 			}
 			return err
 		},
@@ -248,6 +258,13 @@ func (w *scalingWorld) jobCreated(job *batchv1.Job) {
 		if w.leader != member {
 			w.violate("pass %d created the stepdown Job %s for %s, which does not lead (%s does)", w.pass, job.Name, member, w.leader)
 		}
+	case executorjob.StepWritePeers:
+		if !w.lost {
+			w.violate("pass %d created the writepeers Job %s with no majority lost", w.pass, job.Name)
+		}
+		if pod := w.pods[member]; pod == nil || job.Spec.Template.Spec.NodeName != pod.Spec.NodeName {
+			w.violate("pass %d created the writepeers Job %s away from %s's pod", w.pass, job.Name, member)
+		}
 	default:
 		w.violate("pass %d created the Job %s of an unexpected step %q", w.pass, job.Name, step)
 	}
@@ -265,7 +282,9 @@ func (w *scalingWorld) podDeleted(pod *corev1.Pod) {
 		w.violate("pass %d deleted pod %s (uid %s), which is not the member's current pod", w.pass, pod.Name, pod.UID)
 		return
 	}
-	if _, in := w.raft[pod.Name]; in && w.checked() {
+	if _, in := w.raft[pod.Name]; in && w.checked() && (!w.lost || pod.Name != w.peers) {
+		// The one exception: the survivor of a lost majority, restarted onto the
+		// peers.json the recovery wrote.
 		w.violate("pass %d deleted the pod of %s, a member in the Raft configuration", w.pass, pod.Name)
 	}
 	delete(w.pods, pod.Name)
@@ -314,9 +333,10 @@ func (w *scalingWorld) ready(name string) bool {
 	return p != nil && podReady(p)
 }
 
-// checkMajority checks that a majority of the Raft voters is healthy.
+// checkMajority checks that a majority of the Raft voters is healthy (not while a
+// majority is lost on purpose).
 func (w *scalingWorld) checkMajority(what string) {
-	if !w.checked() {
+	if !w.checked() || w.lost {
 		return
 	}
 	voters, healthy := 0, 0
@@ -385,6 +405,11 @@ func (w *scalingWorld) execute(j *execJob) string {
 			w.removed[j.member] = true
 			w.checkMajority("remove-peer " + j.member)
 		}
+	case executorjob.StepWritePeers:
+		if w.pods[j.member] == nil {
+			return j.member + "'s volume is not mounted on its node"
+		}
+		w.peers = j.member
 	case executorjob.StepStepDown:
 		if j.member == w.leader {
 			next := w.successor(j.member)
@@ -528,11 +553,39 @@ func (w *scalingWorld) kubelet(ctx context.Context) {
 		if p == nil || podReady(p) || w.createdAt[name] >= w.stepN {
 			continue
 		}
+		if w.lost && name != w.peers {
+			// No leader to join: OpenBao on a new member keeps trying, never Ready.
+			continue
+		}
 		w.setReady(ctx, p, true)
+		if w.lost {
+			// The survivor starts on peers.json: the only voter, and the leader.
+			w.raft = map[string]bool{name: true}
+			w.leaders = append(w.leaders, leaderChange{pass: w.pass, to: name})
+			w.leader, w.lost, w.election = name, false, true
+			w.bao.SetError(openbaofake.MethodAutopilotState, nil)
+			continue
+		}
 		if _, in := w.raft[name]; !in {
 			w.raft[name], w.joinedAt[name] = false, w.stepN
 		}
 	}
+}
+
+// loseMajority deletes the volume claims and pods of members at once (a zone lost
+// with its local disks): the remaining voters are fewer than a majority, so there is
+// no leader and autopilot cannot be read until a recovery.
+func (w *scalingWorld) loseMajority(ctx context.Context, members []string) {
+	GinkgoHelper()
+	for _, m := range members {
+		pvc := &corev1.PersistentVolumeClaim{}
+		Expect(w.k.Get(ctx, client.ObjectKey{Namespace: w.cluster.Namespace, Name: volumeOf(m)}, pvc)).To(Succeed())
+		Expect(w.k.Delete(ctx, pvc)).To(Succeed())
+		Expect(client.IgnoreNotFound(w.k.Delete(ctx, w.pods[m], client.GracePeriodSeconds(0)))).To(Succeed())
+		delete(w.pods, m)
+	}
+	w.lost, w.leader = true, ""
+	w.bao.SetError(openbaofake.MethodAutopilotState, errors.New("no leader"))
 }
 
 // volumeProtection is the PVC protection controller: a claim being deleted goes
@@ -621,6 +674,17 @@ func (w *scalingWorld) publishRaft(versionOf func(member string) string, members
 			w.bao.SetHealthError(addr, errors.New("connection refused"))
 		}
 	}
+}
+
+// voters counts the voters of the Raft configuration.
+func (w *scalingWorld) voters() int {
+	n := 0
+	for _, v := range w.raft {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // raftMembers lists the Raft configuration, "name (voter|non-voter)", sorted.

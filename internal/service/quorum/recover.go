@@ -118,6 +118,15 @@ func AcceptRecovery(c *baov1.OpenBaoCluster, obs *operation.Cluster, value strin
 	if m := obs.Member(member); m != nil {
 		r.SurvivorPod, r.Node = m.UID, m.Node
 	}
+	if q := c.Status.Quorum; q != nil {
+		// The claims that held the other voters' data when they were last voters: a
+		// claim with that UID must never serve a member again (ReplaceOthers).
+		for _, lv := range q.LastVoters {
+			if lv.Name != member {
+				r.Others = append(r.Others, baov1.RecoveredMember{Name: lv.Name, VolumeClaim: lv.VolumeClaimUID})
+			}
+		}
+	}
 	r.WaitingFor = fmt.Sprintf("writing peers.json on %s, naming it the only voter", member)
 	return r
 }
@@ -206,8 +215,9 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 		return next(baov1.QuorumRecoveryWaitSoleVoter, fmt.Sprintf("%s restarts and recovers from peers.json as the only voter", r.Survivor))
 	case baov1.QuorumRecoveryWaitSoleVoter:
 		if s.AutopilotKnown && s.Leader == r.Survivor {
-			r.Others = others(s, r.Survivor)
-			return next(baov1.QuorumRecoveryReplaceOthers, fmt.Sprintf("%s leads alone; replacing the data of %s so that they join it afresh", r.Survivor, names(r.Others)))
+			r.Others = withPods(s, r.Others)
+			return next(baov1.QuorumRecoveryReplaceOthers, fmt.Sprintf("%s leads alone; replacing what is left of the old data of %s so that they join it afresh",
+				r.Survivor, orNobody(names(r.Others))))
 		}
 		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > SoleVoterTimeout {
 			return fail(fmt.Sprintf("%s did not lead within %s of its restart: read its log (kubectl logs -n %s %s) for the recovery from peers.json; "+
@@ -235,7 +245,7 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 			return operation.Plan{Status: st, Action: operation.Action{Kind: operation.KindDelete, Object: operation.ObjectMemberData,
 				Members: members, Preconditions: pre, WaitingFor: msg}}
 		}
-		msg := fmt.Sprintf("Recovered from %s: it leads alone, and %s join it afresh; scaling makes them voters", r.Survivor, orNobody(names(r.Others)))
+		msg := fmt.Sprintf("Recovered from %s: it leads alone, and %s join it with fresh data; scaling makes them voters", r.Survivor, orNobody(names(r.Others)))
 		r.Step, r.WaitingFor, r.CompletedAt = baov1.QuorumRecoveryDone, "", &now
 		history.Add(st, entry(r, baov1.OutcomeSucceeded, msg), 0)
 		return persist().Say(operation.Normal(EventQuorumRecovered, msg))
@@ -243,20 +253,21 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 	return operation.Nothing()
 }
 
-// others are the members other than the survivor, each with the pod and data
-// volume claim it has now: the ones the recovery replaces.
-func others(s *operation.Snapshot, survivor string) []baov1.RecoveredMember {
-	var out []baov1.RecoveredMember
-	for i := range s.Object.GetReplicas() {
-		name := workload.NamesFor(s.Object).Member(i)
-		if name == survivor {
+// withPods records, for each other member whose volume claim is still the one that
+// held its data as a voter (a node that was down, its volume intact), the pod that
+// runs on it now: ReplaceOthers deletes exactly that claim and pod. A member whose
+// claim is gone or new already starts empty; nothing of it is deleted.
+func withPods(s *operation.Snapshot, others []baov1.RecoveredMember) []baov1.RecoveredMember {
+	out := make([]baov1.RecoveredMember, len(others))
+	for i, o := range others {
+		out[i] = baov1.RecoveredMember{Name: o.Name}
+		if o.VolumeClaim == "" || s.VolumeUIDs[claimOf(o.Name)] != o.VolumeClaim {
 			continue
 		}
-		o := baov1.RecoveredMember{Name: name, VolumeClaim: s.VolumeUIDs[claimOf(name)]}
-		if m := s.Member(name); m != nil && m.PodExists {
-			o.Pod = m.UID
+		out[i].VolumeClaim = o.VolumeClaim
+		if m := s.Member(o.Name); m != nil && m.PodExists {
+			out[i].Pod = m.UID
 		}
-		out = append(out, o)
 	}
 	return out
 }

@@ -245,3 +245,31 @@ func TestRecoverFails(t *testing.T) {
 		g.Expect(p.Status.QuorumRecovery.Failure).To(ContainSubstring("did not lead within 5m0s"))
 	})
 }
+
+// TestRecoverLeavesFreshMembers: members whose claims were lost (the usual case: the
+// loss was their volumes) start empty already; the recovery deletes nothing of them
+// and ends as soon as the survivor leads.
+func TestRecoverLeavesFreshMembers(t *testing.T) {
+	g := NewWithT(t)
+	c := lostCluster()
+	c.Status.BreakGlass.Active = false
+	members := []operation.Member{withUID(member("bao-0", 0, true, 90), "pod-0b", "node-a"), withUID(member("bao-1", 1, false, 0), "pod-1new", "node-b")}
+	c.Status.QuorumRecovery = AcceptRecovery(c, &operation.Cluster{Now: now, Members: members}, "bao-0:n1")
+	g.Expect(c.Status.QuorumRecovery.Others).To(Equal([]baov1.RecoveredMember{{Name: "bao-1", VolumeClaim: "uid-bao-1"}, {Name: "bao-2", VolumeClaim: "uid-bao-2"}}),
+		"the claims that held their data as voters")
+	c.Status.QuorumRecovery.Step = baov1.QuorumRecoveryWaitSoleVoter
+	volumes := map[string]string{"data-bao-0": "uid-bao-0", "data-bao-1": "uid-new"} // bao-1 re-created empty, bao-2 not yet
+	decide := func() operation.Plan {
+		p := RecoverOperation{}.Decide(&operation.Snapshot{Cluster: &operation.Cluster{Now: now, Members: members, AutopilotKnown: true, Leader: "bao-0"},
+			Object: c, VolumeUIDs: volumes})
+		c.Status = *p.Status
+		return p
+	}
+	decide()
+	g.Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryReplaceOthers))
+	g.Expect(c.Status.QuorumRecovery.Others).To(Equal([]baov1.RecoveredMember{{Name: "bao-1"}, {Name: "bao-2"}}), "nothing of theirs to delete")
+	p := decide()
+	g.Expect(p.Disruptive()).To(BeFalse())
+	g.Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone))
+	g.Expect(p.Events[0].Message).To(ContainSubstring("bao-1, bao-2 join it with fresh data"))
+}
