@@ -642,7 +642,10 @@ func (w *scalingWorld) publishRaft(versionOf func(member string) string, members
 			caughtUp := ready && w.stepN > w.joinedAt[name]
 			srv.Status, srv.NodeType, srv.Healthy, srv.LastIndex = openbao.AutopilotStatusNonVoter, "non-voter", caughtUp, joiningIndex
 			if caughtUp {
+				// Healthy since the step after it joined (autopilot's stable_since): a
+				// member that joins at rest is promoted once it was for PromoteAfter.
 				srv.LastIndex = w.index
+				srv.StableSince = w.clock.Now().Add(-time.Duration(w.stepN-w.joinedAt[name]-1) * time.Second)
 			}
 			st.NonVoters = append(st.NonVoters, name)
 		}

@@ -497,6 +497,7 @@ func (r *Reconciler) deleteMemberData(ctx context.Context, c *baov1.OpenBaoClust
 			return
 		}
 		obj.SetNamespace(c.Namespace)
+		obj.SetUID(uid)
 		ctrl.LoggerFrom(ctx).Info("Deleting for a recovery from a lost majority", what, obj.GetName(), "uid", string(uid))
 		err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
