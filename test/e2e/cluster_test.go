@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -330,108 +329,7 @@ var _ = Describe("A 3-member OpenBaoCluster on the rig", Ordered, SpecPriority(1
 				followers = append(followers, m)
 			}
 		}
-		By("waiting until the quorum watch recorded the three voters with their volume claims")
-		Eventually(func(g Gomega) {
-			q := adoptTestCluster(ctx, caPEM).get(ctx, g).Status.Quorum
-			g.Expect(q).NotTo(BeNil())
-			g.Expect(q.LastVoters).To(HaveLen(3))
-			for _, v := range q.LastVoters {
-				g.Expect(v.VolumeClaimUID).NotTo(BeEmpty(), v.Name)
-			}
-		}, time.Minute, pollEvery).Should(Succeed())
-		tc := adoptTestCluster(ctx, caPEM)
-		obs := tc.observe(ctx)
-		time.Sleep(3 * time.Second) // writes acknowledged before the loss
-		By("deleting the volume claims and pods of " + strings.Join(followers, " and "))
-		obs.beginWindow()
-		lost := time.Now()
-		for _, f := range followers {
-			Expect(cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data-"+f, metav1.DeleteOptions{})).To(Succeed())
-			// The pod may be gone already (seen on the rig: bao-2 was not found 2 s
-			// after its claim's deletion, during bao-1's).
-			Expect(client.IgnoreNotFound(cs.CoreV1().Pods(ns).Delete(ctx, f, metav1.DeleteOptions{}))).To(Succeed())
-		}
-		var bg *baov1.BreakGlassStatus
-		Eventually(func(g Gomega) {
-			// The cluster object alone: its members' pods are gone.
-			c := &baov1.OpenBaoCluster{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
-			g.Expect(c.Status.Phase).To(Equal(baov1.PhaseBreakGlass), "%s; status.quorum: %+v", c.Status.Message, c.Status.Quorum)
-			bg = c.Status.BreakGlass
-			g.Expect(bg.Reason).To(Equal(baov1.BreakGlassMajorityLost))
-		}, majorityLostBound, pollEvery).Should(Succeed())
-		took := time.Since(lost)
-		GinkgoWriter.Printf("majority lost: break-glass after %s: %s\nsurvivor %s: %s\n", took.Round(time.Second), bg.Message, bg.Survivor, bg.Loss)
-		Expect(bg.Survivor).To(Equal(leader), "the last leader survives and holds the highest committed index")
-		Expect(bg.Loss).To(ContainSubstring("nothing acknowledged is lost"))
-		Expect(bg.Message).To(ContainSubstring("a majority of 2 cannot come back"))
-		byName := map[string]baov1.BreakGlassMember{}
-		for _, m := range bg.Members {
-			byName[m.Name] = m
-		}
-		Expect(byName[leader].CommittedIndex).To(BeNumerically(">", 0), "the survivor's sys/leader answers without a leader")
-		for _, f := range followers {
-			Expect(byName[f].Lost).To(ContainSubstring("data-"+f), f)
-		}
-		steps := strings.Join(bg.RecoverySteps, "\n")
-		Expect(steps).To(ContainSubstring(fmt.Sprintf("kubectl bao recover-quorum %s -n %s --from %s --nonce %s", name, ns, leader, bg.Nonce)))
-		Expect(eventMessages(ctx, ns, name, "BreakGlassEntered")).To(ContainElement(ContainSubstring("MajorityLost")))
-		out := kubectlBao(ctx, "-n", ns, "status", name)
-		Expect(out).To(ContainSubstring("Survivor:"))
-		Expect(out).To(ContainSubstring("break-glass-majority-lost.md"))
-
-		By("refusing a wrong nonce and a member that is not the best survivor, writing nothing")
-		_, stderr, err := runKubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", "0123abcd")
-		Expect(err).To(HaveOccurred())
-		Expect(stderr).To(ContainSubstring(`"0123abcd" is not the current nonce`))
-		_, stderr, err = runKubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", followers[0], "--nonce", bg.Nonce)
-		Expect(err).To(HaveOccurred())
-		Expect(stderr).To(ContainSubstring(followers[0] + " is not the most up-to-date survivor: " + leader))
-		c := &baov1.OpenBaoCluster{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
-		Expect(c.Annotations).NotTo(HaveKey(baov1.AnnotationRecoverQuorum), "nothing was written")
-
-		By("kubectl bao recover-quorum from " + leader + " with the nonce")
-		asked := time.Now()
-		res := kubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", bg.Nonce, "--wait", "--timeout", "6m")
-		GinkgoWriter.Printf("kubectl bao recover-quorum: %s\n", res)
-		Expect(res).To(ContainSubstring("Recovered from a lost majority:"))
-		recovered := time.Since(asked)
-		By("waiting until the three members vote again")
-		Eventually(func(g Gomega) {
-			ap := autopilot(ctx, caPEM)
-			g.Expect(ap.Leader).To(Equal(leader))
-			g.Expect(ap.Voters).To(HaveLen(3), "%+v", ap)
-			g.Expect(ap.Healthy).To(BeTrue())
-		}, 5*time.Minute, pollEvery).Should(Succeed())
-		voters := time.Since(asked)
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
-		Expect(c.Status.BreakGlass.Active).To(BeFalse())
-		Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone))
-		Expect(c.Status.History).NotTo(BeEmpty())
-		Expect(eventMessages(ctx, ns, name, "QuorumRecovered")).NotTo(BeEmpty())
-		obs.endWindow()
-		// No write can land from the loss until the survivor leads alone: the spec asks
-		// for the recovery as soon as break-glass says so, and the recovery takes
-		// what kubectl bao recover-quorum --wait measured.
-		outage := asked.Sub(lost) + recovered
-		fin := obs.finish(ctx).
-			allowGap(outage+5*time.Second, "no leader from the loss until the survivor leads alone after its recovery").
-			allowFloorShare(0, "no write can land while the cluster has no leader")
-		for _, f := range followers {
-			fin = fin.allowDown(f, lost, time.Time{}, "its data was deleted by the spec, and it joins afresh")
-		}
-		fin = fin.allowDown(leader, lost, asked.Add(recovered), "it has no leader to answer about, then restarts to recover")
-		fin.report("two of three volumes lost, recovered with kubectl bao recover-quorum",
-			fmt.Sprintf("break-glass MajorityLost %s after the loss; recover-quorum done %s after the request, three voters %s after it",
-				took.Round(time.Second), recovered.Round(time.Second), voters.Round(time.Second)))
-		AddReportEntry("majority lost and recovered", fmt.Sprintf("break-glass %s after the loss; recovered %s, three voters %s after kubectl bao recover-quorum",
-			took.Round(time.Second), recovered.Round(time.Second), voters.Round(time.Second)))
-		fin.expectNoLoss()
-		Expect(fin.elections).To(Equal(1), "the survivor's own new term after its restart, nothing else: %s", fin.termsString())
-		for _, l := range fin.leaders {
-			Expect(l).To(Equal(leader), "no other member led: %s", fin.termsString())
-		}
+		loseMajorityAndRecover(ctx, adoptTestCluster(ctx, caPEM), leader, followers)
 	}, SpecTimeout(majorityLostBound+15*time.Minute))
 })
 

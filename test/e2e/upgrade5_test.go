@@ -80,6 +80,20 @@ var _ = Describe("A rolling upgrade of a 5-member cluster whose leader sits at a
 		Expect(res.leaders[1]).NotTo(Equal(oldLeader))
 		tc.expectAllOn(ctx, "2.4.1")
 	}, SpecTimeout(10*time.Minute))
+
+	// Last: it takes the cluster through a loss it cannot heal by itself (issue 39).
+	// Three of five volumes lost leave two survivors that answer: the leader, whom
+	// break-glass names, and a follower, whose old copy the recovery replaces.
+	It("recovers from three of five volumes lost under writes with kubectl bao recover-quorum: five voters again with every write", func(ctx SpecContext) {
+		leader := tc.settledLeader(ctx)
+		var lose []string
+		for _, m := range tc.memberList() {
+			if m != leader && len(lose) < 3 {
+				lose = append(lose, m)
+			}
+		}
+		loseMajorityAndRecover(ctx, tc, leader, lose)
+	}, SpecTimeout(majorityLostBound+15*time.Minute))
 })
 
 var _ = Describe("A rolling upgrade whose operator is killed mid-way", Ordered, SpecPriority(85), func() {

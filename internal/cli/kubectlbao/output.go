@@ -129,6 +129,11 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 		}
 		return d.flush()
 	}
+	if rq := r.Recovery; rq != nil && rq.Step != baov1.QuorumRecoveryDone {
+		d.line(0, "The recovery failed:")
+		d.kv(1, "Failure", "%s", orDash(rq.Failure))
+		return d.flush()
+	}
 	if rq := r.Recovery; rq != nil {
 		d.line(0, "Recovered from a lost majority:")
 		d.kv(1, "Survivor", "%s (leads alone)", rq.Survivor)
@@ -136,7 +141,7 @@ func RenderResult(w io.Writer, r *RequestResult) error {
 		for i, o := range rq.Others {
 			others[i] = o.Name
 		}
-		d.kv(1, "Joining afresh", "%s (scaling makes them voters: kubectl bao status)", orDash(strings.Join(others, ", ")))
+		d.kv(1, "Joining afresh", "%s (with fresh data; scaling makes them voters: kubectl bao status)", orDash(strings.Join(others, ", ")))
 		if rq.StartedAt != nil && rq.CompletedAt != nil {
 			d.kv(1, "Took", "%s", rq.CompletedAt.Sub(rq.StartedAt.Time).Round(time.Second))
 		}

@@ -21,6 +21,10 @@ import (
 // minute on the rig; five leave room for a slow image pull and a slow disk.
 const SoleVoterTimeout = 5 * time.Minute
 
+// InPlaceRestartTimeout bounds the same wait when a person restarts the survivor in
+// place (see RecoverOperation): time to read the event and run one command.
+const InPlaceRestartTimeout = 15 * time.Minute
+
 // Event reasons of a recovery from a lost majority.
 const (
 	// EventQuorumRecoveryRequested: baokeeper.dev/recover-quorum was accepted.
@@ -29,6 +33,9 @@ const (
 	EventQuorumRecovered baov1.Reason = "QuorumRecovered"
 	// EventQuorumRecoveryFailed: the recovery stopped; status says why.
 	EventQuorumRecoveryFailed baov1.Reason = "QuorumRecoveryFailed"
+	// EventQuorumRecoveryNeedsRestart: the StatefulSet would not re-create the
+	// survivor's pod; a person restarts its container in place.
+	EventQuorumRecoveryNeedsRestart baov1.Reason = "QuorumRecoveryNeedsRestart"
 )
 
 // ParseRecoverRequest splits a baokeeper.dev/recover-quorum value, MEMBER:NONCE.
@@ -47,9 +54,12 @@ func RecoveryRunning(st *baov1.OpenBaoClusterStatus) bool {
 // while break-glass MajorityLost is active, with its current nonce, for its survivor
 // (the voter with the highest committed index), no upgrade in progress and no
 // recovery running; and, where the pass observed the members (obs not nil), while
-// the survivor answers and no other voter of the last configuration does (one that
-// answers again may bring a majority back, and a recovery beside it would split the
-// cluster in two). why says, when it refuses, what to change. Pure.
+// the survivor answers, no voter that was silent when break-glass began answers
+// again (it may bring a majority back, and a recovery beside it would split the
+// cluster in two), and the voters that answer are fewer than a majority. Another
+// survivor that answered all along (three of five lost: two answer) is no reason to
+// refuse: its copy holds no more than the survivor's, and the recovery replaces it
+// once the survivor leads alone. why says, when it refuses, what to change. Pure.
 func JudgeRecovery(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string) (ok bool, why string) {
 	st := &c.Status
 	member, nonce, parsed := ParseRecoverRequest(value)
@@ -79,11 +89,22 @@ func JudgeRecovery(c *baov1.OpenBaoCluster, obs *operation.Cluster, value string
 		return false, fmt.Sprintf("the survivor %s does not answer now (its pod stopped or restarted): nothing was written; wait until it runs again and ask again", member)
 	}
 	if st.Quorum != nil {
+		answering := 0
 		for _, lv := range st.Quorum.LastVoters {
-			if m := obs.Member(lv.Name); lv.Name != member && m != nil && m.Responsive() {
+			m := obs.Member(lv.Name)
+			if m == nil || !m.Responsive() {
+				continue
+			}
+			answering++
+			if lv.Name != member && committed(bg, lv.Name) == 0 {
+				// Silent when break-glass began, answering now: the loss may heal.
 				return false, fmt.Sprintf("%s answers again, so a majority may come back by itself: acknowledge break-glass instead (kubectl bao break-glass ack), "+
 					"since a recovery beside a voter that still runs splits the cluster in two", lv.Name)
 			}
+		}
+		if majority := len(st.Quorum.LastVoters)/2 + 1; answering >= majority {
+			return false, fmt.Sprintf("%d of the %d last voters answer, a majority: the cluster can elect a leader by itself; acknowledge break-glass instead (kubectl bao break-glass ack)",
+				answering, len(st.Quorum.LastVoters))
 		}
 	}
 	return true, ""
@@ -206,6 +227,14 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 		r.WaitingFor = msg
 		return operation.Plan{Status: st, Job: job, Action: operation.Action{Kind: operation.KindCreateJob, Job: operation.JobWritePeers, Member: r.Survivor, WaitingFor: msg}}
 	case baov1.QuorumRecoveryRestartSurvivor:
+		if blocked := blockedBy(s, survivor); survivor != nil && survivor.UID == r.SurvivorPod && len(blocked) > 0 {
+			// OrderedReady: a deleted survivor would come back only once every lower
+			// ordinal is Ready, and those cannot be without a leader. The operator has
+			// no exec right; a person restarts the container in place (same pod, same
+			// volume), and the next step sees the survivor lead.
+			msg := inPlaceInstruction(s, r.Survivor, blocked)
+			return next(baov1.QuorumRecoveryWaitSoleVoter, msg).Say(operation.Warning(EventQuorumRecoveryNeedsRestart, msg))
+		}
 		if survivor != nil && survivor.PodExists && survivor.UID == r.SurvivorPod {
 			msg := fmt.Sprintf("restarting %s so that OpenBao reads peers.json", r.Survivor)
 			r.WaitingFor = msg
@@ -219,9 +248,17 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 			return next(baov1.QuorumRecoveryReplaceOthers, fmt.Sprintf("%s leads alone; replacing what is left of the old data of %s so that they join it afresh",
 				r.Survivor, orNobody(names(r.Others))))
 		}
-		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > SoleVoterTimeout {
+		inPlace := survivor != nil && survivor.UID == r.SurvivorPod
+		bound := SoleVoterTimeout
+		if inPlace {
+			bound = InPlaceRestartTimeout
+		}
+		if r.StepStartedAt != nil && s.Now.Sub(r.StepStartedAt.Time) > bound {
 			return fail(fmt.Sprintf("%s did not lead within %s of its restart: read its log (kubectl logs -n %s %s) for the recovery from peers.json; "+
-				"peers.json stays in its Raft directory until OpenBao reads it. Break-glass follows again with a fresh nonce", r.Survivor, SoleVoterTimeout, s.Object.Namespace, r.Survivor))
+				"peers.json stays in its Raft directory until OpenBao reads it. Break-glass follows again with a fresh nonce", r.Survivor, bound, s.Object.Namespace, r.Survivor))
+		}
+		if inPlace {
+			return wait(inPlaceInstruction(s, r.Survivor, blockedBy(s, survivor)))
 		}
 		return wait(fmt.Sprintf("%s restarts and recovers from peers.json as the only voter (leader now: %s)", r.Survivor, orNone(s.Leader)))
 	case baov1.QuorumRecoveryReplaceOthers:
@@ -251,6 +288,31 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 		return persist().Say(operation.Normal(EventQuorumRecovered, msg))
 	}
 	return operation.Nothing()
+}
+
+// blockedBy lists the members of a lower ordinal than the survivor whose pods are
+// missing or not Ready: with OrderedReady, the StatefulSet re-creates a deleted pod
+// only once all of those are Ready.
+func blockedBy(s *operation.Snapshot, survivor *operation.Member) []string {
+	if survivor == nil {
+		return nil
+	}
+	var out []string
+	for i := range survivor.Ordinal {
+		name := workload.NamesFor(s.Object).Member(int32(i))
+		if m := s.Member(name); m == nil || !m.PodExists || m.PodTerminating || !m.PodReady {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// inPlaceInstruction says why and how a person restarts the survivor in place.
+func inPlaceInstruction(s *operation.Snapshot, survivor string, blocked []string) string {
+	return fmt.Sprintf("restart %s's OpenBao in place so that it reads peers.json: kubectl exec -n %s %s -c %s -- kill 1 "+
+		"(its pod is not deleted: the StatefulSet would re-create it only once %s are Ready, which they cannot be without a leader; "+
+		"baokeeper has no exec right). The recovery goes on once %s leads alone",
+		survivor, s.Object.Namespace, survivor, workload.ContainerName, strings.Join(blocked, ", "), survivor)
 }
 
 // withPods records, for each other member whose volume claim is still the one that

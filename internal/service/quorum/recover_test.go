@@ -74,9 +74,17 @@ func TestJudgeRecovery(t *testing.T) {
 			change: func(c *baov1.OpenBaoCluster, _ *operation.Cluster) {
 				c.Status.QuorumRecovery = &baov1.QuorumRecoveryStatus{Survivor: "bao-0", Step: baov1.QuorumRecoveryFailed}
 			}},
-		{name: "another voter answers again", value: "bao-0:n1",
+		{name: "a voter silent at break-glass answers again", value: "bao-0:n1",
+			change: func(_ *baov1.OpenBaoCluster, obs *operation.Cluster) { obs.Members[1] = member("bao-1", 1, true, 0) },
+			want:   "bao-1 answers again, so a majority may come back by itself"},
+		{name: "another survivor that answered all along (three of five lost: two answer): accepted", value: "bao-0:n1",
+			change: func(c *baov1.OpenBaoCluster, obs *operation.Cluster) {
+				c.Status.Quorum = record("bao-0", nil, "bao-0", "bao-1", "bao-2", "bao-3", "bao-4")
+				obs.Members[2] = member("bao-2", 2, true, 80)
+			}},
+		{name: "survivors that answer are a majority", value: "bao-0:n1",
 			change: func(_ *baov1.OpenBaoCluster, obs *operation.Cluster) { obs.Members[2] = member("bao-2", 2, true, 80) },
-			want:   "bao-2 answers again, so a majority may come back by itself"},
+			want:   "2 of the 3 last voters answer, a majority"},
 		{name: "the survivor does not answer now", value: "bao-0:n1",
 			change: func(_ *baov1.OpenBaoCluster, obs *operation.Cluster) { obs.Members[0].PodTerminating = true },
 			want:   "the survivor bao-0 does not answer now"},
@@ -240,6 +248,7 @@ func TestRecoverFails(t *testing.T) {
 		g := NewWithT(t)
 		c, members := base()
 		c.Status.QuorumRecovery.Step = baov1.QuorumRecoveryWaitSoleVoter
+		members[0].UID = "pod-0b" // restarted
 		p := decide(c, members, claims("bao-0"), now.Add(SoleVoterTimeout+time.Second))
 		g.Expect(p.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryFailed))
 		g.Expect(p.Status.QuorumRecovery.Failure).To(ContainSubstring("did not lead within 5m0s"))
@@ -272,4 +281,38 @@ func TestRecoverLeavesFreshMembers(t *testing.T) {
 	g.Expect(p.Disruptive()).To(BeFalse())
 	g.Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone))
 	g.Expect(p.Events[0].Message).To(ContainSubstring("bao-1, bao-2 join it with fresh data"))
+}
+
+// TestRecoverInPlace: a survivor above a lower ordinal that is not Ready (three of
+// five lost, the leader on bao-2) would not come back if its pod were deleted
+// (OrderedReady); the recovery asks a person to restart it in place, deletes
+// nothing, and goes on once it leads.
+func TestRecoverInPlace(t *testing.T) {
+	g := NewWithT(t)
+	c := lostCluster()
+	c.Spec.Replicas = ptr(int32(5))
+	c.Status.BreakGlass.Active = false
+	members := []operation.Member{withUID(member("bao-0", 0, false, 0), "pod-0new", "node-a"), withUID(member("bao-1", 1, false, 0), "pod-1new", "node-b"),
+		withUID(member("bao-2", 2, true, 90), "pod-2", "node-c")}
+	members[0].PodReady, members[1].PodExists = false, false
+	c.Status.QuorumRecovery = AcceptRecovery(c, &operation.Cluster{Now: now, Members: members}, "bao-2:n1")
+	c.Status.QuorumRecovery.Step = baov1.QuorumRecoveryRestartSurvivor
+	decide := func(at time.Time, leader string) operation.Plan {
+		p := RecoverOperation{}.Decide(&operation.Snapshot{Cluster: &operation.Cluster{Now: at, Members: members, AutopilotKnown: leader != "", Leader: leader},
+			Object: c, VolumeUIDs: claims("bao-2")})
+		c.Status = *p.Status
+		return p
+	}
+	p := decide(now, "")
+	g.Expect(p.Disruptive()).To(BeFalse(), "no pod deleted: it would not come back")
+	g.Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryWaitSoleVoter))
+	g.Expect(p.Events).To(HaveLen(1))
+	g.Expect(p.Events[0].Reason).To(Equal(EventQuorumRecoveryNeedsRestart))
+	g.Expect(p.Events[0].Message).To(ContainSubstring("kubectl exec -n ns bao-2 -c openbao -- kill 1"))
+	g.Expect(p.Events[0].Message).To(ContainSubstring("once bao-0, bao-1 are Ready"))
+	p = decide(now.Add(SoleVoterTimeout+time.Second), "")
+	g.Expect(p.Kind).To(Equal(operation.KindWait), "a person gets longer than a pod restart")
+	g.Expect(p.WaitingFor).To(ContainSubstring("kill 1"))
+	decide(now.Add(SoleVoterTimeout+2*time.Second), "bao-2")
+	g.Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryReplaceOthers), "restarted in place, it leads")
 }
