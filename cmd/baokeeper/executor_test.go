@@ -317,7 +317,7 @@ func TestRunExecutor(t *testing.T) {
 			args:       []string{"join", "--member", "bao-0"},
 			bao:        &fakeBao{},
 			wantCode:   exitRetryable,
-			wantStderr: `unknown action "join"; known actions: step-down, promote, demote, remove-peer, snapshot`,
+			wantStderr: `unknown action "join"; known actions: step-down, promote, demote, remove-peer, write-peers, snapshot`,
 		},
 		{
 			reason:     "no action lists the known ones: exit 2",
