@@ -255,6 +255,25 @@ func kubectlBao(ctx context.Context, args ...string) string {
 }
 
 // runKubectlBao runs the plugin and returns its standard output and error.
+// kubectlBaoResult is what one kubectl bao run printed and returned.
+type kubectlBaoResult struct {
+	out, stderr string
+	err         error
+}
+
+// kubectlBaoAsync runs kubectl bao in the background (a --wait that the spec acts
+// beside: it kills the operator, or restarts a member as asked); the channel
+// receives its result.
+func kubectlBaoAsync(ctx context.Context, args ...string) <-chan kubectlBaoResult {
+	done := make(chan kubectlBaoResult, 1)
+	go func() {
+		defer GinkgoRecover()
+		out, stderr, err := runKubectlBao(ctx, args...)
+		done <- kubectlBaoResult{out, stderr, err}
+	}()
+	return done
+}
+
 func runKubectlBao(ctx context.Context, args ...string) (string, string, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl-bao"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var stdout, stderr strings.Builder

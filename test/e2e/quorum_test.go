@@ -90,17 +90,8 @@ func loseMajorityAndRecover(ctx context.Context, tc *testCluster, leader string,
 
 	By("kubectl bao recover-quorum from " + leader + " with the nonce")
 	asked := time.Now()
-	type result struct {
-		out, stderr string
-		err         error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer GinkgoRecover()
-		out, stderr, err := runKubectlBao(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", bg.Nonce, "--wait", "--timeout", "6m")
-		done <- result{out, stderr, err}
-	}()
-	var res result
+	done := kubectlBaoAsync(ctx, "-n", ns, "recover-quorum", name, "--from", leader, "--nonce", bg.Nonce, "--wait", "--timeout", "6m")
+	var res kubectlBaoResult
 	if leader != memberNames(1)[0] {
 		// Above ordinal 0, a deleted survivor would come back only once the lower
 		// ordinals are Ready (OrderedReady), which they cannot be without a leader:
@@ -132,7 +123,8 @@ func loseMajorityAndRecover(ctx context.Context, tc *testCluster, leader string,
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)).To(Succeed())
 	Expect(c.Status.BreakGlass.Active).To(BeFalse())
 	Expect(c.Status.QuorumRecovery.Step).To(Equal(baov1.QuorumRecoveryDone))
-	Expect(c.Status.History).NotTo(BeEmpty())
+	Expect(c.Status.History).To(ContainElement(SatisfyAll(HaveField("Kind", baov1.HistoryQuorumRecovery), HaveField("Outcome", baov1.OutcomeSucceeded),
+		HaveField("ID", c.Status.QuorumRecovery.ID))), "the recovery's own history entry")
 	Expect(eventMessages(ctx, ns, name, "QuorumRecovered")).NotTo(BeEmpty())
 	obs.endWindow()
 	// No write can land from the loss until the survivor leads alone: the spec asks

@@ -470,21 +470,12 @@ func restoreInPlace(ctx context.Context, tc *testCluster) {
 
 	By("kubectl bao restore --in-place --wait, the operator killed while it runs")
 	askedAt := time.Now()
-	type result struct {
-		out, stderr string
-		err         error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer GinkgoRecover()
-		out, stderr, err := runKubectlBao(ctx, "restore", name, "--in-place", "--sha256", receipt.SHA256, "-n", snapNS, "--wait", "--timeout", "8m")
-		done <- result{out, stderr, err}
-	}()
+	done := kubectlBaoAsync(ctx, "restore", name, "--in-place", "--sha256", receipt.SHA256, "-n", snapNS, "--wait", "--timeout", "8m")
 	delay := time.Duration(mathrand.Int64N(int64(10 * time.Second)))
 	time.Sleep(delay)
 	took := killOperator(ctx)
 	GinkgoWriter.Printf("operator killed %s after the in-place restore was asked for; a new one led after %s\n", delay.Round(time.Millisecond), took.Round(time.Millisecond))
-	var res result
+	var res kubectlBaoResult
 	Eventually(done, 9*time.Minute).Should(Receive(&res))
 	GinkgoWriter.Printf("kubectl bao restore --in-place: %s%s\n", res.out, res.stderr)
 	Expect(res.err).NotTo(HaveOccurred(), "%s%s", res.out, res.stderr)

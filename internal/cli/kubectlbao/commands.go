@@ -501,9 +501,6 @@ func (r *runner) runControl(cmd *cobra.Command, ctl Control, name string, f *con
 			return fmt.Errorf("%w: %s of openbaocluster %s/%s: %s; nothing was written", ErrRefused, ctl, c.Namespace, c.Name, v.Why)
 		}
 		value, err := Value(c, ctl, f.nonce, now, r.opts.Rand)
-		if ctl == ControlRecoverQuorum {
-			value, err = f.from+":"+f.nonce, nil
-		}
 		if err != nil {
 			return err
 		}

@@ -473,7 +473,7 @@ func decideRecoverQuorum(c *baov1.OpenBaoCluster, in DecideInput, j control.Verd
 		}
 		return Verdict{Why: why}
 	}
-	return Verdict{Write: true, Warnings: []string{"what a recovery from " + in.From + " loses: " + bg.Loss},
+	return Verdict{Write: true, ValuePrefix: in.From + ":", Warnings: []string{"what a recovery from " + in.From + " loses: " + bg.Loss},
 		Next: fmt.Sprintf("On its next pass the operator acknowledges break-glass (acknowledgedBy %s) and recovers from %s (status.quorumRecovery, event QuorumRecoveryRequested): "+
 			"a Job on %s's node writes peers.json naming it the only voter (WritePeers); %s's pod restarts and OpenBao recovers from the file (RestartSurvivor, WaitSoleVoter); "+
 			"the other members' data volume claims and pods are deleted so that they start empty and join %s (ReplaceOthers); then scaling makes them voters. "+
@@ -542,7 +542,9 @@ func Value(c *baov1.OpenBaoCluster, ctl Control, nonce string, now time.Time, sr
 	switch ctl {
 	case ControlPause, ControlResume:
 		return "", nil
-	case ControlBreakGlassAck:
+	case ControlBreakGlassAck, ControlRecoverQuorum:
+		// The nonce binds the request to one break-glass (recover-quorum: after the
+		// survivor, Verdict.ValuePrefix).
 		return nonce, nil
 	}
 	handled := map[Control]string{ControlPromote: c.Status.Requests.Promote, ControlRollback: c.Status.Requests.Rollback, ControlRetry: c.Status.Requests.Retry,

@@ -207,6 +207,7 @@ func TestValue(t *testing.T) {
 		wantErr string
 	}{
 		{reason: "break-glass ack writes the nonce", c: newCluster(withBreakGlass("n1")), ctl: ControlBreakGlassAck, want: "n1"},
+		{reason: "recover-quorum writes the nonce (after the survivor, Verdict.ValuePrefix)", c: newCluster(withMajorityLost("n1")), ctl: ControlRecoverQuorum, want: "n1"},
 		{reason: "pause writes no annotation", c: newCluster(), ctl: ControlPause, want: ""},
 		{reason: "promote draws a token", c: newCluster(), ctl: ControlPromote, src: []byte{1, 2, 3, 4}, want: "1796119200-01020304"},
 		{reason: "a token equal to the annotation's current value is drawn again, and fails when it cannot differ",
@@ -357,4 +358,16 @@ func TestSnapshotOutcome(t *testing.T) {
 	c.Status.Snapshots = &baov1.SnapshotsStatus{}
 	_, err = SnapshotOutcome(c, "t1")
 	g.Expect(err).To(MatchError(ContainSubstring("without taking a snapshot for it")), "handled and gone: refused")
+}
+
+// TestRecoverQuorumValue: the written value is MEMBER:NONCE, the form the operator
+// parses (quorum.ParseRecoverRequest), and nothing else.
+func TestRecoverQuorumValue(t *testing.T) {
+	g := NewWithT(t)
+	c := newCluster(withMajorityLost("n1"))
+	v := Decide(c, DecideInput{Control: ControlRecoverQuorum, From: "bao-0", Nonce: "n1", Now: testNow()})
+	g.Expect(v.Write).To(BeTrue(), v.Why)
+	value, err := Value(c, ControlRecoverQuorum, "n1", testNow(), failingReader{})
+	g.Expect(err).NotTo(HaveOccurred(), "no random token is drawn")
+	g.Expect(v.ValuePrefix + value).To(Equal("bao-0:n1"))
 }

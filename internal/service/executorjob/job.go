@@ -390,6 +390,9 @@ func WritePeersJob(c *baov1.OpenBaoCluster, opID, survivor string, attempt int32
 		VolumeMounts: []corev1.VolumeMount{{Name: workload.DataVolume, MountPath: workload.DataMountPath}},
 	})
 	pod := &job.Spec.Template.Spec
+	// It talks to nobody: no OpenBao token, no CA beside the survivor's data.
+	pod.Volumes = slices.DeleteFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "token" || v.Name == "ca" })
+	pod.Containers[0].VolumeMounts = slices.DeleteFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "token" || m.Name == "ca" })
 	// On the survivor's node, whatever the executor's placement says: the kubelet
 	// refuses a pod whose selector or affinity its node does not match.
 	pod.NodeName, pod.NodeSelector, pod.Affinity, pod.TopologySpreadConstraints = node, nil, nil, nil

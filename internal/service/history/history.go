@@ -174,6 +174,14 @@ func Scaling(sc *baov1.ScalingStatus, outcome baov1.Outcome, reason, message str
 	return e
 }
 
+// QuorumRecovery is the history entry of a recovery from a lost majority, ending
+// now with outcome.
+func QuorumRecovery(r *baov1.QuorumRecoveryStatus, outcome baov1.Outcome, reason, message string, now time.Time) baov1.HistoryEntry {
+	t := metav1.NewTime(now)
+	return baov1.HistoryEntry{Kind: baov1.HistoryQuorumRecovery, Outcome: outcome, ID: r.ID, StartedAt: r.StartedAt, EndedAt: &t,
+		Reason: reason, Message: clip(message)}
+}
+
 func withStepInProgress(s *baov1.OperationStats, step *baov1.UpgradeStep, now time.Time) *baov1.OperationStats {
 	if s != nil {
 		s = s.DeepCopy()

@@ -2,7 +2,6 @@ package quorum
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -177,7 +176,7 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 	}
 	fail := func(msg string) operation.Plan {
 		r.Step, r.Failure, r.WaitingFor, r.CompletedAt = baov1.QuorumRecoveryFailed, msg, "", &now
-		history.Add(st, entry(r, baov1.OutcomeFailed, msg), 0)
+		history.Add(st, history.QuorumRecovery(r, baov1.OutcomeFailed, string(EventQuorumRecoveryFailed), msg, s.Now), 0)
 		return persist().Say(operation.Warning(EventQuorumRecoveryFailed, msg))
 	}
 	wait := func(msg string) operation.Plan {
@@ -284,7 +283,7 @@ func (RecoverOperation) Decide(s *operation.Snapshot) operation.Plan {
 		}
 		msg := fmt.Sprintf("Recovered from %s: it leads alone, and %s join it with fresh data; scaling makes them voters", r.Survivor, orNobody(names(r.Others)))
 		r.Step, r.WaitingFor, r.CompletedAt = baov1.QuorumRecoveryDone, "", &now
-		history.Add(st, entry(r, baov1.OutcomeSucceeded, msg), 0)
+		history.Add(st, history.QuorumRecovery(r, baov1.OutcomeSucceeded, "", msg, s.Now), 0)
 		return persist().Say(operation.Normal(EventQuorumRecovered, msg))
 	}
 	return operation.Nothing()
@@ -339,7 +338,7 @@ func names(ms []baov1.RecoveredMember) string {
 	for i, m := range ms {
 		out[i] = m.Name
 	}
-	return strings.Join(slices.Compact(out), ", ")
+	return strings.Join(out, ", ")
 }
 
 func orNobody(s string) string {
@@ -347,21 +346,4 @@ func orNobody(s string) string {
 		return "no other member"
 	}
 	return s
-}
-
-// entry is the history entry of a recovery that ends with outcome.
-func entry(r *baov1.QuorumRecoveryStatus, outcome baov1.Outcome, msg string) baov1.HistoryEntry {
-	e := baov1.HistoryEntry{Kind: baov1.HistoryQuorumRecovery, Outcome: outcome, ID: r.ID, StartedAt: r.StartedAt, EndedAt: r.CompletedAt,
-		Message: truncate(msg, 1024)}
-	if outcome == baov1.OutcomeFailed {
-		e.Reason = "QuorumRecoveryFailed"
-	}
-	return e
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

@@ -160,6 +160,8 @@ func TestRecover(t *testing.T) {
 		"--address", "bao-0.bao-internal.ns.svc:8201"}))
 	g.Expect(pod.Volumes).To(ContainElement(HaveField("VolumeSource.PersistentVolumeClaim.ClaimName", "data-bao-0")))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(100)), "OpenBao's user owns the Raft directory")
+	g.Expect(pod.Volumes).To(HaveLen(1), "the survivor's claim only: no OpenBao token, no CA")
+	g.Expect(pod.Containers[0].VolumeMounts).To(HaveLen(1))
 
 	// a failed Job is tried again under a new name, then the recovery fails.
 	jobs[p.Job.Name] = operation.ObservedJob{Operation: r.ID, Job: operation.Job{Phase: operation.JobFailed, Message: "boom"}}
